@@ -1,0 +1,174 @@
+"""memfold: the memory manager for LLM agents that run for months.
+
+One :class:`MemFold` facade opens a SQLite database and hands out conversations and typed
+stores; the clock, token counter and other heavy parts are injected, each with a deterministic
+implementation (DESIGN.md §2). Everything the library raises derives from :class:`MemfoldError`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+import sqlite_utils
+
+from .memory.clock import Clock, LogicalClock, SystemClock
+from .memory.errors import (
+    BudgetError,
+    CardNotFound,
+    ClockError,
+    ConsolidationError,
+    ConversationNotFound,
+    EmbeddingError,
+    ExtractorError,
+    InvalidInput,
+    MemfoldError,
+    NotFound,
+    PermissionDenied,
+    RecordNotFound,
+    SchemaTooNew,
+    StorageError,
+    SummarizerError,
+    TurnNotFound,
+)
+from .memory.records import RECORD_TYPES, MemoryRecord
+from .memory.storage import open_database, stored_clock_kind, write_transaction
+from .memory.store import MemoryStore, TypedStore
+from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
+from .window.archive import Archive, Turn
+from .window.conversation import Conversation
+
+__version__ = "0.1.0"
+
+
+def _resume_logical_clock(db: sqlite_utils.Database) -> LogicalClock:
+    """A LogicalClock that continues from the newest time stored in ``db``."""
+    newest = 0.0
+    for table, column in (("turns", "created_at"), ("records", "written_at"), ("events", "at")):
+        value = db.execute(f"SELECT MAX({column}) FROM {table}").fetchone()[0]
+        if value is not None:
+            newest = max(newest, value)
+    return LogicalClock(int(newest))
+
+
+class MemFold:
+    """The facade: one database, its conversations and typed stores, and the injected parts.
+
+    :param path: database file, ``None``/``":memory:"`` for in-memory, or an open
+        ``sqlite_utils.Database``.
+    :param clock: a :class:`LogicalClock` or :class:`SystemClock`. When omitted, a new database uses
+        the system clock and an existing one uses the kind it was written with (a logical clock
+        resumes from the newest stored tick).
+    :param token_counter: a :class:`TokenCounter` or a name (``"cl100k_base"``, ``"o200k_base"``,
+        ``"words"``); default ``cl100k_base``.
+    :raises SchemaTooNew: if the file was written by a newer memfold.
+    :raises ClockError: if ``clock`` is of another kind than the one that wrote the file.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | sqlite_utils.Database | None = None,
+        *,
+        clock: Clock | None = None,
+        token_counter: TokenCounter | str | None = None,
+    ) -> None:
+        if clock is None:
+            probe = open_database(path)
+            kind = stored_clock_kind(probe) or "system"
+            self.db = probe
+            clock = _resume_logical_clock(probe) if kind == "logical" else SystemClock()
+            open_database(self.db, clock.kind)
+        else:
+            self.db = open_database(path, clock.kind)
+        self.clock = clock
+        self.token_counter = self._token_counter(token_counter)
+        self.memory = MemoryStore(self.db, self.clock)
+        self.archive = Archive(self.db, self.clock, self.token_counter)
+
+    def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
+        """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
+        The first counter used on a file is recorded so later opens count the same way."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'token_counter'").fetchone()
+        counter = make_token_counter(spec if spec is not None else (row[0] if row else None))
+        if row is None:
+            with write_transaction(self.db):
+                self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('token_counter', ?)", [counter.id])
+        return counter
+
+    # -- conversations -------------------------------------------------------------------
+    def conversation(
+        self, conversation_id: str, *, namespace: str = "default", create: bool = True,
+        labels: Iterable[str] | None = None,
+    ) -> Conversation:
+        """The conversation with this id, created in ``namespace`` if it does not exist yet.
+
+        :raises ConversationNotFound: if it does not exist and ``create`` is False.
+        :raises InvalidInput: for an empty id or namespace.
+        """
+        try:
+            return Conversation(self, conversation_id)
+        except ConversationNotFound:
+            if not create:
+                raise
+        self.archive.create_conversation(conversation_id, namespace, labels=labels)
+        return Conversation(self, conversation_id)
+
+    def conversations(self) -> list[str]:
+        """Every conversation id, in creation order."""
+        return self.archive.conversation_ids()
+
+    # -- typed stores --------------------------------------------------------------------
+    def store(self, type: str, namespace: str | None = None) -> TypedStore:
+        """One typed store (``working``, ``semantic``, ``episodic``, ``procedural``).
+
+        :raises InvalidInput: for an unknown type.
+        """
+        return TypedStore(self.memory, type, namespace)
+
+    def remember(self, namespace: str, type: str, content: str, **kwargs: Any) -> MemoryRecord:
+        """Write a memory record; see :meth:`MemoryStore.write`."""
+        return self.memory.write(namespace, type, content, **kwargs)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.db.close()
+
+    def __enter__(self) -> "MemFold":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = [
+    "Archive",
+    "BudgetError",
+    "CardNotFound",
+    "Clock",
+    "ClockError",
+    "ConsolidationError",
+    "Conversation",
+    "ConversationNotFound",
+    "EmbeddingError",
+    "ExtractorError",
+    "InvalidInput",
+    "LogicalClock",
+    "MemFold",
+    "MemfoldError",
+    "MemoryRecord",
+    "MemoryStore",
+    "NotFound",
+    "PermissionDenied",
+    "RECORD_TYPES",
+    "RecordNotFound",
+    "SchemaTooNew",
+    "StorageError",
+    "SummarizerError",
+    "SystemClock",
+    "TiktokenCounter",
+    "TokenCounter",
+    "Turn",
+    "TurnNotFound",
+    "TypedStore",
+    "WordCounter",
+]

@@ -1,0 +1,155 @@
+"""Clocks: the only place memfold reads time (DESIGN.md §1 "clock"; STYLE.md rule 6).
+
+Every time memfold stores is a *time value*, a float that compares correctly:
+
+* :class:`LogicalClock` counts integer **ticks**; its time value is the tick.
+* :class:`SystemClock` reads timezone-aware UTC; its time value is POSIX **seconds**.
+
+A database remembers which kind of clock wrote it (see :mod:`memfold.memory.storage`), so
+values from the two kinds are never mixed. Half-lives and other durations are in the clock's
+unit: ticks for a logical clock, seconds for the system clock.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from datetime import datetime, timezone
+from numbers import Real
+
+from .errors import ClockError
+
+
+class Clock(ABC):
+    """An injected source of time. ``now()`` returns a time value (float) in the clock's unit."""
+
+    #: ``"logical"`` or ``"system"``; stored in the database so kinds are never mixed.
+    kind: str = ""
+    #: the unit of durations on this clock: ``"ticks"`` or ``"seconds"``.
+    unit: str = ""
+
+    @abstractmethod
+    def now(self) -> float:
+        """The current time value."""
+
+    @abstractmethod
+    def coerce(self, value: object) -> float:
+        """Turn a caller's time (int ticks, aware datetime, float) into a time value.
+
+        :raises ClockError: for a naive datetime, a bool, NaN or a value of the wrong kind.
+        """
+
+    @abstractmethod
+    def format(self, value: float | None) -> str:
+        """Render a stored time value for people (``t=6`` or an ISO-8601 UTC string)."""
+
+
+class LogicalClock(Clock):
+    """Integer ticks that only move forward: deterministic time for tests and demos.
+
+    :param start: the first tick (default 0).
+    :raises ClockError: if ``start`` is not a non-negative integer.
+    """
+
+    kind = "logical"
+    unit = "ticks"
+
+    def __init__(self, start: int = 0) -> None:
+        self._tick = self._check_tick(start, "start")
+
+    @staticmethod
+    def _check_tick(value: object, what: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ClockError(f"{what} must be an integer tick for a LogicalClock, got {value!r}")
+        if value < 0:
+            raise ClockError(f"{what} must be >= 0 ticks, got {value}")
+        return value
+
+    @property
+    def tick(self) -> int:
+        """The current tick (int)."""
+        return self._tick
+
+    def now(self) -> float:
+        return float(self._tick)
+
+    def advance(self, n: int = 1) -> int:
+        """Move forward ``n`` ticks and return the new tick.
+
+        :raises ClockError: if ``n`` is negative or not an integer (the clock never moves backwards).
+        """
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise ClockError(f"advance() takes an integer number of ticks, got {n!r}")
+        if n < 0:
+            raise ClockError(f"a LogicalClock never moves backwards: advance({n}) refused")
+        self._tick += n
+        return self._tick
+
+    def set(self, tick: int) -> int:
+        """Jump forward to ``tick``. :raises ClockError: if ``tick`` is earlier than now."""
+        tick = self._check_tick(tick, "tick")
+        if tick < self._tick:
+            raise ClockError(f"a LogicalClock never moves backwards: set({tick}) is before tick {self._tick}")
+        self._tick = tick
+        return self._tick
+
+    def coerce(self, value: object) -> float:
+        if isinstance(value, datetime):
+            raise ClockError("this database uses a LogicalClock: pass times as integer ticks, not datetimes")
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ClockError(f"a time on a LogicalClock must be a number of ticks, got {value!r}")
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            raise ClockError(f"a time must be finite, got {value!r}")
+        return v
+
+    def format(self, value: float | None) -> str:
+        if value is None:
+            return "-"
+        return f"t={int(value)}" if float(value).is_integer() else f"t={value:g}"
+
+
+class SystemClock(Clock):
+    """Real time, timezone-aware UTC. Time values are POSIX seconds (float)."""
+
+    kind = "system"
+    unit = "seconds"
+
+    def now(self) -> float:
+        return datetime.now(timezone.utc).timestamp()
+
+    def now_datetime(self) -> datetime:
+        """The current time as an aware UTC datetime."""
+        return datetime.now(timezone.utc)
+
+    def coerce(self, value: object) -> float:
+        if isinstance(value, datetime):
+            if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+                raise ClockError(
+                    f"naive datetime {value.isoformat()} refused: pass a timezone-aware datetime "
+                    "(for example datetime(..., tzinfo=timezone.utc))"
+                )
+            return value.timestamp()
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ClockError(f"a time on the SystemClock must be an aware datetime or POSIX seconds, got {value!r}")
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            raise ClockError(f"a time must be finite, got {value!r}")
+        return v
+
+    def format(self, value: float | None) -> str:
+        if value is None:
+            return "-"
+        return datetime.fromtimestamp(value, timezone.utc).isoformat(timespec="seconds")
+
+
+def clock_for_kind(kind: str) -> Clock:
+    """A fresh clock of the given kind (``"logical"`` or ``"system"``).
+
+    :raises ClockError: for an unknown kind.
+    """
+    if kind == "logical":
+        return LogicalClock()
+    if kind == "system":
+        return SystemClock()
+    raise ClockError(f"unknown clock kind {kind!r}: use 'logical' or 'system'")

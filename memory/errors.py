@@ -1,0 +1,92 @@
+"""The memfold error tree: every error the library raises derives from :class:`MemfoldError`.
+
+::
+
+    MemfoldError
+     ├── InvalidInput (ValueError)        bad input, rejected before anything is written
+     │    └── ClockError                  a naive datetime, a clock moving backwards, a clock-kind mismatch
+     ├── NotFound (KeyError)              an id that does not exist
+     │    ├── RecordNotFound
+     │    ├── TurnNotFound
+     │    ├── CardNotFound
+     │    └── ConversationNotFound
+     ├── BudgetError                      what must stay verbatim does not fit the token budget
+     ├── PermissionDenied (PermissionError)  the reader lacks a label the item requires
+     ├── StorageError                     the database cannot be opened, migrated or written
+     │    └── SchemaTooNew                the file was written by a newer memfold
+     ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
+     ├── ExtractorError                   an extractor failed or returned invalid output
+     ├── EmbeddingError                   the embedder is missing, or vectors come from another model
+     └── ConsolidationError               the consolidation pass or its scheduler failed
+
+Messages name the value, the rule it broke and the fix (STYLE.md rule 11; DESIGN.md §5).
+"""
+
+from __future__ import annotations
+
+
+class MemfoldError(Exception):
+    """Base class of every error memfold raises."""
+
+
+class InvalidInput(MemfoldError, ValueError):
+    """Bad input: rejected before anything is written."""
+
+
+class ClockError(InvalidInput):
+    """A time value that the configured clock cannot accept (naive datetime, wrong kind, going backwards)."""
+
+
+class NotFound(MemfoldError, KeyError):
+    """An id that does not exist."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class RecordNotFound(NotFound):
+    """No memory record with that id."""
+
+
+class TurnNotFound(NotFound):
+    """No archived turn with that id."""
+
+
+class CardNotFound(NotFound):
+    """No summary card with that id."""
+
+
+class ConversationNotFound(NotFound):
+    """No conversation with that id."""
+
+
+class BudgetError(MemfoldError):
+    """What must stay in the compiled context verbatim does not fit the token budget."""
+
+
+class PermissionDenied(MemfoldError, PermissionError):
+    """The reader lacks a label that the item requires."""
+
+
+class StorageError(MemfoldError):
+    """The database cannot be opened, migrated or written."""
+
+
+class SchemaTooNew(StorageError):
+    """The database file was written by a newer memfold than this one."""
+
+
+class SummarizerError(MemfoldError):
+    """A summarizer failed, timed out, or returned empty or longer text."""
+
+
+class ExtractorError(MemfoldError):
+    """An extractor failed or returned output that does not validate."""
+
+
+class EmbeddingError(MemfoldError):
+    """The embedding model cannot be loaded, or stored vectors come from another model."""
+
+
+class ConsolidationError(MemfoldError):
+    """The consolidation pass or its scheduler failed."""

@@ -1,0 +1,207 @@
+"""Forward-only numbered schema migrations (STYLE.md rule 8; DESIGN.md §3).
+
+Each migration is a function ``mNNN_name(db)`` registered with :func:`migration`. They run in
+order, each inside the caller's write transaction, and each records its row in
+``schema_version``. A migration is never edited once it has shipped: change the schema by adding
+the next number. A file whose ``schema_version`` is above the newest known migration is refused
+with both versions named, so an old memfold never scribbles on a newer file.
+
+Numbers are reserved by concept so parallel work does not collide:
+1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
+3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
+5 embeddings, 6 protected channel / labels / erasure.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlite_utils
+
+from .errors import SchemaTooNew
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: list[tuple[int, str, Migration]] = []
+
+
+def migration(version: int, name: str) -> Callable[[Migration], Migration]:
+    """Register ``fn`` as schema migration number ``version``."""
+
+    def register(fn: Migration) -> Migration:
+        if any(v == version for v, _, _ in MIGRATIONS):
+            raise RuntimeError(f"migration number {version} registered twice")
+        MIGRATIONS.append((version, name, fn))
+        MIGRATIONS.sort(key=lambda m: m[0])
+        return fn
+
+    return register
+
+
+def run_script(db: sqlite_utils.Database, script: str) -> None:
+    """Execute a multi-statement SQL script inside the current transaction.
+
+    ``sqlite3.executescript`` would commit the caller's transaction first; this runs each complete
+    statement (triggers included) with ``execute`` instead, so a migration stays atomic.
+    """
+    import sqlite3
+
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                db.execute(buffer)
+            buffer = ""
+    if buffer.strip().strip(";").strip():
+        raise RuntimeError(f"incomplete SQL statement in migration: {buffer[:80]!r}")
+
+
+def latest_version() -> int:
+    """The newest schema version this memfold knows."""
+    return MIGRATIONS[-1][0] if MIGRATIONS else 0
+
+
+def current_version(db: sqlite_utils.Database) -> int:
+    """The schema version of ``db`` (0 for a new file)."""
+    if "schema_version" not in db.table_names():
+        return 0
+    row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return row[0] or 0
+
+
+def apply_migrations(db: sqlite_utils.Database) -> list[int]:
+    """Apply every migration newer than the file's version; call inside a write transaction.
+
+    :returns: the versions applied (empty when the file is current).
+    :raises SchemaTooNew: if the file's version is newer than :func:`latest_version`.
+    """
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+    have = current_version(db)
+    newest = latest_version()
+    if have > newest:
+        raise SchemaTooNew(
+            f"this database has schema version {have}, but this memfold knows only up to version {newest}: "
+            "upgrade memfold (pip install -U memfold) to open it"
+        )
+    applied = []
+    for version, name, fn in MIGRATIONS:
+        if version > have:
+            fn(db)
+            db.execute("INSERT INTO schema_version(version, name) VALUES (?, ?)", [version, name])
+            applied.append(version)
+    return applied
+
+
+@migration(1, "create_foundation")
+def m001_create_foundation(db: sqlite_utils.Database) -> None:
+    """meta, conversations, the turn archive, memory records and the event log."""
+    run_script(
+        db,
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            family_id TEXT NOT NULL,
+            parent_id TEXT REFERENCES conversations(id),
+            fork_after_seq INTEGER,
+            created_at REAL NOT NULL,
+            labels TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX conversations_family ON conversations(family_id);
+
+        CREATE TABLE turns (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            family_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+            content TEXT NOT NULL,
+            name TEXT,
+            tool_call_id TEXT,
+            tool_calls TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            tokens INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            labels TEXT NOT NULL DEFAULT '[]',
+            erased INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (conversation_id, seq)
+        );
+        CREATE INDEX turns_family ON turns(family_id, id);
+
+        -- The archive is immutable: only erasure (erased 0 -> 1) may change a turn's content.
+        CREATE TRIGGER turns_immutable BEFORE UPDATE ON turns
+        WHEN NOT (OLD.erased = 0 AND NEW.erased = 1)
+             AND (NEW.content IS NOT OLD.content OR NEW.role IS NOT OLD.role OR NEW.name IS NOT OLD.name
+                  OR NEW.tool_calls IS NOT OLD.tool_calls OR NEW.tool_call_id IS NOT OLD.tool_call_id
+                  OR NEW.seq IS NOT OLD.seq OR NEW.conversation_id IS NOT OLD.conversation_id
+                  OR NEW.sha256 IS NOT OLD.sha256 OR NEW.erased IS NOT OLD.erased)
+        BEGIN
+            SELECT RAISE(ABORT, 'archived turns are immutable; only erasure may change them');
+        END;
+        CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns
+        BEGIN
+            SELECT RAISE(ABORT, 'archived turns are never deleted; erase them instead');
+        END;
+
+        CREATE TABLE records (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ('working', 'semantic', 'episodic', 'procedural')),
+            key TEXT,
+            content TEXT NOT NULL,
+            importance REAL NOT NULL CHECK (importance >= 0 AND importance <= 1),
+            created_at REAL NOT NULL,
+            written_at REAL NOT NULL,
+            event_time REAL,
+            last_access_at REAL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'retired', 'evicted', 'consumed', 'erased')),
+            supersedes INTEGER REFERENCES records(id),
+            superseded_by INTEGER REFERENCES records(id),
+            pinned INTEGER NOT NULL DEFAULT 0,
+            provenance TEXT NOT NULL DEFAULT '[]',
+            labels TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX records_slot ON records(namespace, type, key, status);
+        CREATE INDEX records_status ON records(namespace, status, type);
+        CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+        BEGIN
+            SELECT RAISE(ABORT, 'memory records are never deleted; retire, evict or erase them');
+        END;
+
+        -- Full-text index over archived turns (BM25 via FTS5); erased turns leave the index.
+        CREATE VIRTUAL TABLE turns_fts USING fts5(
+            content, content='turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN
+            INSERT INTO turns_fts(rowid, content) VALUES (NEW.id, NEW.content);
+        END;
+        CREATE TRIGGER turns_fts_erase AFTER UPDATE OF erased ON turns WHEN OLD.erased = 0 AND NEW.erased = 1 BEGIN
+            INSERT INTO turns_fts(turns_fts, rowid, content) VALUES ('delete', OLD.id, OLD.content);
+        END;
+
+        -- Append-only audit log of every state change.
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            namespace TEXT,
+            subject TEXT NOT NULL,
+            record_id INTEGER,
+            cause TEXT NOT NULL DEFAULT '',
+            details TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX events_record ON events(record_id);
+        CREATE INDEX events_namespace ON events(namespace, id);
+        CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        BEGIN
+            SELECT RAISE(ABORT, 'the event log is append-only');
+        END;
+        """
+    )

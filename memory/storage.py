@@ -1,0 +1,142 @@
+"""Opening the SQLite file: pragmas, migrations, and write transactions that survive concurrency.
+
+Invariant kept here: every database memfold touches is at the newest schema it knows, in WAL
+mode with foreign keys on, and was written by one kind of clock. Several processes on one machine
+share the file safely: writes take the write lock up front (``BEGIN IMMEDIATE``) and wait on a
+busy timeout, and a busy error that still escapes is retried, so "database is locked" never
+reaches the caller (DESIGN.md §3). SQL for each concept lives in the module that owns the
+concept's tables (records in :mod:`memfold.memory.store`, turns in
+:mod:`memfold.window.archive`, ...), never in the CLI or in a policy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import sqlite_utils
+
+from .errors import ClockError, StorageError
+from .migrations import apply_migrations
+
+#: milliseconds SQLite waits on a lock before returning SQLITE_BUSY
+BUSY_TIMEOUT_MS = 30_000
+#: how long :func:`write_transaction` keeps retrying a busy database, in seconds
+BUSY_RETRY_SECONDS = 120.0
+
+_tx_state = threading.local()
+
+
+def connect(path: str | os.PathLike | None) -> sqlite_utils.Database:
+    """Open (or create) a database file with memfold's connection settings, without migrating.
+
+    :param path: a file path, or ``None`` / ``":memory:"`` for an in-memory database.
+    :raises StorageError: when the file cannot be opened as SQLite.
+    """
+    target = ":memory:" if path in (None, ":memory:") else str(Path(path))
+    try:
+        conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if target != ":memory:":
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StorageError(f"could not switch {target} to WAL mode (got {mode!r})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"cannot open {target} as a memfold database: {exc}") from exc
+    return sqlite_utils.Database(conn)
+
+
+def open_database(
+    path: str | os.PathLike | sqlite_utils.Database | None,
+    clock_kind: str | None = None,
+) -> sqlite_utils.Database:
+    """Open a database and bring it to the newest schema.
+
+    :param path: a file path, ``None``/``":memory:"``, or an already open ``sqlite_utils.Database``
+        (STYLE.md rule 5: stores receive a Database; this is the one place a path becomes one).
+    :param clock_kind: ``"logical"`` or ``"system"``; recorded on first open and checked after.
+    :returns: the migrated ``sqlite_utils.Database``.
+    :raises SchemaTooNew: if the file was written by a newer memfold.
+    :raises ClockError: if the file was written with another kind of clock.
+    :raises StorageError: if the file is not a usable SQLite database.
+    """
+    db = path if isinstance(path, sqlite_utils.Database) else connect(path)
+    try:
+        with write_transaction(db):
+            apply_migrations(db)
+            if clock_kind is not None:
+                row = db.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
+                if row is None:
+                    db.execute("INSERT INTO meta(key, value) VALUES ('clock_kind', ?)", [clock_kind])
+                elif row[0] != clock_kind:
+                    raise ClockError(
+                        f"this database was written with a {row[0]} clock; open it with a "
+                        f"{row[0]} clock, not a {clock_kind} one"
+                    )
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"cannot use the database: {exc}") from exc
+    return db
+
+
+def stored_clock_kind(db: sqlite_utils.Database) -> str | None:
+    """The clock kind recorded in the database, or ``None`` for a fresh file."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
+    return row[0] if row else None
+
+
+def _is_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "locked" in str(exc).lower() or "busy" in str(exc).lower()
+    )
+
+
+@contextlib.contextmanager
+def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """One atomic write: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or a savepoint when nested.
+
+    Taking the write lock at the start means a reader never has to upgrade its lock (the case a
+    busy timeout cannot resolve). If beginning still finds the database busy after the timeout,
+    the begin is retried with jitter for up to :data:`BUSY_RETRY_SECONDS`. An exception inside the
+    block rolls everything back, so bad input writes nothing (STYLE.md rule 9).
+
+    :raises StorageError: if the database stays locked past the retry window.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():  # a savepoint inside the outer transaction
+            yield db
+        return
+    deadline = time.monotonic() + BUSY_RETRY_SECONDS
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() > deadline:
+                raise StorageError(f"the database stayed locked for {BUSY_RETRY_SECONDS:.0f} s: {exc}") from exc
+            time.sleep(random.uniform(0.005, 0.05))
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        while True:
+            try:
+                conn.execute("COMMIT")
+                break
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise StorageError(f"commit failed: {exc}") from exc
+                time.sleep(random.uniform(0.005, 0.05))

@@ -1,0 +1,70 @@
+"""Checks shared by every write path: text, names, labels, importance (DESIGN.md §5).
+
+Every check raises :class:`~memfold.memory.errors.InvalidInput` naming the field, the rule and
+the fix, and runs before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Iterable
+
+from .errors import InvalidInput
+
+
+def check_text(value: object, what: str, *, allow_empty: bool = False) -> str:
+    """Return ``value`` if it is storable text.
+
+    Rejects non-strings, empty or whitespace-only text (unless ``allow_empty``), NUL bytes and
+    lone surrogates (which cannot be encoded as UTF-8 and would be lost).
+
+    :raises InvalidInput: naming ``what`` and the problem.
+    """
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{what} is empty or whitespace only: give some text")
+    if "\x00" in value:
+        raise InvalidInput(f"{what} contains a NUL byte (\\x00) at position {value.index(chr(0))}: remove it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{what} contains a lone surrogate {value[exc.start]!r} at position {exc.start}: "
+            "it is not valid Unicode text; decode the source with errors='replace' or fix it"
+        ) from None
+    return value
+
+
+def check_name(value: object, what: str) -> str:
+    """A namespace, key, conversation id or label: non-empty text without surrounding whitespace.
+
+    :raises InvalidInput: when empty, not a string, padded with whitespace, or containing NUL or surrogates.
+    """
+    check_text(value, what)
+    assert isinstance(value, str)
+    if value != value.strip():
+        raise InvalidInput(f"{what} {value!r} has leading or trailing whitespace: strip it")
+    return value
+
+
+def check_importance(value: object) -> float:
+    """An importance in [0, 1]. :raises InvalidInput: for NaN, infinities, bools, non-numbers or out of range."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InvalidInput(f"importance must be a number in [0, 1], got {value!r}")
+    v = float(value)
+    if math.isnan(v):
+        raise InvalidInput("importance is NaN: give a number in [0, 1]")
+    if not 0.0 <= v <= 1.0:
+        raise InvalidInput(f"importance {v} is outside [0, 1]")
+    return v
+
+
+def check_labels(labels: object, what: str = "labels") -> list[str]:
+    """A list of label names, deduplicated and sorted. :raises InvalidInput: for a non-list or a bad name."""
+    if labels is None:
+        return []
+    if isinstance(labels, str) or not isinstance(labels, Iterable):
+        raise InvalidInput(f"{what} must be a list of label names, got {labels!r}")
+    return sorted({check_name(label, f"label in {what}") for label in labels})
