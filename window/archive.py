@@ -148,7 +148,7 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     try:
         created = None if created_at is None else clock.coerce(created_at)
     except InvalidInput as exc:
-        raise InvalidInput(f"{where}created_at: {exc}") from None
+        raise type(exc)(f"{where}created_at: {exc}") from None
     message = {"role": role, "content": content, "name": name, "tool_call_id": tool_call_id, "tool_calls": tool_calls}
     return {
         **message,
