@@ -1,0 +1,131 @@
+"""CLI for the foundation: init, ingest, history, remember, memories, export; --help, --json, errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from memfold.cli import cli
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def cli_db(tmp_path, runner):
+    path = str(tmp_path / "cli.db")
+    result = runner.invoke(cli, ["init", path, "--clock", "logical", "--tokens", "words"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def write_jsonl(path, messages):
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
+
+
+def test_every_command_has_help(runner):
+    result = runner.invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    names = sorted(cli.commands)
+    assert {"init", "ingest", "history", "remember", "memories", "export"} <= set(names)
+
+    def walk(group, prefix):
+        for name, command in group.commands.items():
+            res = runner.invoke(cli, prefix + [name, "--help"])
+            assert res.exit_code == 0, (name, res.output)
+            assert "Usage:" in res.output
+            assert (command.help or "").strip(), f"{name} has no help text"
+            if hasattr(command, "commands"):
+                walk(command, prefix + [name])
+
+    walk(cli, [])
+
+
+def test_init_output(runner, tmp_path):
+    path = str(tmp_path / "new.db")
+    result = runner.invoke(cli, ["init", path, "--clock", "logical", "--tokens", "words", "--json"])
+    assert result.exit_code == 0
+    info = json.loads(result.output)
+    assert info["clock"] == "logical" and info["token_counter"] == "words" and info["schema_version"] >= 1
+
+
+def test_ingest_history_export_round_trip(runner, cli_db, tmp_path):
+    src = tmp_path / "t.jsonl"
+    messages = [{"role": "user", "content": "Hi, I'm Dana"}, {"role": "assistant", "content": "Hello Dana"}]
+    write_jsonl(src, messages)
+    result = runner.invoke(cli, ["ingest", cli_db, "--conversation", "t1", str(src)])
+    assert result.exit_code == 0
+    assert result.output == "appended 2 turns to t1\n"
+    result = runner.invoke(cli, ["history", cli_db, "-c", "t1"])
+    assert result.output == "[1] #1 t=0 user: Hi, I'm Dana\n[2] #2 t=0 assistant: Hello Dana\n"
+    result = runner.invoke(cli, ["history", cli_db, "-c", "t1", "--json"])
+    data = json.loads(result.output)
+    assert [d["content"] for d in data] == ["Hi, I'm Dana", "Hello Dana"]
+    assert all(d["sha256"].startswith("sha256:") for d in data)
+    result = runner.invoke(cli, ["export", cli_db, "-c", "t1"])
+    assert [json.loads(line) for line in result.output.splitlines()] == messages
+
+
+def test_ingest_malformed_file_imports_nothing(runner, cli_db, tmp_path):
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"role": "user", "content": "ok"}\n{"role": "user", "content": \n', encoding="utf-8")
+    result = runner.invoke(cli, ["ingest", cli_db, "-c", "t1", str(src)])
+    assert result.exit_code == 1
+    assert "line 2: not valid JSON" in result.output
+    result = runner.invoke(cli, ["history", cli_db, "-c", "t1", "--json"])
+    assert json.loads(result.output) == []
+
+
+def test_remember_and_memories(runner, cli_db):
+    result = runner.invoke(cli, ["remember", cli_db, "Dana prefers email contact", "-n", "acme/dana",
+                                 "-t", "semantic", "-k", "user.contact_preference", "-i", "0.6"])
+    assert result.exit_code == 0
+    assert result.output == "wrote record 1 (semantic, key user.contact_preference) in acme/dana\n"
+    result = runner.invoke(cli, ["memories", cli_db, "-n", "acme/dana"])
+    assert "#1 [active] semantic user.contact_preference importance=0.60" in result.output
+    assert "Dana prefers email contact" in result.output
+    result = runner.invoke(cli, ["memories", cli_db, "--json"])
+    (record,) = json.loads(result.output)
+    assert record["key"] == "user.contact_preference" and record["importance"] == 0.6
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["remember", "{db}", "  ", "-n", "ns", "-t", "semantic"], "content is empty"),
+        (["remember", "{db}", "x", "-n", "ns", "-t", "semantic", "-i", "2"], "importance 2.0 is outside [0, 1]"),
+        (["remember", "{db}", "x", "-n", "", "-t", "semantic"], "namespace is empty"),
+        (["history", "{db}", "-c", "missing"], "no conversation 'missing'"),
+        (["memories", "{missing}"], "no database at"),
+    ],
+)
+def test_errors_are_one_line_and_nonzero(runner, cli_db, tmp_path, args, message):
+    args = [a.format(db=cli_db, missing=str(tmp_path / "missing.db")) for a in args]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ")
+    assert message in lines[0]
+
+
+def test_db_from_environment(runner, cli_db):
+    result = runner.invoke(cli, ["memories", "--json"], env={"MEMFOLD_DB": cli_db})
+    assert result.exit_code == 0
+    assert json.loads(result.output) == []
+
+
+def test_console_script_errors_go_to_stderr(cli_db):
+    proc = subprocess.run(["memfold", "history", cli_db, "-c", "nope"], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and "no conversation 'nope'" in proc.stderr
+
+
+def test_cli_import_does_not_load_torch():
+    code = "import sys, memfold.cli; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False False"
