@@ -9,7 +9,8 @@
      │    ├── RecordNotFound
      │    ├── TurnNotFound
      │    ├── CardNotFound
-     │    └── ConversationNotFound
+     │    ├── ConversationNotFound
+     │    └── ProtectedNotFound
      ├── BudgetError                      what must stay verbatim does not fit the token budget
      ├── PermissionDenied (PermissionError)  the reader lacks a label the item requires
      ├── StorageError                     the database cannot be opened, migrated or written
@@ -58,6 +59,10 @@ class CardNotFound(NotFound):
 
 class ConversationNotFound(NotFound):
     """No conversation with that id."""
+
+
+class ProtectedNotFound(NotFound):
+    """No protected record with that id."""
 
 
 class BudgetError(MemfoldError):

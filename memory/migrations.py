@@ -205,3 +205,118 @@ def m001_create_foundation(db: sqlite_utils.Database) -> None:
         END;
         """
     )
+
+
+@migration(6, "protected_labels_erasure")
+def m006_protected_labels_erasure(db: sqlite_utils.Database) -> None:
+    """The protected channel (issue 8), card staleness for labels and erasure.
+
+    ``protected`` rows are the standing instructions, deadlines, approvals and policy state that
+    are never summarised (DESIGN.md §4.6). Their text is immutable and a row is never deleted:
+    it leaves the channel only by a state transition out of ``active`` (to satisfied, expired,
+    revoked or superseded), and only erasure may blank its text. ``card_staleness`` marks summary
+    cards whose sources lost a label or were erased, so they are never served again and get
+    rebuilt from what remains (DESIGN.md §1 "labels").
+    """
+    run_script(
+        db,
+        """
+        CREATE TABLE protected (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            conversation_id TEXT REFERENCES conversations(id),
+            kind TEXT NOT NULL CHECK (kind IN ('obligation', 'constraint', 'permission', 'deadline',
+                                               'prerequisite', 'approval', 'evidence', 'policy_state')),
+            text TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'active'
+                CHECK (state IN ('active', 'satisfied', 'expired', 'revoked', 'superseded', 'erased')),
+            due_at REAL,
+            provenance TEXT NOT NULL DEFAULT '[]',
+            labels TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL DEFAULT 'manual',
+            created_at REAL NOT NULL,
+            changed_at REAL NOT NULL,
+            supersedes INTEGER REFERENCES protected(id),
+            superseded_by INTEGER REFERENCES protected(id),
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX protected_scope ON protected(namespace, conversation_id, state);
+
+        -- Text is verbatim and immutable; only erasure may blank it.
+        CREATE TRIGGER protected_text_immutable BEFORE UPDATE ON protected
+        WHEN NEW.state IS NOT 'erased'
+             AND (NEW.text IS NOT OLD.text OR NEW.kind IS NOT OLD.kind OR NEW.namespace IS NOT OLD.namespace
+                  OR NEW.conversation_id IS NOT OLD.conversation_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'protected records are verbatim; supersede them instead of editing');
+        END;
+        -- Records leave the channel only by a transition out of 'active' (or by erasure).
+        CREATE TRIGGER protected_transitions BEFORE UPDATE OF state ON protected
+        WHEN NEW.state IS NOT OLD.state AND OLD.state IS NOT 'active' AND NEW.state IS NOT 'erased'
+        BEGIN
+            SELECT RAISE(ABORT, 'only an active protected record can change state');
+        END;
+        CREATE TRIGGER protected_no_delete BEFORE DELETE ON protected
+        BEGIN
+            SELECT RAISE(ABORT, 'protected records are never deleted; change their state or erase them');
+        END;
+
+        -- Cards whose sources were erased or relabelled: never served, rebuilt from what remains.
+        CREATE TABLE card_staleness (
+            card_id INTEGER PRIMARY KEY,
+            stale_at REAL NOT NULL,
+            cause TEXT NOT NULL
+        );
+        """
+    )
+
+
+@migration(5, "embeddings_and_search")
+def m005_embeddings_and_search(db: sqlite_utils.Database) -> None:
+    """Vectors for hybrid search (issue 6) and a full-text index over memory records.
+
+    ``embeddings`` holds one float32 blob per (kind, item) with the model id and dimension it came
+    from (``meta`` records the database's model; see :mod:`memfold.memory.embeddings`). Erasing a
+    turn or record drops its vector and its full-text entry in the same statement, so no index
+    keeps meaning derived from erased words. ``records_fts`` indexes record content for BM25.
+    """
+    run_script(
+        db,
+        """
+        CREATE TABLE embeddings (
+            kind TEXT NOT NULL CHECK (kind IN ('turn', 'card', 'record')),
+            item_id INTEGER NOT NULL,
+            model_id TEXT NOT NULL,
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL CHECK (length(vector) = 4 * dim),
+            PRIMARY KEY (kind, item_id)
+        );
+        CREATE TRIGGER embeddings_turn_erase AFTER UPDATE OF erased ON turns WHEN NEW.erased = 1 BEGIN
+            DELETE FROM embeddings WHERE kind = 'turn' AND item_id = NEW.id;
+        END;
+        CREATE TRIGGER embeddings_record_erase AFTER UPDATE OF status ON records
+        WHEN NEW.status = 'erased' AND OLD.status IS NOT 'erased' BEGIN
+            DELETE FROM embeddings WHERE kind = 'record' AND item_id = NEW.id;
+        END;
+
+        CREATE VIRTUAL TABLE records_fts USING fts5(
+            content, content='records', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        INSERT INTO records_fts(records_fts) VALUES ('rebuild');
+        CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN
+            INSERT INTO records_fts(rowid, content) VALUES (NEW.id, NEW.content);
+        END;
+        CREATE TRIGGER records_fts_update AFTER UPDATE OF content ON records
+        WHEN OLD.status IS NOT 'erased' AND NEW.status IS NOT 'erased' BEGIN
+            INSERT INTO records_fts(records_fts, rowid, content) VALUES ('delete', OLD.id, OLD.content);
+            INSERT INTO records_fts(rowid, content) VALUES (NEW.id, NEW.content);
+        END;
+        CREATE TRIGGER records_fts_erase AFTER UPDATE OF status ON records
+        WHEN NEW.status = 'erased' AND OLD.status IS NOT 'erased' BEGIN
+            INSERT INTO records_fts(records_fts, rowid, content) VALUES ('delete', OLD.id, OLD.content);
+        END;
+        CREATE TRIGGER embeddings_record_content AFTER UPDATE OF content ON records BEGIN
+            DELETE FROM embeddings WHERE kind = 'record' AND item_id = NEW.id;
+        END;
+        """
+    )

@@ -1,0 +1,425 @@
+"""The protected channel: standing instructions that compaction must never lose (DESIGN.md §1, §4.6).
+
+Obligations, constraints, permissions, deadlines, prerequisites for irreversible actions,
+approvals, active evidence and policy state are stored as structured rows, scoped to one
+conversation (``conversation_id`` set) or to a whole namespace (``conversation_id`` NULL).
+
+Invariants kept here (each one is a test):
+
+* A protected record's text is stored verbatim and rendered verbatim; a trigger refuses edits.
+* A record leaves the channel **only** through a state transition out of ``active``
+  (``satisfied``, ``expired``, ``revoked``, ``superseded``) or through erasure, never because of
+  size: :meth:`ProtectedChannel.render` returns every active record the reader may see, and the
+  compiled context raises :class:`~memfold.memory.errors.BudgetError` if they alone do not fit.
+* Deadlines expire by the injected clock: ``due_at`` is a time value in clock units, and a
+  deadline whose ``due_at <= clock.now()`` is expired (and logged) before the channel is read.
+* Every transition is logged in the event log, without the record's text (erasure must be able
+  to remove it everywhere).
+* Protected text never reaches a summarizer (the summarizer input check lives in
+  :mod:`memfold.window.summarizers` and asks :func:`protected_texts`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import sqlite_utils
+
+from ..memory.clock import Clock
+from ..memory.errors import InvalidInput, ProtectedNotFound
+from ..memory.events import log_event
+from ..memory.storage import write_transaction
+from ..memory.tokens import TokenCounter
+from ..memory.validation import check_labels, check_name, check_text
+from .labels import Reader, as_reader, can_read
+
+#: what a protected record can be (issue 8, point 1)
+KINDS = ("obligation", "constraint", "permission", "deadline", "prerequisite", "approval", "evidence", "policy_state")
+#: states; only ``active`` records are in the channel
+STATES = ("active", "satisfied", "expired", "revoked", "superseded", "erased")
+#: the transitions a caller may ask for (``erased`` belongs to :mod:`memfold.window.erasure`)
+TRANSITIONS = ("satisfied", "expired", "revoked", "superseded")
+
+PROTECTED_COLUMNS = (
+    "id, namespace, conversation_id, kind, text, state, due_at, provenance, labels, source, created_at, "
+    "changed_at, supersedes, superseded_by, metadata"
+)
+
+#: the header of the rendered channel (a system message); records follow, one per line
+CHANNEL_HEADER = (
+    "Protected channel: standing instructions, verbatim. Each stays in force until it is marked "
+    "satisfied, expired, revoked or superseded."
+)
+
+
+@dataclass(frozen=True)
+class ProtectedRecord:
+    """One protected row.
+
+    ``due_at``, ``created_at`` and ``changed_at`` are time values in clock units (ticks or POSIX
+    seconds). ``provenance`` lists source ids such as ``"turn:12"``. ``conversation_id`` is None
+    for a namespace-wide record. ``source`` is ``manual``, ``rules`` (the deterministic extractor)
+    or ``llm:<model>``.
+    """
+
+    id: int
+    namespace: str
+    conversation_id: str | None
+    kind: str
+    text: str
+    state: str
+    due_at: float | None
+    provenance: tuple[str, ...]
+    labels: tuple[str, ...]
+    source: str
+    created_at: float
+    changed_at: float
+    supersedes: int | None
+    superseded_by: int | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: tuple) -> "ProtectedRecord":
+        """Build from a row selected with :data:`PROTECTED_COLUMNS`."""
+        return cls(
+            id=row[0], namespace=row[1], conversation_id=row[2], kind=row[3], text=row[4], state=row[5],
+            due_at=row[6], provenance=tuple(json.loads(row[7])), labels=tuple(json.loads(row[8])),
+            source=row[9], created_at=row[10], changed_at=row[11], supersedes=row[12], superseded_by=row[13],
+            metadata=json.loads(row[14]),
+        )
+
+    @property
+    def scope(self) -> str:
+        """``"conversation"`` or ``"namespace"``."""
+        return "namespace" if self.conversation_id is None else "conversation"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (plus ``scope``)."""
+        d = dict(self.__dict__)
+        d["provenance"] = list(self.provenance)
+        d["labels"] = list(self.labels)
+        d["scope"] = self.scope
+        return d
+
+
+@dataclass(frozen=True)
+class ChannelRendering:
+    """The protected channel as chat messages for one compiled context.
+
+    :ivar messages: zero or one system message holding every active record verbatim.
+    :ivar tokens: tokens of those messages' content, by the injected counter.
+    :ivar record_ids: the records rendered, in order.
+    """
+
+    messages: list[dict[str, Any]]
+    tokens: int
+    record_ids: list[int]
+
+
+def _check_kind(kind: object) -> str:
+    if kind not in KINDS:
+        raise InvalidInput(f"unknown protected kind {kind!r}: use one of {', '.join(KINDS)}")
+    return kind  # type: ignore[return-value]
+
+
+def _check_state(state: object) -> str:
+    if state not in STATES:
+        raise InvalidInput(f"unknown protected state {state!r}: use one of {', '.join(STATES)}")
+    return state  # type: ignore[return-value]
+
+
+def render_line(record: ProtectedRecord, clock: Clock) -> str:
+    """One line of the channel: ``[P<id> <kind>, due <time>] <text verbatim>``; a record that
+    replaced others also names what it replaced (``replaces`` in metadata, verbatim)."""
+    tag = f"P{record.id} {record.kind}"
+    if record.due_at is not None:
+        tag += f", due {clock.format(record.due_at)}"
+    line = f"[{tag}] {record.text}"
+    replaced = record.metadata.get("replaces_text") or []
+    for old in replaced:
+        line += f"\n    (this replaces, no longer in force: {old})"
+    return line
+
+
+class ProtectedChannel:
+    """The protected records of one database.
+
+    :param db: an open, migrated database (STYLE.md rule 5).
+    :param clock: the injected clock; ``created_at``, ``changed_at`` and deadline expiry use it.
+    :param token_counter: counts the rendered channel's tokens.
+    """
+
+    def __init__(self, db: sqlite_utils.Database, clock: Clock, token_counter: TokenCounter) -> None:
+        self.db = db
+        self.clock = clock
+        self.token_counter = token_counter
+
+    # -- writing -------------------------------------------------------------------------
+    def add(
+        self,
+        text: str,
+        *,
+        kind: str = "constraint",
+        namespace: str | None = None,
+        conversation_id: str | None = None,
+        due_at: object = None,
+        provenance: Iterable[str] | None = None,
+        labels: Iterable[str] | None = None,
+        source: str = "manual",
+        metadata: dict[str, Any] | None = None,
+        cause: str = "add",
+        state: str = "active",
+    ) -> ProtectedRecord:
+        """Add one protected record (validated first; nothing is written on bad input).
+
+        :param text: the instruction, stored and rendered verbatim.
+        :param kind: one of :data:`KINDS`.
+        :param namespace: the scope for a namespace-wide record; for a conversation-scoped record it
+            defaults to the conversation's namespace (and must match it if given).
+        :param conversation_id: scope the record to this conversation (None: the whole namespace).
+        :param due_at: for deadlines, when it expires (ticks or an aware datetime / POSIX seconds).
+        :param provenance: source ids, e.g. ``["turn:12"]``.
+        :param labels: access labels a reader must hold to see it.
+        :param state: ``active`` normally; the extractor records an already-replaced decision as
+            ``superseded`` so the replacement can name it.
+        :returns: the stored record.
+        :raises InvalidInput: for empty text, an unknown kind, a bad label, a namespace mismatch,
+            or neither namespace nor conversation given.
+        :raises ConversationNotFound: if ``conversation_id`` does not exist.
+        """
+        check_text(text, "protected text")
+        _check_kind(kind)
+        if state not in ("active", "superseded"):
+            raise InvalidInput(f"a new protected record starts active (or superseded), not {state!r}")
+        label_list = check_labels(labels)
+        prov = [check_name(str(p), "provenance id") for p in (provenance or [])]
+        due = None if due_at is None else self.clock.coerce(due_at)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")
+        meta_json = json.dumps(metadata or {}, sort_keys=True, ensure_ascii=False)
+        check_name(source, "source")
+        if conversation_id is not None:
+            from .archive import Archive
+
+            row = Archive(self.db, self.clock, self.token_counter).conversation_row(conversation_id)
+            if namespace is not None and namespace != row["namespace"]:
+                raise InvalidInput(
+                    f"conversation {conversation_id!r} is in namespace {row['namespace']!r}, not {namespace!r}"
+                )
+            namespace = row["namespace"]
+        if namespace is None:
+            raise InvalidInput("a protected record needs a scope: pass conversation_id=... or namespace=...")
+        check_name(namespace, "namespace")
+        with write_transaction(self.db):
+            now = self.clock.now()
+            cur = self.db.execute(
+                "INSERT INTO protected(namespace, conversation_id, kind, text, state, due_at, provenance, labels, "
+                "source, created_at, changed_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [namespace, conversation_id, kind, text, state, due, json.dumps(prov), json.dumps(label_list),
+                 source, now, now, meta_json],
+            )
+            rid = cur.lastrowid
+            log_event(self.db, at=now, kind="protect", subject=f"protected:{rid}", namespace=namespace,
+                      cause=cause, details={"kind": kind, "scope": conversation_id or "namespace",
+                                            "state": state, "source": source})
+            return self.get(rid)
+
+    def _transition(self, record_id: int, to: str, cause: str, *, superseded_by: int | None = None) -> ProtectedRecord:
+        with write_transaction(self.db):
+            record = self.get(record_id)
+            if record.state != "active":
+                raise InvalidInput(
+                    f"protected record {record_id} is {record.state}, not active: only an active record can "
+                    f"become {to}"
+                )
+            now = self.clock.now()
+            self.db.execute(
+                "UPDATE protected SET state = ?, changed_at = ?, superseded_by = COALESCE(?, superseded_by) WHERE id = ?",
+                [to, now, superseded_by, record_id],
+            )
+            log_event(self.db, at=now, kind=f"protected_{to}", subject=f"protected:{record_id}",
+                      namespace=record.namespace, cause=cause,
+                      details={"from": "active", "to": to, "superseded_by": superseded_by})
+            return self.get(record_id)
+
+    def satisfy(self, record_id: int, *, cause: str = "") -> ProtectedRecord:
+        """Mark an active record satisfied (the obligation was met). :raises InvalidInput: if not active.
+        :raises ProtectedNotFound: for an unknown id."""
+        return self._transition(record_id, "satisfied", cause)
+
+    def expire(self, record_id: int, *, cause: str = "") -> ProtectedRecord:
+        """Mark an active record expired. :raises InvalidInput: if not active."""
+        return self._transition(record_id, "expired", cause)
+
+    def revoke(self, record_id: int, *, cause: str = "") -> ProtectedRecord:
+        """Revoke an active record (the user withdrew it). :raises InvalidInput: if not active."""
+        return self._transition(record_id, "revoked", cause)
+
+    def supersede(self, record_id: int, text: str, *, kind: str | None = None, due_at: object = None,
+                  provenance: Iterable[str] | None = None, labels: Iterable[str] | None = None,
+                  source: str = "manual", cause: str = "") -> ProtectedRecord:
+        """Replace an active record with a new one in the same scope, linked both ways, in one
+        transaction. The new record names the old text it replaces (rendered as "no longer in force").
+
+        :returns: the new record.
+        :raises InvalidInput: if the old record is not active or the new text is bad.
+        """
+        old = self.get(record_id)
+        with write_transaction(self.db):
+            if old.state != "active":
+                raise InvalidInput(f"protected record {record_id} is {old.state}, not active: it cannot be superseded")
+            new = self.add(
+                text, kind=kind or old.kind, namespace=old.namespace, conversation_id=old.conversation_id,
+                due_at=due_at, provenance=provenance, labels=old.labels if labels is None else labels,
+                source=source, cause=cause or "supersede",
+                metadata={"replaces": [old.id], "replaces_text": [old.text]},
+            )
+            self.db.execute("UPDATE protected SET supersedes = ? WHERE id = ?", [old.id, new.id])
+            self._transition(record_id, "superseded", cause, superseded_by=new.id)
+            return self.get(new.id)
+
+    def link_replaced(self, new_id: int, old_ids: list[int]) -> ProtectedRecord:
+        """Record that ``new_id`` replaces already-inactive ``old_ids`` (used by the extractor when
+        a user reverses an earlier decision): the new record then names their text when rendered."""
+        with write_transaction(self.db):
+            new = self.get(new_id)
+            olds = [self.get(i) for i in old_ids]
+            meta = dict(new.metadata)
+            meta["replaces"] = sorted(set(meta.get("replaces", [])) | {o.id for o in olds})
+            meta["replaces_text"] = list(meta.get("replaces_text", [])) + [o.text for o in olds
+                                                                           if o.text not in meta.get("replaces_text", [])]
+            self.db.execute("UPDATE protected SET metadata = ? WHERE id = ?",
+                            [json.dumps(meta, sort_keys=True, ensure_ascii=False), new_id])
+            for o in olds:
+                if o.superseded_by is None:
+                    self.db.execute("UPDATE protected SET superseded_by = ? WHERE id = ?", [new_id, o.id])
+            return self.get(new_id)
+
+    def expire_due(self, now: float | None = None) -> list[ProtectedRecord]:
+        """Expire every active deadline whose ``due_at`` is at or before ``now`` (default: the clock).
+
+        :returns: the records expired by this call (each logged with cause ``due``).
+        """
+        at = self.clock.now() if now is None else self.clock.coerce(now)
+        ids = [r[0] for r in self.db.execute(
+            "SELECT id FROM protected WHERE state = 'active' AND due_at IS NOT NULL AND due_at <= ? ORDER BY id", [at])]
+        return [self._transition(i, "expired", "due") for i in ids]
+
+    # -- reading -------------------------------------------------------------------------
+    def get(self, record_id: int) -> ProtectedRecord:
+        """The record with ``record_id``. :raises ProtectedNotFound: if there is none."""
+        if isinstance(record_id, bool) or not isinstance(record_id, int):
+            raise InvalidInput(f"protected record id must be an integer, got {record_id!r}")
+        row = self.db.execute(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ?", [record_id]).fetchone()
+        if row is None:
+            raise ProtectedNotFound(f"no protected record with id {record_id}")
+        return ProtectedRecord.from_row(row)
+
+    def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
+             state: str | None = "active", reader: object = None) -> list[ProtectedRecord]:
+        """Records in id order, filtered. Due deadlines are expired first.
+
+        :param conversation_id: only records scoped to exactly this conversation.
+        :param state: one of :data:`STATES`, or None for every state.
+        :param reader: hide records whose labels the reader lacks.
+        :raises InvalidInput: for an unknown state.
+        """
+        self.expire_due()
+        rdr = as_reader(reader)
+        where, params = [], []
+        if namespace is not None:
+            where.append("namespace = ?")
+            params.append(namespace)
+        if conversation_id is not None:
+            where.append("conversation_id = ?")
+            params.append(conversation_id)
+        if state is not None:
+            where.append("state = ?")
+            params.append(_check_state(state))
+        sql = f"SELECT {PROTECTED_COLUMNS} FROM protected"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id"
+        records = [ProtectedRecord.from_row(r) for r in self.db.execute(sql, params)]
+        return [r for r in records if can_read(rdr, r.labels)]
+
+    def active_for(self, conversation_id: str, *, reader: object = None) -> list[ProtectedRecord]:
+        """The active records in force for a conversation, in id order: the namespace-wide ones,
+        its own, and, for a fork, its ancestors' records extracted from the turns it shares.
+        Due deadlines are expired first; records the reader may not see are left out.
+
+        :raises ConversationNotFound: for an unknown conversation.
+        """
+        from .archive import Archive
+
+        self.expire_due()
+        rdr = as_reader(reader)
+        archive = Archive(self.db, self.clock, self.token_counter)
+        row = archive.conversation_row(conversation_id)
+        lineage = archive.lineage(conversation_id)
+        limits = {conv: upto for conv, upto in lineage}
+        rows = self.db.execute(
+            f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE namespace = ? AND state = 'active' "
+            f"AND (conversation_id IS NULL OR conversation_id IN ({','.join('?' * len(limits))})) ORDER BY id",
+            [row["namespace"], *limits],
+        ).fetchall()
+        out = []
+        for r in rows:
+            rec = ProtectedRecord.from_row(r)
+            if rec.conversation_id not in (None, conversation_id):
+                upto = limits[rec.conversation_id]
+                if not self._within_fork(rec, rec.conversation_id, upto):
+                    continue
+            if can_read(rdr, rec.labels):
+                out.append(rec)
+        return out
+
+    def _within_fork(self, record: ProtectedRecord, conversation_id: str, upto: int | None) -> bool:
+        """True if an ancestor's record comes from turns a fork shares (seq <= fork point)."""
+        turn_ids = [int(p.split(":", 1)[1]) for p in record.provenance if p.startswith("turn:")]
+        if not turn_ids or upto is None:
+            return upto is None
+        seqs = [r[0] for r in self.db.execute(
+            f"SELECT seq FROM turns WHERE conversation_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
+            [conversation_id, *turn_ids])]
+        return bool(seqs) and max(seqs) <= upto
+
+    def render(self, conversation_id: str, *, reader: object = None) -> ChannelRendering:
+        """The active records for a conversation as one system message, every text verbatim.
+
+        Never drops a record for size: the caller (the compiled context) raises
+        :class:`~memfold.memory.errors.BudgetError` when the channel alone does not fit.
+
+        :returns: a :class:`ChannelRendering` (no message at all when nothing is active).
+        """
+        records = self.active_for(conversation_id, reader=reader)
+        if not records:
+            return ChannelRendering(messages=[], tokens=0, record_ids=[])
+        content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock) for r in records)
+        return ChannelRendering(
+            messages=[{"role": "system", "content": content}],
+            tokens=self.token_counter.count(content),
+            record_ids=[r.id for r in records],
+        )
+
+    def texts_for_family(self, family_id: str) -> list[str]:
+        """Texts of every non-erased protected record scoped to conversations of a family or its
+        namespace; the summarizer guard refuses input containing any of them."""
+        rows = self.db.execute(
+            "SELECT p.text FROM protected p WHERE p.state != 'erased' AND (p.conversation_id IN "
+            "(SELECT id FROM conversations WHERE family_id = ?) OR (p.conversation_id IS NULL AND p.namespace IN "
+            "(SELECT namespace FROM conversations WHERE family_id = ?)))",
+            [family_id, family_id],
+        )
+        return [r[0] for r in rows]
+
+    def provenance_turn_ids(self) -> set[int]:
+        """Ids of every turn that is the source of a non-erased protected record."""
+        out: set[int] = set()
+        for (prov,) in self.db.execute("SELECT provenance FROM protected WHERE state != 'erased'"):
+            for p in json.loads(prov):
+                if p.startswith("turn:"):
+                    out.add(int(p.split(":", 1)[1]))
+        return out
