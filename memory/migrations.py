@@ -320,3 +320,87 @@ def m005_embeddings_and_search(db: sqlite_utils.Database) -> None:
         END;
         """
     )
+
+
+@migration(4, "create_consolidation")
+def m004_create_consolidation(db: sqlite_utils.Database) -> None:
+    """Consolidation runs, the ledger of consumed sources (with what each produced), the turn
+    cursor per namespace, and the scheduler's lease rows (issue 5)."""
+    run_script(
+        db,
+        """
+        -- One row per consolidation pass: start, end, counts, errors (a killed pass stays 'running').
+        CREATE TABLE consolidation_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            extractor TEXT NOT NULL,
+            trigger TEXT NOT NULL DEFAULT 'manual',
+            status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'stopped')),
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            batches INTEGER NOT NULL DEFAULT 0,
+            episodes_consumed INTEGER NOT NULL DEFAULT 0,
+            turns_consumed INTEGER NOT NULL DEFAULT 0,
+            facts_written INTEGER NOT NULL DEFAULT 0,
+            rules_written INTEGER NOT NULL DEFAULT 0,
+            errors TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX consolidation_runs_namespace ON consolidation_runs(namespace, id);
+
+        -- Each source ('record:12', 'turn:5') is consumed at most once: the primary key enforces it.
+        CREATE TABLE consolidation_sources (
+            source TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            run_id INTEGER NOT NULL REFERENCES consolidation_runs(id),
+            consumed_at REAL NOT NULL,
+            products TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX consolidation_sources_run ON consolidation_sources(run_id);
+        CREATE TRIGGER consolidation_sources_no_delete BEFORE DELETE ON consolidation_sources
+        BEGIN
+            SELECT RAISE(ABORT, 'the consolidation ledger is append-only');
+        END;
+
+        -- Archived turns are immutable, so 'consumed' for turns is a per-namespace cursor.
+        CREATE TABLE consolidation_cursors (
+            namespace TEXT PRIMARY KEY,
+            last_turn_id INTEGER NOT NULL,
+            run_id INTEGER REFERENCES consolidation_runs(id)
+        );
+
+        -- Leases: one row per (job, fire time); a holder that dies lets its lease expire.
+        CREATE TABLE leases (
+            name TEXT NOT NULL,
+            fire_time REAL NOT NULL,
+            holder TEXT NOT NULL,
+            acquired_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            finished_at REAL,
+            outcome TEXT,
+            PRIMARY KEY (name, fire_time)
+        );
+        """
+    )
+
+
+@migration(2, "forgetting_policies")
+def m002_forgetting_policies(db: sqlite_utils.Database) -> None:
+    """Per-store forgetting policy (issue 3): capacity, half-life and access weight for each
+    ``(namespace, type)`` store. A missing row, or a NULL column, means the documented default
+    (:class:`memfold.memory.forgetting.StorePolicy`). Rows change only through
+    ``MemoryStore.set_policy``, which logs a ``policy`` event."""
+    run_script(
+        db,
+        """
+        CREATE TABLE store_policies (
+            namespace TEXT NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ('working', 'semantic', 'episodic', 'procedural')),
+            capacity INTEGER CHECK (capacity IS NULL OR capacity >= 1),
+            half_life REAL CHECK (half_life IS NULL OR half_life > 0),
+            access_weight REAL CHECK (access_weight IS NULL OR access_weight >= 0),
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (namespace, type)
+        );
+        CREATE INDEX records_store_active ON records(namespace, type, status, pinned);
+        """
+    )
