@@ -1,0 +1,420 @@
+"""Hybrid search over archived turns, summary cards and memory records.
+
+Two rankers look at the same filtered items and their lists are fused:
+
+* **BM25** through SQLite FTS5 (``turns_fts``, ``records_fts``, and ``cards_fts`` when the window
+  schema has it). The question is searched literally (:func:`memfold.memory.fts.literal_query`), as
+  an OR of its words minus English stop words, so "When did Caroline go to the support group?"
+  ranks by *caroline*, *support*, *group* rather than by *the* and *did*.
+* **Cosine similarity** of unit vectors from the configured :class:`~memfold.memory.embeddings.Embedder`
+  (numpy; vectors stored by :class:`~memfold.memory.embeddings.EmbeddingIndex`).
+
+The lists are fused with weighted reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009):
+``score = Σ w_list / (k + rank_list)`` with ``k = 60``. Items that only the embedding ranker found
+must reach ``min_similarity`` cosine, so a query about something absent does not return noise.
+
+Invariant kept here: filters are applied **before** ranking, inside the SQL that picks candidates,
+so a hit never comes from another conversation lineage, namespace, type, time range, or from an
+item whose labels the reader lacks (DESIGN.md §4.9), and erased turns and inactive records are
+never returned. Items that have no vector yet are embedded on the next search (incremental
+indexing), so callers never have to remember to index.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import sqlite_utils
+
+from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
+from .errors import ConversationNotFound, InvalidInput
+from .fts import literal_terms
+
+#: reciprocal rank fusion constant (Cormack et al. 2009)
+RRF_K = 60
+#: search modes
+MODES = ("hybrid", "bm25", "dense")
+
+#: English function words dropped from BM25 OR queries (kept when a query has nothing else).
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me might more
+    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves s t d ll m re ve y""".split()
+)
+
+
+def bm25_query(text: str, *, stop_words: frozenset[str] = STOP_WORDS) -> str | None:
+    """The FTS5 MATCH expression for a natural-language query: the literal OR of its words, stop
+    words removed (all words kept when every word is a stop word).
+
+    :returns: the expression, or ``None`` when the text has no word.
+    """
+    terms = literal_terms(text)
+    kept = [t for t in terms if t not in stop_words] or terms
+    if not kept:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+
+
+def rrf_fuse(rankings: Sequence[Sequence[Any]], *, weights: Sequence[float] | None = None,
+             k: int = RRF_K) -> list[tuple[Any, float]]:
+    """Weighted reciprocal rank fusion of ranked lists of keys.
+
+    :param rankings: lists of keys, best first (a key may be missing from some lists).
+    :param weights: one weight per list (default 1.0 each).
+    :param k: the RRF constant; larger flattens the head of each list.
+    :returns: ``[(key, score)]`` best first; ties keep the order of first appearance.
+    """
+    weights = list(weights) if weights is not None else [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise InvalidInput(f"rrf_fuse needs one weight per ranking: {len(weights)} weights, {len(rankings)} rankings")
+    scores: dict[Any, float] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    order = {key: i for i, key in enumerate(scores)}
+    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result.
+
+    :ivar kind: ``"turn"``, ``"card"`` or ``"record"``.
+    :ivar id: the item id (turn id, card id or record id).
+    :ivar score: the fused score (higher is better; only comparable within one search).
+    :ivar text: the item's text (turn content, card text, record content).
+    :ivar bm25_rank: 1-based rank in the BM25 list, or None if BM25 did not find it.
+    :ivar dense_rank: 1-based rank in the embedding list, or None.
+    :ivar similarity: cosine similarity to the query, or None without an embedder.
+    :ivar time: turn ``created_at``, record ``written_at``, card end of span (clock units).
+    """
+
+    kind: str
+    id: Any
+    score: float
+    text: str
+    conversation_id: str | None = None
+    namespace: str | None = None
+    type: str | None = None
+    key: str | None = None
+    time: float | None = None
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    similarity: float | None = None
+    labels: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        d = asdict(self)
+        d["labels"] = list(self.labels)
+        return d
+
+
+def _visible_turns_clause(db: sqlite_utils.Database, conversation_id: str) -> tuple[str, list[Any]]:
+    """SQL over alias ``t`` selecting the turns a conversation sees: its own and its ancestors'
+    up to each fork point (DESIGN.md §1 "family")."""
+    parts, params = [], []
+    limit: int | None = None
+    current: str | None = conversation_id
+    first = True
+    while current is not None:
+        row = db.execute("SELECT parent_id, fork_after_seq FROM conversations WHERE id = ?", [current]).fetchone()
+        if row is None:
+            if first:
+                raise ConversationNotFound(f"no conversation {conversation_id!r} to search in")
+            break
+        if limit is None:
+            parts.append("t.conversation_id = ?")
+            params.append(current)
+        else:
+            parts.append("(t.conversation_id = ? AND t.seq <= ?)")
+            params.extend([current, limit])
+        limit, current, first = row[1], row[0], False
+    return "(" + " OR ".join(parts) + ")", params
+
+
+def _labels_clause(column: str, reader_labels: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """SQL true when every label required by ``column`` (a JSON list) is held by the reader."""
+    if reader_labels is None:
+        return "", []
+    held = list(reader_labels)
+    if not held:
+        return f"json_array_length({column}) = 0", []
+    marks = ", ".join("?" for _ in held)
+    return f"NOT EXISTS (SELECT 1 FROM json_each({column}) WHERE value NOT IN ({marks}))", held
+
+
+class HybridSearch:
+    """Search turns, cards and records with BM25, embeddings, or both fused.
+
+    :param db: an open, migrated database.
+    :param embedder: the :class:`Embedder` for the dense ranker, or ``None`` for BM25 only. A
+        callable returning an embedder is resolved on first use (so a model loads only when needed).
+    :param index: the :class:`EmbeddingIndex` (default: one over ``db``).
+    """
+
+    def __init__(self, db: sqlite_utils.Database, embedder: Embedder | Callable[[], Embedder | None] | None = None,
+                 *, index: EmbeddingIndex | None = None) -> None:
+        self.db = db
+        self._embedder = embedder
+        self.index = index or EmbeddingIndex(db)
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder, resolved from a factory on first access."""
+        if self._embedder is not None and not isinstance(self._embedder, Embedder):
+            self._embedder = self._embedder()
+        return self._embedder  # type: ignore[return-value]
+
+    # -- filters ---------------------------------------------------------------------------
+    def _has_cards(self) -> bool:
+        names = set(self.db.table_names())
+        return "cards" in names and "cards_fts" in names
+
+    def _filter_sql(self, kind: str, *, conversation_id: str | None, namespace: str | None, type: str | None,
+                    key: str | None, since: float | None, until: float | None,
+                    reader_labels: Sequence[str] | None) -> tuple[str, str, list[Any]] | None:
+        """``(from_sql, where_sql, params)`` selecting live, visible items of ``kind``; None when
+        the filters exclude the kind altogether (for example a record type on turns)."""
+        where: list[str] = []
+        params: list[Any] = []
+        if kind == "turn":
+            if type is not None or key is not None:
+                return None
+            frm = "turns t JOIN conversations c ON c.id = t.conversation_id"
+            where.append("t.erased = 0")
+            if conversation_id is not None:
+                clause, p = _visible_turns_clause(self.db, conversation_id)
+                where.append(clause)
+                params += p
+            elif namespace is not None:
+                where.append("c.namespace = ?")
+                params.append(namespace)
+            time_col, labels_col = "t.created_at", "t.labels"
+        elif kind == "record":
+            if conversation_id is not None:
+                return None
+            frm = "records r"
+            where.append("r.status = 'active'")
+            if namespace is not None:
+                where.append("r.namespace = ?")
+                params.append(namespace)
+            if type is not None:
+                where.append("r.type = ?")
+                params.append(type)
+            if key is not None:
+                where.append("r.key = ?")
+                params.append(key)
+            time_col, labels_col = "r.written_at", "r.labels"
+        else:  # card
+            if type is not None or key is not None or not self._has_cards():
+                return None
+            cols = {c.name for c in self.db["cards"].columns}
+            frm = "cards k"
+            if "conversation_id" in cols:
+                frm += " LEFT JOIN conversations c ON c.id = k.conversation_id"
+            if "stale" in cols:
+                where.append("k.stale = 0")
+            if "card_staleness" in self.db.table_names():
+                where.append("k.rowid NOT IN (SELECT card_id FROM card_staleness)")
+            if conversation_id is not None:
+                if "family_id" in cols:
+                    where.append("k.family_id = (SELECT family_id FROM conversations WHERE id = ?)")
+                    params.append(conversation_id)
+                elif "conversation_id" in cols:
+                    where.append("k.conversation_id = ?")
+                    params.append(conversation_id)
+            elif namespace is not None:
+                if "namespace" in cols:
+                    where.append("k.namespace = ?")
+                    params.append(namespace)
+                elif "family_id" in cols:
+                    where.append("k.family_id IN (SELECT family_id FROM conversations WHERE namespace = ?)")
+                    params.append(namespace)
+            time_col = next((f"k.{c}" for c in ("end_at", "last_time", "created_at") if c in cols), None)
+            labels_col = "k.labels" if "labels" in cols else None
+            if time_col is None and (since is not None or until is not None):
+                return None
+        if since is not None:
+            where.append(f"{time_col} >= ?")
+            params.append(since)
+        if until is not None:
+            where.append(f"{time_col} <= ?")
+            params.append(until)
+        if labels_col is not None:
+            clause, p = _labels_clause(labels_col, reader_labels)
+            if clause:
+                where.append(clause)
+                params += p
+        return frm, " AND ".join(where) or "1", params
+
+    # -- rankers ---------------------------------------------------------------------------
+    _ALIAS = {"turn": "t", "record": "r", "card": "k"}
+    _FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
+
+    def _bm25(self, kind: str, match: str, flt: tuple[str, str, list[Any]], n: int) -> list[tuple[Any, float]]:
+        frm, where, params = flt
+        a, fts = self._ALIAS[kind], self._FTS[kind]
+        sql = (f"SELECT {a}.rowid, bm25({fts}) FROM {fts}, {frm} "
+               f"WHERE {fts} MATCH ? AND {a}.rowid = {fts}.rowid AND {where} ORDER BY bm25({fts}) LIMIT ?")
+        return [(r[0], r[1]) for r in self.db.execute(sql, [match, *params, n]).fetchall()]
+
+    def _allowed_ids(self, kind: str, flt: tuple[str, str, list[Any]]) -> np.ndarray:
+        frm, where, params = flt
+        a = self._ALIAS[kind]
+        rows = self.db.execute(f"SELECT {a}.rowid FROM {frm} WHERE {where}", params).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def _dense(self, kind: str, qvec: np.ndarray, flt: tuple[str, str, list[Any]], n: int) -> list[tuple[Any, float]]:
+        ids, vectors = self.index.matrix(kind)
+        if len(ids) == 0:
+            return []
+        allowed = self._allowed_ids(kind, flt)
+        mask = np.isin(ids, allowed)
+        if not mask.any():
+            return []
+        ids, vectors = ids[mask], vectors[mask]
+        sims = vectors @ qvec
+        top = np.argsort(-sims, kind="stable")[:n]
+        return [(int(ids[i]), float(sims[i])) for i in top]
+
+    # -- the search ------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        kinds: Iterable[str] = ITEM_KINDS,
+        conversation_id: str | None = None,
+        namespace: str | None = None,
+        type: str | None = None,
+        key: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        reader_labels: Iterable[str] | None = None,
+        mode: str = "hybrid",
+        weights: tuple[float, float] = (1.0, 1.0),
+        min_similarity: float = 0.2,
+        candidates: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[SearchHit]:
+        """The best ``limit`` items for ``query``.
+
+        :param query: natural-language text, searched literally (no FTS syntax).
+        :param limit: how many hits (>= 1).
+        :param kinds: any of ``"turn"``, ``"card"``, ``"record"``.
+        :param conversation_id: only turns this conversation sees (its lineage) and its family's
+            cards; records have no conversation and are skipped.
+        :param namespace: only this namespace (records; turns and cards via their conversation).
+        :param type: only records of this type (``semantic``, ...); turns and cards are skipped.
+        :param key: only records in this slot.
+        :param since: / :param until: inclusive time range in clock units (turn ``created_at``,
+            record ``written_at``, card end of span).
+        :param reader_labels: the labels the reader holds; items requiring others are never
+            returned. ``None`` skips the label check (trusted caller).
+        :param mode: ``"hybrid"`` (default), ``"bm25"`` or ``"dense"``. Without an embedder,
+            hybrid falls back to BM25.
+        :param weights: ``(bm25, dense)`` weights of the fusion.
+        :param min_similarity: cosine an item needs when only the embedding ranker found it.
+        :param candidates: how deep each ranker looks before fusion (default ``max(50, 5 × limit)``).
+        :param progress: ``progress(done, total)`` while embedding new items before the search.
+        :returns: hits, best first.
+        :raises InvalidInput: for an empty query, a bad limit, kind or mode.
+        :raises EmbeddingError: in ``dense`` mode without an embedder, or when the database holds
+            vectors of another model.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("search query must be non-empty text")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"search limit must be a positive integer, got {limit!r}")
+        if mode not in MODES:
+            raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
+        kinds = tuple(kinds)
+        for kind in kinds:
+            if kind not in ITEM_KINDS:
+                raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
+        if type is not None:
+            from .store import check_record_type
+
+            check_record_type(type)
+        labels = None if reader_labels is None else sorted(set(reader_labels))
+        embedder = self.embedder if mode != "bm25" else None
+        if mode == "dense" and embedder is None:
+            from .errors import EmbeddingError
+
+            raise EmbeddingError("dense search needs an embedder: pass embedder=... to MemFold")
+        depth = candidates or max(50, 5 * limit)
+
+        filters = {}
+        for kind in kinds:
+            flt = self._filter_sql(kind, conversation_id=conversation_id, namespace=namespace, type=type, key=key,
+                                   since=since, until=until, reader_labels=labels)
+            if flt is not None:
+                filters[kind] = flt
+
+        bm25_list: list[tuple[str, Any]] = []
+        if mode in ("hybrid", "bm25"):
+            match = bm25_query(query)
+            scored: list[tuple[float, int, tuple[str, Any]]] = []
+            if match is not None:
+                for order, (kind, flt) in enumerate(filters.items()):
+                    for item_id, score in self._bm25(kind, match, flt, depth):
+                        scored.append((score, order, (kind, item_id)))
+            scored.sort(key=lambda s: (s[0], s[1]))  # bm25() is lower-is-better
+            bm25_list = [key_ for _, _, key_ in scored[:depth]]
+
+        dense_list: list[tuple[str, Any]] = []
+        sims: dict[tuple[str, Any], float] = {}
+        if embedder is not None:
+            self.index.index(embedder, kinds=tuple(filters), progress=progress)
+            qvec = embedder.embed_batch([query])[0]
+            pooled: list[tuple[float, int, tuple[str, Any]]] = []
+            for order, (kind, flt) in enumerate(filters.items()):
+                for item_id, sim in self._dense(kind, qvec, flt, depth):
+                    pooled.append((-sim, order, (kind, item_id)))
+                    sims[(kind, item_id)] = sim
+            pooled.sort(key=lambda s: (s[0], s[1]))
+            bm25_set = set(bm25_list)
+            dense_list = [k for s, _, k in pooled[:depth] if -s >= min_similarity or k in bm25_set or mode == "dense"]
+
+        if mode == "bm25" or embedder is None:
+            fused = [(k, 1.0 / (RRF_K + r)) for r, k in enumerate(bm25_list, start=1)]
+        elif mode == "dense":
+            fused = [(k, sims[k]) for k in dense_list]
+        else:
+            fused = rrf_fuse([bm25_list, dense_list], weights=weights)
+        bm25_rank = {k: r for r, k in enumerate(bm25_list, start=1)}
+        dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}
+        hits = []
+        for (kind, item_id), score in fused[:limit]:
+            hits.append(self._hit(kind, item_id, score, bm25_rank.get((kind, item_id)),
+                                  dense_rank.get((kind, item_id)), sims.get((kind, item_id))))
+        return hits
+
+    def _hit(self, kind: str, item_id: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:
+        common = dict(kind=kind, score=score, bm25_rank=b, dense_rank=d, similarity=sim)
+        if kind == "turn":
+            row = self.db.execute(
+                "SELECT t.id, t.content, t.conversation_id, c.namespace, t.created_at, t.labels FROM turns t "
+                "JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?", [item_id]).fetchone()
+            return SearchHit(id=row[0], text=row[1], conversation_id=row[2], namespace=row[3], time=row[4],
+                             labels=tuple(json.loads(row[5])), **common)
+        if kind == "record":
+            row = self.db.execute("SELECT id, content, namespace, type, key, written_at, labels FROM records WHERE id = ?",
+                                  [item_id]).fetchone()
+            return SearchHit(id=row[0], text=row[1], namespace=row[2], type=row[3], key=row[4], time=row[5],
+                             labels=tuple(json.loads(row[6])), **common)
+        cols = {c.name for c in self.db["cards"].columns}
+        row = dict(zip(cols, self.db.execute(f"SELECT {', '.join(cols)} FROM cards WHERE rowid = ?", [item_id]).fetchone()))
+        time = next((row[c] for c in ("end_at", "last_time", "created_at") if c in row), None)
+        return SearchHit(id=row.get("id", item_id), text=row.get("text", ""), conversation_id=row.get("conversation_id"),
+                         namespace=row.get("namespace"), time=time,
+                         labels=tuple(json.loads(row["labels"])) if row.get("labels") else (), **common)
