@@ -83,9 +83,10 @@ def apply_migrations(db: sqlite_utils.Database) -> list[int]:
             f"this database has schema version {have}, but this memfold knows only up to version {newest}: "
             "upgrade memfold (pip install -U memfold) to open it"
         )
+    done = {row[0] for row in db.execute("SELECT version FROM schema_version")}
     applied = []
     for version, name, fn in MIGRATIONS:
-        if version > have:
+        if version not in done:  # not just "> have": numbers are reserved per concept and may land out of order
             fn(db)
             db.execute("INSERT INTO schema_version(version, name) VALUES (?, ?)", [version, name])
             applied.append(version)
