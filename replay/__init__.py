@@ -1,0 +1,1 @@
+"""Replay: play real conversation histories through memfold as a support-bot backend would (issue 9)."""
