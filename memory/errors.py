@@ -4,7 +4,8 @@
 
     MemfoldError
      ├── InvalidInput (ValueError)        bad input, rejected before anything is written
-     │    └── ClockError                  a naive datetime, a clock moving backwards, a clock-kind mismatch
+     │    ├── ClockError                  a naive datetime, a clock moving backwards, a clock-kind mismatch
+     │    └── CapacityExceeded            a store cannot fit a write: every other record is pinned
      ├── NotFound (KeyError)              an id that does not exist
      │    ├── RecordNotFound
      │    ├── TurnNotFound
@@ -36,6 +37,11 @@ class InvalidInput(MemfoldError, ValueError):
 
 class ClockError(InvalidInput):
     """A time value that the configured clock cannot accept (naive datetime, wrong kind, going backwards)."""
+
+
+class CapacityExceeded(InvalidInput):
+    """A write, revert or capacity change would leave a store over capacity with nothing evictable
+    (every other active record is pinned): unpin one, retire one, or raise the capacity."""
 
 
 class NotFound(MemfoldError, KeyError):

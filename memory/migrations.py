@@ -405,3 +405,26 @@ def m002_forgetting_policies(db: sqlite_utils.Database) -> None:
         CREATE INDEX records_store_active ON records(namespace, type, status, pinned);
         """
     )
+
+
+@migration(2, "forgetting_policies")
+def m002_forgetting_policies(db: sqlite_utils.Database) -> None:
+    """Per-store forgetting policy (issue 3): capacity, half-life and access weight for each
+    ``(namespace, type)`` store. A missing row, or a NULL column, means the documented default
+    (:class:`memfold.memory.forgetting.StorePolicy`). Rows change only through
+    ``MemoryStore.set_policy``, which logs a ``policy`` event."""
+    run_script(
+        db,
+        """
+        CREATE TABLE store_policies (
+            namespace TEXT NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ('working', 'semantic', 'episodic', 'procedural')),
+            capacity INTEGER CHECK (capacity IS NULL OR capacity >= 1),
+            half_life REAL CHECK (half_life IS NULL OR half_life > 0),
+            access_weight REAL CHECK (access_weight IS NULL OR access_weight >= 0),
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (namespace, type)
+        );
+        CREATE INDEX records_store_active ON records(namespace, type, status, pinned);
+        """
+    )

@@ -3,7 +3,10 @@
 Invariant kept here: a record's bytes are never deleted (a trigger refuses DELETE), every status
 change is logged in the event log inside the same transaction, and bad input is rejected before
 anything is written (DESIGN.md §4.7, §5). The policies that decide *which* status changes happen
-(scoring, supersession, eviction) live in their own modules and call this store.
+(scoring in :mod:`memfold.memory.scoring`, supersession, refresh and eviction in
+:mod:`memfold.memory.forgetting`) are pure functions; this module holds their SQL and applies
+their decisions inside the write's own transaction, so every write path (``write``, consolidation,
+the CLI) forgets by the same policy and a failed write changes nothing.
 """
 
 from __future__ import annotations
@@ -13,12 +16,29 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
+import numpy as np
+
 from .clock import Clock
-from .errors import InvalidInput, RecordNotFound
+from .errors import CapacityExceeded, InvalidInput, RecordNotFound
 from .events import Event, list_events, log_event
+from .forgetting import (
+    DEFAULT_ACCESS_WEIGHT,
+    PolicyChange,
+    SameMeaning,
+    StorePolicy,
+    WriteAction,
+    WriteOutcome,
+    choose_evictions,
+    decide_write,
+    same_normalised_text,
+)
 from .records import RECORD_COLUMNS, RECORD_TYPES, STATUSES, MemoryRecord
+from .scoring import ScoredRecord, rank, score
 from .storage import write_transaction
 from .validation import check_importance, check_labels, check_name, check_text
+
+#: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
+_UNSET: Any = object()
 
 
 def check_record_type(value: object) -> str:
@@ -41,6 +61,13 @@ class MemoryStore:
     :param db: an open, migrated ``sqlite_utils.Database`` (STYLE.md rule 5).
     :param clock: the injected clock; every time column comes from it.
     """
+
+    #: The restatement test of the write path: ``same_meaning(existing_content, new_content)``.
+    #: Asked ONLY about the active record of the same (namespace, type, key) slot, so it can
+    #: never cause supersession across slots. Default: equal after normalisation (casefold,
+    #: collapsed whitespace, trailing punctuation stripped). Replace it per instance (e.g. with an
+    #: embedding similarity test) to let restatements in other words refresh too.
+    same_meaning: SameMeaning = staticmethod(same_normalised_text)
 
     def __init__(self, db: sqlite_utils.Database, clock: Clock) -> None:
         self.db = db
@@ -135,22 +162,211 @@ class MemoryStore:
         pinned: bool = False,
         cause: str = "write",
     ) -> MemoryRecord:
-        """Validate and write one record in one transaction.
+        """Validate and write one record in one transaction, applying the forgetting policy.
+
+        Inside the same transaction (issue 3; :mod:`memfold.memory.forgetting`): a keyed record
+        restating its slot's current value refreshes it (no new row); a new value retires the
+        slot's active record (linked both ways); an older statement by event time is stored as
+        retired; and when the ``(namespace, type)`` store goes over capacity the lowest-scoring
+        active record that is neither pinned nor this one is evicted. Use :meth:`write_outcome`
+        to learn which of these happened.
 
         :param namespace: tenant/user scope, e.g. ``"acme/dana"``.
         :param type: ``working``, ``semantic``, ``episodic`` or ``procedural``.
-        :param key: the slot for supersession, e.g. ``"user.contact_preference"`` (None: no slot).
+        :param key: the slot for supersession, e.g. ``"user.contact_preference"`` (None: no slot,
+            never supersedes or refreshes anything).
         :param importance: in [0, 1].
-        :param event_time: when the stated thing happened (clock units), if known.
-        :returns: the stored :class:`MemoryRecord`.
+        :param event_time: when the stated thing happened (clock units), if known; orders
+            statements of one slot.
+        :param pinned: never evict this record (supersession still applies).
+        :returns: the stored :class:`MemoryRecord` (the refreshed one for a restatement).
         :raises InvalidInput: see :meth:`validate`; nothing is written.
+        :raises CapacityExceeded: the store is full and every other active record is pinned;
+            nothing is written.
         """
+        return self.write_outcome(
+            namespace, type, content, key=key, importance=importance, labels=labels, provenance=provenance,
+            event_time=event_time, metadata=metadata, pinned=pinned, cause=cause,
+        ).record
+
+    def write_outcome(
+        self,
+        namespace: str,
+        type: str,
+        content: str,
+        *,
+        key: str | None = None,
+        importance: float = 0.5,
+        labels: Iterable[str] | None = None,
+        provenance: Iterable[str] | None = None,
+        event_time: object = None,
+        metadata: dict[str, Any] | None = None,
+        pinned: bool = False,
+        cause: str = "write",
+    ) -> WriteOutcome:
+        """:meth:`write`, returning a :class:`~memfold.memory.forgetting.WriteOutcome`: the
+        record, the :class:`~memfold.memory.forgetting.WriteAction` taken and the ids retired
+        and evicted. Same parameters and errors as :meth:`write`."""
         fields = self.validate(
             namespace, type, content, key=key, importance=importance, labels=labels,
             provenance=provenance, event_time=event_time, metadata=metadata,
         )
         with write_transaction(self.db):
-            return self.insert(fields, pinned=pinned, cause=cause)
+            return self.apply_write(fields, pinned=pinned, cause=cause)
+
+    def apply_write(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write") -> WriteOutcome:
+        """Apply validated ``fields`` (from :meth:`validate`) with supersession, refresh and eviction.
+
+        Call inside :func:`write_transaction` (an exception rolls the whole write back).
+        :raises CapacityExceeded: see :meth:`write`.
+        """
+        key = fields["key"]
+        actives = self._active_in_slot(fields["namespace"], fields["type"], key) if key is not None else []
+        current = actives[-1] if actives else None
+        action = decide_write(current, fields["content"], fields["event_time"], self.same_meaning)
+        if action is WriteAction.REFRESH:
+            assert current is not None
+            return WriteOutcome(self._refresh(current, fields, pinned=pinned, cause=cause), action)
+        new = self.insert(fields, pinned=pinned, cause=cause)
+        if action is WriteAction.STORE_RETIRED:
+            assert current is not None
+            self._store_as_older(new, current)
+            return WriteOutcome(self.get(new.id), action, retired=(new.id,))
+        retired: list[int] = []
+        if action is WriteAction.SUPERSEDE:
+            assert current is not None
+            for old in actives:
+                linked = old.id == current.id
+                self._retire_row(
+                    old,
+                    cause=f"superseded by record {new.id} in slot {key}" if linked
+                    else f"duplicate active record in slot {key}, retired by record {new.id}",
+                    superseded_by=new.id if linked else None,
+                    details={"slot": [fields["namespace"], fields["type"], key], "by": new.id},
+                )
+                retired.append(old.id)
+            self.db.execute("UPDATE records SET supersedes = ? WHERE id = ?", [current.id, new.id])
+        evicted = self._enforce_capacity(
+            fields["namespace"], fields["type"], protect=new.id, cause=f"over capacity after write of record {new.id}"
+        )
+        return WriteOutcome(self.get(new.id), action, retired=tuple(retired), evicted=tuple(evicted))
+
+    # -- forgetting internals (SQL only; the decisions live in memory/forgetting.py) ------
+    def _active_in_slot(self, namespace: str, type: str, key: str) -> list[MemoryRecord]:
+        """Active records of one slot, oldest first (normally at most one)."""
+        rows = self.db.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE namespace = ? AND type = ? AND key = ? AND status = 'active' "
+            "ORDER BY id",
+            [namespace, type, key],
+        ).fetchall()
+        return [MemoryRecord.from_row(r) for r in rows]
+
+    def _retire_row(self, record: MemoryRecord, *, cause: str, superseded_by: int | None = None,
+                    details: dict[str, Any] | None = None) -> None:
+        """Set an active record to retired (optionally linking its successor) and log it."""
+        if superseded_by is None:
+            self.db.execute("UPDATE records SET status = 'retired' WHERE id = ?", [record.id])
+        else:
+            self.db.execute("UPDATE records SET status = 'retired', superseded_by = ? WHERE id = ?",
+                            [superseded_by, record.id])
+        log_event(
+            self.db, at=self.clock.now(), kind="retire", subject=f"record:{record.id}", namespace=record.namespace,
+            record_id=record.id, cause=cause,
+            details={"from": record.status, "to": "retired", "superseded_by": superseded_by, **(details or {})},
+        )
+
+    def _refresh(self, current: MemoryRecord, fields: dict[str, Any], *, pinned: bool, cause: str) -> MemoryRecord:
+        """A restatement: bump the slot's record's written_at (and importance, event time, sources)."""
+        now = self.clock.now()
+        importance = max(current.importance, fields["importance"])
+        times = [t for t in (current.event_time, fields["event_time"]) if t is not None]
+        event_time = max(times) if times else None
+        provenance = list(current.provenance) + [p for p in fields["provenance"] if p not in current.provenance]
+        labels = sorted(set(current.labels) | set(fields["labels"]))
+        metadata = {**current.metadata, **json.loads(fields["metadata"])}
+        self.db.execute(
+            "UPDATE records SET written_at = ?, importance = ?, event_time = ?, provenance = ?, labels = ?, "
+            "metadata = ?, pinned = ? WHERE id = ?",
+            [now, importance, event_time, json.dumps(provenance), json.dumps(labels),
+             json.dumps(metadata, sort_keys=True, ensure_ascii=False), int(current.pinned or bool(pinned)), current.id],
+        )
+        log_event(
+            self.db, at=now, kind="refresh", subject=f"record:{current.id}", namespace=current.namespace,
+            record_id=current.id, cause=cause,
+            details={"written_at": [current.written_at, now], "importance": [current.importance, importance],
+                     "key": current.key},
+        )
+        return self.get(current.id)
+
+    def _store_as_older(self, new: MemoryRecord, current: MemoryRecord) -> None:
+        """Retire ``new`` (older by event time than the slot's ``current``) and link it into the
+        slot's history at its place in event-time order, keeping links consistent both ways."""
+        assert new.event_time is not None
+        successor, seen = current, {current.id}
+        while successor.supersedes is not None and successor.supersedes not in seen:
+            previous = self.get(successor.supersedes)
+            if previous.event_time is None or previous.event_time <= new.event_time:
+                break
+            seen.add(previous.id)
+            successor = previous
+        predecessor = successor.supersedes
+        self.db.execute("UPDATE records SET supersedes = ? WHERE id = ?", [predecessor, new.id])
+        self.db.execute("UPDATE records SET supersedes = ? WHERE id = ?", [new.id, successor.id])
+        if predecessor is not None:
+            self.db.execute("UPDATE records SET superseded_by = ? WHERE id = ? AND superseded_by = ?",
+                            [new.id, predecessor, successor.id])
+        self._retire_row(
+            new,
+            cause=f"older statement: event time {new.event_time:g} is before record {current.id}'s "
+                  f"{current.event_time:g} in slot {new.key}",
+            superseded_by=successor.id,
+            details={"slot": [new.namespace, new.type, new.key], "current": current.id},
+        )
+
+    def _store_arrays(self, namespace: str, type: str) -> np.ndarray:
+        """Active records of one store as a float64 array ``(n, 5)``: id, importance, written_at,
+        access_count, pinned."""
+        rows = self.db.execute(
+            "SELECT id, importance, written_at, access_count, pinned FROM records "
+            "WHERE namespace = ? AND type = ? AND status = 'active'",
+            [namespace, type],
+        ).fetchall()
+        return np.array(rows, dtype=np.float64).reshape(-1, 5)
+
+    def _enforce_capacity(self, namespace: str, type: str, *, protect: int | None, cause: str) -> list[int]:
+        """Evict the lowest-scoring evictable active records until the store fits its capacity.
+
+        :raises CapacityExceeded: when not enough records may be evicted (all pinned).
+        """
+        policy = self.policy(namespace, type)
+        if policy.capacity is None:
+            return []
+        arr = self._store_arrays(namespace, type)
+        excess = arr.shape[0] - policy.capacity
+        if excess <= 0:
+            return []
+        now = self.clock.now()
+        half_life = policy.effective_half_life(type, self.clock.unit)
+        ids = arr[:, 0].astype(np.int64)
+        scores = score(arr[:, 1], arr[:, 2], arr[:, 3], now, half_life=half_life, access_weight=policy.access_weight)
+        victims = choose_evictions(ids, scores, arr[:, 4] != 0, protect=protect, excess=excess)
+        if victims is None:
+            pinned = int((arr[:, 4] != 0).sum())
+            raise CapacityExceeded(
+                f"the {type} store of {namespace} holds {arr.shape[0]} active records against a capacity of "
+                f"{policy.capacity}, and {pinned} of them are pinned, so nothing can be evicted: unpin or retire "
+                "a record, or raise the capacity with set_policy"
+            )
+        by_id = dict(zip(ids.tolist(), scores.tolist()))
+        for victim in victims:
+            self.db.execute("UPDATE records SET status = 'evicted' WHERE id = ?", [victim])
+            log_event(
+                self.db, at=now, kind="evict", subject=f"record:{victim}", namespace=namespace, record_id=victim,
+                cause=cause,
+                details={"from": "active", "to": "evicted", "score": by_id[victim], "capacity": policy.capacity,
+                         "type": type},
+            )
+        return victims
 
     # -- reading -------------------------------------------------------------------------
     def get(self, record_id: int) -> MemoryRecord:
@@ -221,6 +437,219 @@ class MemoryStore:
                 cause=cause,
                 details={"from": record.status, "to": status},
             )
+            return self.get(record_id)
+
+    # -- reading by score ----------------------------------------------------------------
+    def read(
+        self,
+        namespace: str,
+        k: int = 10,
+        *,
+        types: str | Iterable[str] | None = None,
+        at: object = None,
+        touch: bool = True,
+    ) -> list[ScoredRecord]:
+        """The top ``k`` active records of ``namespace`` by score, best first.
+
+        score = importance x 0.5^(age / half_life) x (1 + access_weight x access_count), with
+        age = at - written_at and each store's own policy (:mod:`memfold.memory.scoring`;
+        DESIGN.md §1 "score"). Ties: the newer record (larger id) first. Reading never deletes,
+        retires or evicts; with ``touch`` it raises each returned record's ``access_count`` by
+        one and sets ``last_access_at`` to the clock's now (age is not reset). Access updates are
+        not logged as events: they are statistics, not status changes.
+
+        :param namespace: tenant/user scope.
+        :param k: how many records, >= 1.
+        :param types: one type or several (default: all four typed stores).
+        :param at: score at this time (clock units or an aware datetime); default the clock's now.
+            Records written after ``at`` score as if just written.
+        :param touch: count this read as an access (default). ``False`` ranks without changing
+            anything, e.g. for an operator inspecting the store.
+        :returns: :class:`~memfold.memory.scoring.ScoredRecord` list; each ``record`` is as it was
+            before this read touched it, so ``score`` can be recomputed from it.
+        :raises InvalidInput: for an empty namespace, a ``k`` below 1, an unknown type or a bad time.
+        """
+        namespace = check_name(namespace, "namespace")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInput(f"k must be a whole number >= 1, got {k!r}")
+        if types is None:
+            wanted = list(RECORD_TYPES)
+        else:
+            wanted = [types] if isinstance(types, str) else list(types)
+            if not wanted:
+                raise InvalidInput("types is empty: give at least one type, or None for all")
+            wanted = sorted({check_record_type(t) for t in wanted}, key=RECORD_TYPES.index)
+        at_value = self.clock.now() if at is None else self.clock.coerce(at)
+        if not touch:
+            return self._rank(namespace, k, wanted, at_value)
+        with write_transaction(self.db):
+            result = self._rank(namespace, k, wanted, at_value)
+            if result:
+                ids = [s.record.id for s in result]
+                self.db.execute(
+                    f"UPDATE records SET access_count = access_count + 1, last_access_at = ? "
+                    f"WHERE id IN ({', '.join('?' * len(ids))})",
+                    [self.clock.now(), *ids],
+                )
+            return result
+
+    def _rank(self, namespace: str, k: int, types: list[str], at: float) -> list[ScoredRecord]:
+        """Score every active record of the given stores at ``at`` and fetch the top ``k``."""
+        ids_parts, score_parts = [], []
+        for type in types:
+            policy = self.policy(namespace, type)
+            arr = self._store_arrays(namespace, type)
+            if not arr.shape[0]:
+                continue
+            ids_parts.append(arr[:, 0].astype(np.int64))
+            score_parts.append(score(arr[:, 1], arr[:, 2], arr[:, 3], at,
+                                     half_life=policy.effective_half_life(type, self.clock.unit),
+                                     access_weight=policy.access_weight))
+        if not ids_parts:
+            return []
+        ids = np.concatenate(ids_parts)
+        scores = np.concatenate(score_parts)
+        top = rank(scores, ids, k)
+        top_ids = [int(i) for i in ids[top]]
+        rows = self.db.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({', '.join('?' * len(top_ids))})", top_ids
+        ).fetchall()
+        by_id = {r[0]: MemoryRecord.from_row(r) for r in rows}
+        return [ScoredRecord(by_id[i], float(s), at) for i, s in zip(top_ids, scores[top].tolist())]
+
+    # -- policy --------------------------------------------------------------------------
+    def policy(self, namespace: str, type: str) -> StorePolicy:
+        """The :class:`~memfold.memory.forgetting.StorePolicy` of one ``(namespace, type)`` store
+        (the documented defaults when none was set). :raises InvalidInput: for an unknown type."""
+        check_record_type(type)
+        row = self.db.execute(
+            "SELECT capacity, half_life, access_weight FROM store_policies WHERE namespace = ? AND type = ?",
+            [namespace, type],
+        ).fetchone()
+        if row is None:
+            return StorePolicy()
+        return StorePolicy(capacity=row[0], half_life=row[1],
+                           access_weight=DEFAULT_ACCESS_WEIGHT if row[2] is None else row[2])
+
+    def set_policy(
+        self,
+        namespace: str,
+        type: str,
+        *,
+        capacity: int | None = _UNSET,
+        half_life: float | None = _UNSET,
+        access_weight: float | None = _UNSET,
+        cause: str = "set_policy",
+    ) -> PolicyChange:
+        """Change a store's policy; only the arguments passed change. Logged as a ``policy`` event.
+
+        Lowering the capacity below the active count evicts the lowest-scoring unpinned records
+        at once, in the same transaction.
+
+        :param capacity: most active records (>= 1), or ``None`` for unbounded.
+        :param half_life: in clock units (> 0), or ``None`` for the default of the type and clock.
+        :param access_weight: >= 0, or ``None`` for the default (0.1).
+        :returns: a :class:`~memfold.memory.forgetting.PolicyChange` (policy now in force, ids evicted).
+        :raises InvalidInput: for a bad value; nothing changes.
+        :raises CapacityExceeded: a lowered capacity cannot be reached because too many records
+            are pinned; nothing changes.
+        """
+        namespace = check_name(namespace, "namespace")
+        check_record_type(type)
+        old = self.policy(namespace, type)
+        changes: dict[str, Any] = {}
+        if capacity is not _UNSET:
+            changes["capacity"] = capacity
+        if half_life is not _UNSET:
+            changes["half_life"] = half_life
+        if access_weight is not _UNSET:
+            changes["access_weight"] = DEFAULT_ACCESS_WEIGHT if access_weight is None else access_weight
+        new = old.updated(**changes)
+        with write_transaction(self.db):
+            now = self.clock.now()
+            self.db.execute(
+                "INSERT OR REPLACE INTO store_policies(namespace, type, capacity, half_life, access_weight, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [namespace, type, new.capacity, new.half_life, new.access_weight, now],
+            )
+            log_event(self.db, at=now, kind="policy", subject=f"store:{namespace}/{type}", namespace=namespace,
+                      cause=cause, details={"type": type, "from": old.to_dict(), "to": new.to_dict()})
+            evicted = self._enforce_capacity(namespace, type, protect=None,
+                                             cause=f"capacity of the {type} store lowered to {new.capacity}")
+        return PolicyChange(namespace, type, new, tuple(evicted), new.effective_half_life(type, self.clock.unit))
+
+    # -- pin, retire, revert -------------------------------------------------------------
+    def pin(self, record_id: int, *, cause: str = "manual") -> MemoryRecord:
+        """Pin a record: eviction never picks it (supersession still retires it). Logged as ``pin``.
+        :raises RecordNotFound: if there is no such record."""
+        return self._set_pinned(record_id, True, cause)
+
+    def unpin(self, record_id: int, *, cause: str = "manual") -> MemoryRecord:
+        """Unpin a record, making it evictable again. Logged as ``unpin``.
+        :raises RecordNotFound: if there is no such record."""
+        return self._set_pinned(record_id, False, cause)
+
+    def _set_pinned(self, record_id: int, pinned: bool, cause: str) -> MemoryRecord:
+        with write_transaction(self.db):
+            record = self.get(record_id)
+            if record.pinned != pinned:
+                self.db.execute("UPDATE records SET pinned = ? WHERE id = ?", [int(pinned), record_id])
+                log_event(self.db, at=self.clock.now(), kind="pin" if pinned else "unpin",
+                          subject=f"record:{record_id}", namespace=record.namespace, record_id=record_id, cause=cause,
+                          details={"status": record.status})
+            return self.get(record_id)
+
+    def retire(self, record_id: int, *, cause: str = "manual") -> MemoryRecord:
+        """Retire an active record by hand (no successor). Its bytes and links stay; logged.
+
+        :raises RecordNotFound: if there is no such record.
+        :raises InvalidInput: if the record is not active.
+        """
+        with write_transaction(self.db):
+            record = self.get(record_id)
+            if record.status != "active":
+                raise InvalidInput(f"record {record_id} is {record.status}: only an active record can be retired")
+            self._retire_row(record, cause=cause)
+            return self.get(record_id)
+
+    def revert(self, record_id: int, *, cause: str = "manual") -> MemoryRecord:
+        """Undo a retirement (or an eviction): the record becomes active again. Logged as ``revert``.
+
+        The reinstated record becomes its slot's current value: any other active record of the
+        same (namespace, type, key) is retired (logged, cause names the revert). The supersession
+        link to the successor it had is removed on both sides (the event's details keep it), so
+        links stay consistent both ways. If the store is then over capacity, the lowest-scoring
+        other unpinned record is evicted.
+
+        :raises RecordNotFound: if there is no such record.
+        :raises InvalidInput: unless the record is retired or evicted.
+        :raises CapacityExceeded: if it cannot fit because every other record is pinned; nothing changes.
+        """
+        with write_transaction(self.db):
+            record = self.get(record_id)
+            if record.status not in ("retired", "evicted"):
+                raise InvalidInput(
+                    f"record {record_id} is {record.status}: only a retired or evicted record can be reverted"
+                )
+            unlinked = None
+            if record.superseded_by is not None:
+                unlinked = record.superseded_by
+                self.db.execute("UPDATE records SET supersedes = NULL WHERE id = ? AND supersedes = ?",
+                                [unlinked, record_id])
+                self.db.execute("UPDATE records SET superseded_by = NULL WHERE id = ?", [record_id])
+            displaced = []
+            if record.key is not None:
+                for other in self._active_in_slot(record.namespace, record.type, record.key):
+                    self._retire_row(other, cause=f"record {record_id} reinstated by revert in slot {record.key}",
+                                     details={"reinstated": record_id})
+                    displaced.append(other.id)
+            self.db.execute("UPDATE records SET status = 'active' WHERE id = ?", [record_id])
+            log_event(self.db, at=self.clock.now(), kind="revert", subject=f"record:{record_id}",
+                      namespace=record.namespace, record_id=record_id, cause=cause,
+                      details={"from": record.status, "to": "active", "unlinked_successor": unlinked,
+                               "retired": displaced})
+            self._enforce_capacity(record.namespace, record.type, protect=record_id,
+                                   cause=f"over capacity after revert of record {record_id}")
             return self.get(record_id)
 
     def events(self, namespace: str | None = None, *, record_id: int | None = None, kind: str | None = None,
