@@ -15,6 +15,7 @@ import sqlite_utils
 from .memory.clock import Clock, LogicalClock, SystemClock
 from .memory.errors import (
     BudgetError,
+    CapacityExceeded,
     CardNotFound,
     ClockError,
     ConsolidationError,
@@ -32,7 +33,9 @@ from .memory.errors import (
     TurnNotFound,
 )
 from .memory.embeddings import Embedder, EmbeddingIndex, HashingEmbedder, SentenceTransformerEmbedder, make_embedder
+from .memory.forgetting import PolicyChange, StorePolicy, WriteAction, WriteOutcome
 from .memory.records import RECORD_TYPES, MemoryRecord
+from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import open_database, stored_clock_kind, write_transaction
 from .memory.store import MemoryStore, TypedStore
@@ -176,6 +179,10 @@ class MemFold:
         """Write a memory record; see :meth:`MemoryStore.write`."""
         return self.memory.write(namespace, type, content, **kwargs)
 
+    def read(self, namespace: str, k: int = 10, **kwargs: Any) -> list[ScoredRecord]:
+        """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`."""
+        return self.memory.read(namespace, k, **kwargs)
+
     def close(self) -> None:
         """Close the database connection."""
         self.db.close()
@@ -190,6 +197,7 @@ class MemFold:
 __all__ = [
     "Archive",
     "BudgetError",
+    "CapacityExceeded",
     "CardNotFound",
     "Clock",
     "ClockError",
@@ -210,12 +218,15 @@ __all__ = [
     "MemoryStore",
     "NotFound",
     "PermissionDenied",
+    "PolicyChange",
     "RECORD_TYPES",
     "RecordNotFound",
     "SchemaTooNew",
+    "ScoredRecord",
     "SearchHit",
     "SentenceTransformerEmbedder",
     "StorageError",
+    "StorePolicy",
     "SummarizerError",
     "SystemClock",
     "TiktokenCounter",
@@ -224,4 +235,6 @@ __all__ = [
     "TurnNotFound",
     "TypedStore",
     "WordCounter",
+    "WriteAction",
+    "WriteOutcome",
 ]

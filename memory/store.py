@@ -680,6 +680,27 @@ class TypedStore:
         """Records of this type; see :meth:`MemoryStore.list`."""
         return self.store.list(namespace or self.namespace, self.type, **kwargs)
 
+    def read(self, k: int = 10, *, namespace: str | None = None, **kwargs: Any) -> list[ScoredRecord]:
+        """The top ``k`` active records of this type by score; see :meth:`MemoryStore.read`."""
+        ns = namespace or self.namespace
+        if ns is None:
+            raise InvalidInput("namespace is required: pass namespace=... or bind the store to one")
+        return self.store.read(ns, k, types=[self.type], **kwargs)
+
+    def policy(self, *, namespace: str | None = None) -> StorePolicy:
+        """This store's policy; see :meth:`MemoryStore.policy`."""
+        ns = namespace or self.namespace
+        if ns is None:
+            raise InvalidInput("namespace is required: pass namespace=... or bind the store to one")
+        return self.store.policy(ns, self.type)
+
+    def set_policy(self, *, namespace: str | None = None, **changes: Any) -> PolicyChange:
+        """Change this store's policy; see :meth:`MemoryStore.set_policy`."""
+        ns = namespace or self.namespace
+        if ns is None:
+            raise InvalidInput("namespace is required: pass namespace=... or bind the store to one")
+        return self.store.set_policy(ns, self.type, **changes)
+
     def get(self, record_id: int) -> MemoryRecord:
         """A record of this type by id. :raises RecordNotFound: if missing or of another type."""
         record = self.store.get(record_id)
