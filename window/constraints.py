@@ -1,0 +1,476 @@
+"""Constraint-aware extraction: every appended user turn is read for standing instructions (issue 8, point 2).
+
+A :class:`ConstraintExtractor` turns one user message into an :class:`Extraction`: proposed
+protected records (verbatim sentences of the message, with the kind and the rule that matched)
+and withdrawals (a later statement that revokes, satisfies or replaces earlier ones, such as "you
+can delete them now" or "scratch that, let's instead ..."). :class:`ConstraintTracker` applies
+an extraction to the :class:`~memfold.window.protected.ProtectedChannel` with provenance
+(``turn:<id>``), in one transaction with its events.
+
+Invariants kept here:
+
+* Deterministic by default: :class:`RuleConstraintExtractor` is a pure function of the text (and,
+  for deadlines on the system clock, of ``now``), so the same turns give the same records.
+* A proposal's text is a verbatim substring of the user's message; nothing is paraphrased.
+* A withdrawal only touches active records of the same conversation (or its namespace) whose
+  words it names; when nothing matches, nothing changes (a vague "never mind" revokes nothing).
+* When an LLM is configured, :class:`LLMConstraintExtractor` may propose records too, but only
+  sentences that occur verbatim in the message are accepted, and on any LLM failure the rules'
+  answer is used and the failure logged.
+
+The phrase list follows issue 8 ("do not / don't / never", "until I confirm", "always", "only",
+"before you", "make sure", "from now on", "for the rest of this session", deadlines such as "by
+Friday" or "before 5 pm"), the COMPINT side-constraint types (Action, Information, Process,
+Preference, Output; arXiv 2608.11242) and the CompactBench template families (buried constraints
+and decision overrides).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..memory.errors import ExtractorError, InvalidInput
+from ..memory.events import log_event
+from ..memory.storage import write_transaction
+from .protected import KINDS, ProtectedChannel, ProtectedRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.clock import Clock
+    from ..memory.llm import ChatClient
+    from .archive import Turn
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A proposed protected record.
+
+    :ivar kind: one of :data:`~memfold.window.protected.KINDS`.
+    :ivar text: verbatim sentence(s) of the message.
+    :ivar rule: the name of the rule that matched (``never``, ``until_confirm``, ``deadline``, ...).
+    :ivar due_at: for deadlines resolvable on the system clock, POSIX seconds; else None.
+    :ivar replaces_previous: True for a decision override ("scratch that, let's instead ...").
+    """
+
+    kind: str
+    text: str
+    rule: str
+    due_at: float | None = None
+    replaces_previous: bool = False
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    """A statement that ends earlier records.
+
+    :ivar action: ``revoke`` (the user withdrew a restriction) or ``satisfy`` (the user gave the
+        confirmation a record was waiting for).
+    :ivar text: the verbatim sentence.
+    :ivar terms: content words naming what is withdrawn (matched against record texts); empty for
+        ``satisfy``, which applies to records waiting for confirmation.
+    """
+
+    action: str
+    text: str
+    terms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one message proposes and withdraws."""
+
+    proposals: list[Proposal] = field(default_factory=list)
+    withdrawals: list[Withdrawal] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"proposals": [p.__dict__ for p in self.proposals],
+                "withdrawals": [dict(w.__dict__, terms=list(w.terms)) for w in self.withdrawals]}
+
+
+class ConstraintExtractor(ABC):
+    """Reads one user message and proposes protected records (STYLE.md rule 7: one method)."""
+
+    id: str = ""
+
+    @abstractmethod
+    def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
+        """The proposals and withdrawals in ``text``.
+
+        :param now: the time of the message (clock units), used to resolve deadlines.
+        :param clock: the injected clock; deadlines get a ``due_at`` only on the system clock.
+        :raises ExtractorError: when the extractor fails (the rule extractor never does).
+        """
+
+
+# -- the deterministic rules ------------------------------------------------------------------
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"')\]]*|$)", re.M)
+# Words that may precede a directive at the start of a sentence without changing it.
+_LEAD = (r"(?:(?:absolutely|please|also|so|and|again|actually|remember|yes|ok|okay|rule\s+\w+|one\s+more\s+thing|"
+         r"important|note|oh and|but)\s*[:,\-—]?\s+)*")
+# A directive starts a sentence (after lead words), or follows a colon, semicolon or dash.
+_CLAUSE_START = r"(?:^\s*|[:;—]\s*|\s-\s+)"
+_SCOPE = re.compile(r"\b(?:from now on|for the rest of (?:this|the) (?:session|conversation|chat|project)|"
+                    r"(?<!keep )(?<!keeps )(?<!keep on )going forward|until further notice|from here on(?: out)?)\b", re.I)
+_SCOPE_PREFIX = re.compile(r"^\s*(?:" + _SCOPE.pattern + r")\s*[,.:;—-]?\s*", re.I)
+# Small talk that looks like a directive: encouragement, reassurance, tag questions.
+_NOT_AFTER_NEGATION = (r"(?!worry|mind|give up|quit|ever|forget|"
+                       r"be (?:sorry|afraid|shy|sad|scared|a stranger|too hard|so hard|hard)|hesitate|stop (?:believing|dreaming)|"
+                       r"let (?:anything|anyone|anybody|it|that|this|them|the|fear|others|yourself|people)|feel|"
+                       r"get (?:discouraged|down|me started)|limit yourself|rush|miss (?:a beat|out)|say never|lose (?:hope|heart)|"
+                       r"doubt|you\b|they\b|we\b|i\b|it\b|he\b|she\b|"
+                       r"(?:been|saw|seen|done|thought|tried|had|got|gets|gives|knew|felt|imagined|expected|"
+                       r"fails?|gets? old|ceases?)\b)")
+_NOT_AFTER_ALWAYS = (r"(?!remember|be there|there|here|cherish|believe|love|look on|stay (?:positive|strong|true)|"
+                     r"count on|have (?:your|my) back|know|up\b|good|great|happy|nice|fun|a\b|an\b|the\b|been|staying|"
+                     r"running|full|so\b|welcome|glad|wanted|loved|admired|interested|puts|makes|gets|brings|bringing|"
+                     r"supporting|cheer|ready|exciting|amazing|wonderful)")
+_RULES: list[tuple[str, str, re.Pattern[str]]] = [
+    ("until_confirm", "prerequisite",
+     re.compile(r"\buntil (?:i|we) (?:confirm|approve|say so|give (?:you )?(?:the )?(?:go-ahead|ok|okay|green light))"
+                r"|\bwait for my (?:go-ahead|approval|confirmation|ok|okay)\b|\bwithout my (?:approval|confirmation|permission|ok)\b", re.I)),
+    ("before_you", "prerequisite",
+     re.compile(_CLAUSE_START + _LEAD + r"before (?:you|doing|running|sending|making|deleting|deploying)\b", re.I)),
+    ("never", "constraint",
+     re.compile(_CLAUSE_START + _LEAD + r"(?:never|do not|don't|dont|do n't|must not|mustn't|under no circumstances|"
+                r"you (?:must|should|may) not|you mustn't|you shouldn't|stop)\s+" + _NOT_AFTER_NEGATION, re.I)),
+    ("always", "constraint",
+     re.compile(_CLAUSE_START + _LEAD + r"always\s+" + _NOT_AFTER_ALWAYS, re.I)),
+    ("only", "constraint",
+     re.compile(_CLAUSE_START + _LEAD + r"only\s+(?:use|reply|respond|answer|write|send|show|give|recommend|"
+                r"suggest|pick|include|book|contact|email|call|run|deploy|edit|touch|work|ship)\b|"
+                r"\buse only\b", re.I)),
+    ("make_sure", "obligation",
+     re.compile(_CLAUSE_START + _LEAD + r"(?:make sure|be sure|ensure|don't forget to|do not forget to)\s+"
+                r"(?!(?:to |you )?(?:take care|have fun|enjoy|relax|rest|treat yourself|smile|keep going|don't quit|"
+                r"socialize|stay positive|take (?:breaks|some)|prepare emotionally|believe)|they\b|it'?s\b)", re.I)),
+    ("when_you", "constraint",
+     re.compile(r"^\s*" + _LEAD + r"(?:when|whenever|each time|every time|any time|if) you\b[^,]{2,80},\s*"
+                r"(?:always\s+|please\s+|do\s+)?(?:use|pick|prefer|choose|end|start|begin|include|add|write|put|"
+                r"give|show|ask|reply|respond|answer|format|cite|mention|send|check|run|search|keep|stop|avoid|"
+                r"don't (?!hesitate)|do not (?!hesitate)|never)", re.I)),
+    ("every_reply", "constraint",
+     re.compile(r"\b(?:every|each|all|any) (?:of your )?(?:repl(?:y|ies)|responses?|answers?|messages? you send|tool calls?)\b"
+                r"|\bin your (?:repl(?:y|ies)|responses?|answers?)\b", re.I)),
+    ("must", "obligation",
+     re.compile(_CLAUSE_START + _LEAD + r"you (?:must|have to|need to|are required to)\s+(?!try|see|come|check out|go\b|"
+                r"be\b|have\b|'ve|love|feel|really|enjoy|miss|know|think|keep|get|admit)", re.I)),
+    ("permission", "permission",
+     re.compile(r"\byou (?:are|'re) (?:allowed|authori[sz]ed|permitted|cleared) to\b|\byou have my permission\b", re.I)),
+    ("approval", "approval",
+     re.compile(r"\b(?:i|we) (?:approve|authori[sz]e|sign off on)\b|\b(?:is|are) approved\b", re.I)),
+]
+_DEADLINE = re.compile(
+    r"\b(?:by|before|no later than|due(?: on| by)?|until)\s+(?:the\s+)?(?:end of (?:the )?(?:day|week|month|today|tomorrow)|"
+    r"eod|eow|tonight|tomorrow(?: (?:morning|noon|evening|night))?|today|noon|midnight|"
+    r"(?:next\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})\b", re.I)
+_DEADLINE_CONTEXT = re.compile(r"\b(?:please|you|need|needs|must|have to|has to|send|finish|submit|deliver|due|"
+                               r"deadline|ship|get (?:it|this|that) (?:done|back)|reply|respond|make sure)\b", re.I)
+_OVERRIDE = re.compile(
+    r"\b(?:scratch that|ignore (?:the|my) (?:earlier|previous|last|original) (?:instruction|plan|idea|request|one)s?|"
+    r"final answer|let me revise|change of plans?|(?:is|are) (?:now )?off the table|let's instead|instead,? let's|"
+    r"let's (?:swap|switch|change) the (?:approach|plan))|(?:^|[.!?—:]\s*)forget (?:[a-z] and [a-z]|what i said|"
+    r"the (?:earlier|previous|original) (?:plan|one|idea))\b", re.I)
+_OVERRIDE_OPTION = re.compile(r"\b(?:[Gg]o with|[Ss]witch(?:ing)? to) (?:option )?[A-Z]\b")
+_WITHDRAW = re.compile(
+    r"\b(?:you can (?:now |go ahead and )?|you may (?:now )?|feel free to |go ahead and |it's (?:ok|okay|fine) to |"
+    r"it is (?:ok|okay|fine) to |you no longer need to |no need to |you don't need to )"
+    r"(?P<what>[^.!?;]*?)\s*(?P<when>\bnow\b|\banymore\b|\bany more\b|\bafter all\b|\bagain\b)[^.!?;]*[.!?]?", re.I)
+_WITHDRAW_RULE = re.compile(
+    r"\b(?:the|that|this|my) (?:rule|constraint|restriction|instruction) (?:about|on|regarding) (?P<what>[^.!?;]+?) "
+    r"(?:no longer applies|is lifted|is over|is cancell?ed|is revoked)", re.I)
+_CONFIRM = re.compile(r"^\s*(?:(?:ok|okay|yes|yep|alright)[,.!]?\s+)?(?:i confirm|confirmed|you have my (?:go-ahead|approval|ok)|"
+                      r"go ahead(?: with it)?|approved|you're cleared|you are cleared)\b", re.I)
+_STOP = frozenset("""a an the to of and or in on at for with by from now them it this that these those those all any
+you your i me my we our us can may go ahead feel free no longer need don't dont do not anymore again after please
+just ok okay fine is are be will would should could""".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each a verbatim substring (stripped of surrounding spaces)."""
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+def content_terms(text: str) -> tuple[str, ...]:
+    """Lower-cased content words of ``text`` (stop words dropped), in order, deduplicated."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(text.lower()):
+        if w not in _STOP and len(w) > 2:
+            seen.setdefault(w, None)
+    return tuple(seen)
+
+
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
+    """POSIX seconds for a deadline phrase on the system clock (UTC); None on a logical clock or
+    when the phrase names no resolvable time. ``before 5 pm`` means 17:00 today (tomorrow if
+    past); ``by Friday`` the end of the next Friday; ``end of day`` / ``tonight`` today 23:59:59."""
+    if clock is None or clock.kind != "system":
+        return None
+    base = datetime.fromtimestamp(now, timezone.utc)
+    p = phrase.lower()
+    end_of = lambda d: d.replace(hour=23, minute=59, second=59, microsecond=0)  # noqa: E731
+    m = re.search(r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?", p)
+    if m and (m.group(3) or m.group(2)):
+        hour = int(m.group(1)) % 12 if m.group(3) else int(m.group(1))
+        if m.group(3) and m.group(3).startswith("p"):
+            hour += 12
+        if hour > 23:
+            return None
+        due = base.replace(hour=hour, minute=int(m.group(2) or 0), second=0, microsecond=0)
+        if due <= base:
+            due += timedelta(days=1)
+        return due.timestamp()
+    for i, day in enumerate(_WEEKDAYS):
+        if day in p:
+            delta = (i - base.weekday()) % 7 or 7
+            return end_of(base + timedelta(days=delta)).timestamp()
+    if "tomorrow" in p:
+        return end_of(base + timedelta(days=1)).timestamp()
+    if any(k in p for k in ("end of day", "eod", "tonight", "today", "midnight")):
+        return end_of(base).timestamp()
+    if "end of week" in p or "eow" in p or "end of the week" in p:
+        return end_of(base + timedelta(days=(6 - base.weekday()))).timestamp()
+    return None
+
+
+class RuleConstraintExtractor(ConstraintExtractor):
+    """The deterministic extractor: phrase rules over sentences (see the module docstring)."""
+
+    id = "rules"
+
+    def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
+        sents = sentences(text)
+        proposals: list[Proposal] = []
+        withdrawals: list[Withdrawal] = []
+        if _OVERRIDE.search(text) or _OVERRIDE_OPTION.search(text):
+            return Extraction([Proposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
+        i = 0
+        while i < len(sents):
+            sent = sents[i]
+            # A bare scope marker ("For the rest of this session.") belongs to the next sentence.
+            if _SCOPE.search(sent) and len(content_terms(_SCOPE.sub("", sent))) < 2 and i + 1 < len(sents):
+                joined = text[text.index(sent): text.index(sents[i + 1], text.index(sent)) + len(sents[i + 1])]
+                sents[i + 1] = joined
+                i += 1
+                continue
+            if _CONFIRM.search(sent):
+                withdrawals.append(Withdrawal("satisfy", sent))
+            wm = _WITHDRAW.search(sent) or _WITHDRAW_RULE.search(sent)
+            if wm:
+                terms = content_terms(wm.group("what"))
+                if terms:
+                    withdrawals.append(Withdrawal("revoke", sent, terms))
+                i += 1
+                continue
+            proposal = self._classify(sent, now, clock)
+            if proposal is not None:
+                proposals.append(proposal)
+            i += 1
+        return Extraction(proposals, withdrawals)
+
+    def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> Proposal | None:
+        scope = _SCOPE_PREFIX.match(sent)
+        core = sent[scope.end():] if scope else sent
+        due = lambda m: resolve_due(m.group(0), now, clock) if now is not None else None  # noqa: E731
+        for rule, kind, pattern in _RULES:
+            if pattern.search(core):
+                dm = _DEADLINE.search(core)
+                if dm and rule != "until_confirm":
+                    return Proposal("deadline", sent, "deadline", due_at=due(dm))
+                return Proposal(kind, sent, rule)
+        if scope or (_SCOPE.search(sent) and not _SELF_STATEMENT.search(sent[: _SCOPE.search(sent).start()])):
+            return Proposal("constraint", sent, "scope")
+        dm = _DEADLINE.search(sent)
+        if dm and _DEADLINE_CONTEXT.search(sent) and not _SELF_STATEMENT.match(sent):
+            return Proposal("deadline", sent, "deadline", due_at=due(dm))
+        return None
+
+
+_SELF_STATEMENT = re.compile(r"^\s*(?:but |and |so |yeah,? )?(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've)\b", re.I)
+
+
+class LLMConstraintExtractor(ConstraintExtractor):
+    """Asks an OpenAI-compatible model for standing instructions, keeping only verbatim sentences.
+
+    The model must answer JSON ``{"constraints": [{"kind": ..., "text": ...}], "revokes": [...]}``.
+    A proposal whose text is not a verbatim substring of the message, or whose kind is unknown, is
+    dropped. The rule extractor's proposals are always kept as well (the LLM can add, never remove).
+
+    :param client: a :class:`~memfold.memory.llm.ChatClient`.
+    :raises ExtractorError: from :meth:`extract` when the endpoint fails or answers something that is
+        not that JSON (the tracker then logs the failure and uses the rules alone).
+    """
+
+    PROMPT = (
+        "You find standing instructions in a user's message to an assistant: obligations, constraints, "
+        "permissions, deadlines, prerequisites for irreversible actions, approvals, evidence and policy state. "
+        "Answer JSON only: {\"constraints\": [{\"kind\": one of " + ", ".join(KINDS) + ", \"text\": the exact "
+        "sentence copied verbatim from the message}], \"revokes\": [words naming an earlier instruction the user "
+        "now withdraws]}. Small talk has no constraints: answer {\"constraints\": [], \"revokes\": []}."
+    )
+
+    def __init__(self, client: "ChatClient") -> None:
+        self.client = client
+        self.rules = RuleConstraintExtractor()
+        self.id = f"llm:{client.settings.model}"
+
+    def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
+        from ..memory.llm import LLMError
+
+        base = self.rules.extract(text, now=now, clock=clock)
+        try:
+            answer = self.client.complete([{"role": "system", "content": self.PROMPT},
+                                           {"role": "user", "content": text}], json_mode=True)
+        except LLMError as exc:
+            raise ExtractorError(f"the LLM constraint extractor failed: {exc}") from None
+        try:
+            data = json.loads(answer)
+            items = data.get("constraints", [])
+            revokes = data.get("revokes", [])
+            if not isinstance(items, list) or not isinstance(revokes, list):
+                raise TypeError
+        except (ValueError, TypeError, AttributeError):
+            raise ExtractorError(f"the LLM constraint extractor answered something that is not the JSON asked for: "
+                                 f"{answer[:120]!r}") from None
+        proposals = list(base.proposals)
+        have = {p.text for p in proposals}
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            kind, sent = item.get("kind"), item.get("text")
+            if kind in KINDS and isinstance(sent, str) and sent.strip() and sent.strip() in text and sent.strip() not in have:
+                if any(sent.strip() in h or h in sent.strip() for h in have):
+                    continue
+                proposals.append(Proposal(kind, sent.strip(), "llm"))
+                have.add(sent.strip())
+        withdrawals = list(base.withdrawals)
+        for r in revokes:
+            if isinstance(r, str) and content_terms(r):
+                withdrawals.append(Withdrawal("revoke", r, content_terms(r)))
+        return Extraction(proposals, withdrawals)
+
+
+# -- applying extractions to the channel --------------------------------------------------------
+_DECISION = re.compile(r"\b(?:let's|let us|we should|we'll|we will|i think we should|approach:|plan:|go with|"
+                       r"we're going with|the plan is)(?:\b|(?<=:))", re.I)
+
+
+class ConstraintTracker:
+    """Runs the extractor on user turns and writes the results to the protected channel.
+
+    :param channel: the :class:`ProtectedChannel`.
+    :param extractor: any :class:`ConstraintExtractor` (default: the rules).
+    :param lookback_turns: how many earlier user turns a decision override looks at for the
+        decision it replaces.
+    """
+
+    def __init__(self, channel: ProtectedChannel, extractor: ConstraintExtractor | None = None,
+                 *, lookback_turns: int = 6) -> None:
+        self.channel = channel
+        self.extractor = extractor or RuleConstraintExtractor()
+        self.rules = RuleConstraintExtractor()
+        self.lookback_turns = lookback_turns
+
+    def observe(self, turn: "Turn", *, namespace: str | None = None) -> list[ProtectedRecord]:
+        """Read one archived turn; for a user turn, add proposed records and apply withdrawals.
+
+        Turns quoted from another conversation (metadata ``quoted_from``) and erased turns are
+        skipped: they are not the user's instructions here.
+
+        :returns: the protected records created by this turn (withdrawn ones are changed in place).
+        """
+        if turn.role != "user" or turn.erased or turn.metadata.get("quoted_from") is not None:
+            return []
+        db = self.channel.db
+        try:
+            extraction = self.extractor.extract(turn.content, now=turn.created_at, clock=self.channel.clock)
+        except ExtractorError as exc:
+            with write_transaction(db):
+                log_event(db, at=self.channel.clock.now(), kind="extractor_failed", subject=f"turn:{turn.id}",
+                          namespace=namespace, cause=str(exc)[:300], details={"extractor": self.extractor.id})
+            extraction = self.rules.extract(turn.content, now=turn.created_at, clock=self.channel.clock)
+        if not extraction.proposals and not extraction.withdrawals:
+            return []
+        created: list[ProtectedRecord] = []
+        with write_transaction(db):
+            for w in extraction.withdrawals:
+                self._withdraw(turn, w)
+            for p in extraction.proposals:
+                rec = self.channel.add(
+                    p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
+                    provenance=[f"turn:{turn.id}"], labels=turn.labels, source=self.extractor.id,
+                    metadata={"rule": p.rule}, cause="extracted",
+                )
+                if p.replaces_previous:
+                    rec = self._replace_previous(turn, rec)
+                created.append(rec)
+        return created
+
+    def _scope_records(self, turn: "Turn") -> list[ProtectedRecord]:
+        return [r for r in self.channel.active_for(turn.conversation_id) if f"turn:{turn.id}" not in r.provenance]
+
+    def _withdraw(self, turn: "Turn", w: Withdrawal) -> None:
+        for rec in self._scope_records(turn):
+            if w.action == "satisfy":
+                if rec.metadata.get("rule") == "until_confirm" and rec.conversation_id == turn.conversation_id:
+                    self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
+                continue
+            stems = {_stem(t) for t in content_terms(rec.text)}
+            if any(_stem(t) in stems for t in w.terms):
+                self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
+
+    def _replace_previous(self, turn: "Turn", rec: ProtectedRecord) -> ProtectedRecord:
+        """A decision override replaces the newest active decision of the conversation, or else the
+        newest earlier user turn that states a decision (recorded as superseded, so its text stays
+        named as "no longer in force")."""
+        from .archive import Archive
+
+        previous = [r for r in self._scope_records(turn)
+                    if r.kind == "policy_state" and r.conversation_id == turn.conversation_id and r.id != rec.id]
+        if previous:
+            old = previous[-1]
+            with write_transaction(self.channel.db):
+                self.channel._transition(old.id, "superseded", f"turn:{turn.id}", superseded_by=rec.id)
+                chain = [old.id] + list(old.metadata.get("replaces", []))
+                return self.channel.link_replaced(rec.id, chain)
+        archive = Archive(self.channel.db, self.channel.clock, self.channel.token_counter)
+        earlier = [t for t in archive.history(turn.conversation_id) if t.seq < turn.seq and t.role == "user"
+                   and not t.erased and t.metadata.get("quoted_from") is None][-self.lookback_turns:]
+        for t in reversed(earlier):
+            if _DECISION.search(t.content):
+                old = self.channel.add(t.content.strip(), kind="policy_state", conversation_id=turn.conversation_id,
+                                       provenance=[f"turn:{t.id}"], labels=t.labels, source=self.extractor.id,
+                                       metadata={"rule": "decision"}, cause="replaced_decision", state="superseded")
+                return self.channel.link_replaced(rec.id, [old.id])
+        return rec
+
+
+def make_constraint_extractor(spec: object = None) -> ConstraintExtractor:
+    """An extractor from a setting: None/``"rules"`` for the rules, ``"llm"`` for the LLM one from
+    the environment (``MEMFOLD_LLM_*``), or an extractor itself.
+
+    :raises InvalidInput: for an unknown name, or ``"llm"`` with no endpoint configured.
+    """
+    if isinstance(spec, ConstraintExtractor):
+        return spec
+    if spec in (None, "rules"):
+        return RuleConstraintExtractor()
+    if spec == "llm":
+        from ..memory.llm import ChatClient, LLMSettings
+
+        settings = LLMSettings.from_env()
+        if settings is None:
+            raise InvalidInput("constraint extractor 'llm' needs MEMFOLD_LLM_BASE_URL and MEMFOLD_LLM_MODEL")
+        return LLMConstraintExtractor(ChatClient(settings))
+    raise InvalidInput(f"unknown constraint extractor {spec!r}: use 'rules' or 'llm'")
