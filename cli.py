@@ -155,13 +155,20 @@ def remember(db: str, content: str, namespace: str, record_type: str, key: str |
              labels: tuple[str, ...], pinned: bool, as_json: bool) -> None:
     """Write a memory record with CONTENT."""
     mf = open_db(db)
-    record = mf.memory.write(namespace, record_type, content, key=key, importance=importance,
-                             labels=list(labels), pinned=pinned)
+    outcome = mf.memory.write_outcome(namespace, record_type, content, key=key, importance=importance,
+                                      labels=list(labels), pinned=pinned)
+    record = outcome.record
     if as_json:
         emit_json(record.to_dict())
     else:
-        click.echo(f"wrote record {record.id} ({record.type}{', key ' + record.key if record.key else ''}) "
+        verb = {"refresh": "refreshed", "store_retired": "stored as retired"}.get(outcome.action.value, "wrote")
+        click.echo(f"{verb} record {record.id} ({record.type}{', key ' + record.key if record.key else ''}) "
                    f"in {record.namespace}")
+        for old in outcome.retired:
+            if old != record.id:
+                click.echo(f"retired record {old} (superseded by {record.id})")
+        for gone in outcome.evicted:
+            click.echo(f"evicted record {gone} (over capacity)")
     mf.close()
 
 
@@ -179,16 +186,36 @@ def format_record(record, clock) -> str:
 @click.option("--type", "-t", "record_type", default=None,
               type=click.Choice(["working", "semantic", "episodic", "procedural"]), help="Only this typed store.")
 @click.option("--all", "include_inactive", is_flag=True, help="Include retired, evicted, consumed and erased records.")
+@click.option("--status", default=None, type=click.Choice(["active", "retired", "evicted", "consumed", "erased"]),
+              help="Only records with this status.")
+@click.option("--top", type=click.IntRange(min=1), default=None,
+              help="Rank the active records by score and show the best K with their scores (needs --namespace).")
+@click.option("--at", "at", default=None, help="With --top: score at this time (ticks, or ISO-8601 UTC); default now.")
+@click.option("--touch", is_flag=True, help="With --top: count this listing as a read (raises access counts).")
 @json_option
-def memories(db: str, namespace: str | None, record_type: str | None, include_inactive: bool, as_json: bool) -> None:
-    """List memory records (active ones unless --all)."""
+def memories(db: str, namespace: str | None, record_type: str | None, include_inactive: bool, status: str | None,
+             top: int | None, at: str | None, touch: bool, as_json: bool) -> None:
+    """List memory records (active ones unless --all or --status), or the top K by score (--top)."""
     mf = open_db(db)
-    records = mf.memory.list(namespace, record_type, include_inactive=include_inactive)
+    if top is not None:
+        if namespace is None:
+            raise InvalidInput("--top ranks one namespace: add --namespace NS")
+        scored = mf.memory.read(namespace, top, types=record_type, at=parse_time(at), touch=touch)
+        if as_json:
+            emit_json([s.to_dict() for s in scored])
+        else:
+            for s in scored:
+                click.echo(f"{s.score:.4f}  {format_record(s.record, mf.clock)}")
+            if not scored:
+                click.echo("no active records")
+        mf.close()
+        return
+    records = mf.memory.list(namespace, record_type, include_inactive=include_inactive, status=status)
     if as_json:
         emit_json([r.to_dict() for r in records])
     else:
         for r in records:
-            click.echo(format_record(r, mf.clock))
+            click.echo(format_record(r, mf.clock) + format_links(r))
         if not records:
             click.echo("no records")
     mf.close()
@@ -210,6 +237,137 @@ def export(db: str, conversation_id: str, output: str, with_times: bool) -> None
         with open(output, "w", encoding="utf-8") as fh:
             n = conv.export_jsonl(fh, with_times=with_times)
         click.echo(f"wrote {n} turns to {output}", err=True)
+    mf.close()
+
+
+# -- forgetting: scores, pins, retirement, revert, policy, audit log (issue 3) --------------------
+def parse_time(value: str | None) -> object:
+    """A ``--at`` value: a number (ticks or POSIX seconds) or an ISO-8601 time with a timezone."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"--at {value!r} is neither a number nor an ISO-8601 time such as 2026-01-31T12:00:00+00:00")
+
+
+def format_links(record) -> str:
+    """The supersession links of a record, for people: `` (supersedes #3, superseded by #7)``."""
+    links = []
+    if record.supersedes is not None:
+        links.append(f"supersedes #{record.supersedes}")
+    if record.superseded_by is not None:
+        links.append(f"superseded by #{record.superseded_by}")
+    return f" ({', '.join(links)})" if links else ""
+
+
+def _record_command(verb: str, done: str, summary: str, with_cause: bool):
+    """Build ``memfold <verb> DB ID``: one call of ``mf.memory.<method>(ID)``."""
+
+    @db_argument
+    @click.argument("record_id", metavar="ID", type=int)
+    @json_option
+    def command(db: str, record_id: int, as_json: bool, cause: str = "manual") -> None:
+        mf = open_db(db)
+        kwargs = {"cause": cause} if with_cause else {}
+        record = getattr(mf.memory, verb)(record_id, **kwargs)
+        if as_json:
+            emit_json(record.to_dict())
+        else:
+            click.echo(f"{done} " + format_record(record, mf.clock) + format_links(record))
+        mf.close()
+
+    command.__doc__ = summary
+    if with_cause:
+        command = click.option("--cause", default="manual", show_default=True,
+                               help="Why, recorded in the event log.")(command)
+    return cli.command(name=verb)(command)
+
+
+_record_command("pin", "pinned", "Pin record ID so eviction never picks it (supersession still applies).", False)
+_record_command("unpin", "unpinned", "Unpin record ID, making it evictable again.", False)
+_record_command("retire", "retired", "Retire active record ID by hand; its bytes and links stay.", True)
+_record_command("revert", "reverted",
+                "Revert retired or evicted record ID: it becomes active (and its slot's current value) again.", True)
+
+
+@cli.command()
+@db_argument
+@click.option("--namespace", "-n", default=None, help="Only this namespace.")
+@click.option("--record", "record_id", type=int, default=None, help="Only events about this record id.")
+@click.option("--kind", default=None, help="Only this kind (write, refresh, retire, revert, evict, pin, unpin, policy, ...).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N events.")
+@json_option
+def events(db: str, namespace: str | None, record_id: int | None, kind: str | None, limit: int | None,
+           as_json: bool) -> None:
+    """Print the audit log, oldest first: every write, refresh, retirement, eviction, revert, pin and policy change."""
+    mf = open_db(db)
+    found = mf.memory.events(namespace, record_id=record_id, kind=kind, limit=limit)
+    if as_json:
+        emit_json([e.to_dict() for e in found])
+    else:
+        for e in found:
+            click.echo(f"#{e.id} {mf.clock.format(e.at)} {e.kind} {e.subject}" + (f": {e.cause}" if e.cause else ""))
+        if not found:
+            click.echo("no events")
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@click.option("--namespace", "-n", required=True, help="Tenant/user namespace.")
+@click.option("--type", "-t", "record_type", required=True,
+              type=click.Choice(["working", "semantic", "episodic", "procedural"]), help="Typed store.")
+@click.option("--capacity", type=click.IntRange(min=1), default=None,
+              help="Most active records; writes beyond it evict the lowest-scoring unpinned one.")
+@click.option("--unbounded", is_flag=True, help="Remove the capacity.")
+@click.option("--half-life", "half_life", type=float, default=None,
+              help="Score half-life in clock units (ticks, or seconds on the system clock).")
+@click.option("--default-half-life", is_flag=True, help="Go back to the default half-life of the type and clock.")
+@click.option("--access-weight", "access_weight", type=float, default=None, help="Weight of each read in the score (>= 0).")
+@json_option
+def policy(db: str, namespace: str, record_type: str, capacity: int | None, unbounded: bool, half_life: float | None,
+           default_half_life: bool, access_weight: float | None, as_json: bool) -> None:
+    """Show or set the forgetting policy of one (namespace, type) store.
+
+    With no setting options it only shows the policy in force. Lowering the capacity evicts at once.
+    """
+    if unbounded and capacity is not None:
+        raise InvalidInput("give either --capacity N or --unbounded, not both")
+    if default_half_life and half_life is not None:
+        raise InvalidInput("give either --half-life H or --default-half-life, not both")
+    changes: dict[str, Any] = {}
+    if capacity is not None or unbounded:
+        changes["capacity"] = None if unbounded else capacity
+    if half_life is not None or default_half_life:
+        changes["half_life"] = None if default_half_life else half_life
+    if access_weight is not None:
+        changes["access_weight"] = access_weight
+    mf = open_db(db)
+    if changes:
+        change = mf.memory.set_policy(namespace, record_type, **changes)
+    else:
+        from .memory.forgetting import PolicyChange
+
+        current = mf.memory.policy(namespace, record_type)
+        change = PolicyChange(namespace, record_type, current,
+                              effective_half_life=current.effective_half_life(record_type, mf.clock.unit))
+    if as_json:
+        emit_json(change.to_dict())
+    else:
+        p = change.policy
+        unit = mf.clock.unit
+        click.echo(f"{namespace} {record_type}: capacity {'unbounded' if p.capacity is None else p.capacity}, "
+                   f"half-life {change.effective_half_life:g} {unit}{'' if p.half_life is not None else ' (default)'}, "
+                   f"access weight {p.access_weight:g}")
+        for record_id in change.evicted:
+            click.echo(f"evicted #{record_id}")
     mf.close()
 
 
