@@ -1,0 +1,265 @@
+"""The sleep-time pass: unconsumed episodes -> facts and rules, then the episodes are consumed.
+
+Invariant kept here (DESIGN.md §4.8): each episode is consumed once, every derived record cites
+its sources, and re-running changes nothing. How:
+
+* **One transaction per batch.** Within one ``BEGIN IMMEDIATE`` transaction the pass re-checks
+  that the batch is still unconsumed, writes each proposal through the normal write path
+  (:meth:`MemoryStore.write`, so supersession, restatement refresh and capacity eviction apply),
+  marks each episode ``consumed`` (logged in the event log), appends one ledger row per source
+  listing what it produced, and adds the batch's counts to the run record. A crash at any point
+  leaves the batch either fully done or not done at all.
+* **Concurrency.** If another process consumed any episode of the batch between the read and
+  the write lock, the batch is dropped (nothing written) and re-read; the ledger's primary key
+  on the source is a second guard. Two processes on one namespace therefore consume each
+  episode once and write each fact once.
+* **Idempotence.** Consumed episodes are never read again and turns are read past a per-namespace
+  cursor, so a second pass finds nothing to do and writes nothing but its (empty) run record.
+* **Failures.** An extractor error (or invalid proposal) consumes nothing from that batch, stops
+  the pass and is recorded in the run (``status='failed'``, ``errors``) and the event log.
+
+The pass is a plain function of ``(memfold, namespace, now)`` (STYLE.md rule 18); the scheduler
+only calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..memory.errors import ConsolidationError, ExtractorError, InvalidInput, MemfoldError
+from ..memory.events import log_event
+from ..memory.storage import write_transaction
+from ..memory.validation import check_name
+from . import runs
+from .extractors.base import Episode, Extractor, Proposal, speaker_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .. import MemFold
+
+#: episodes per batch (and per transaction) by default
+DEFAULT_BATCH_SIZE = 100
+PROPOSAL_TYPES = ("semantic", "procedural")
+
+
+def consolidate(
+    memfold: "MemFold",
+    namespace: str,
+    *,
+    now: object = None,
+    dry_run: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    include_turns: bool = False,
+    extractor: Extractor | None = None,
+    trigger: str = "manual",
+    should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> runs.ConsolidationRun:
+    """Consolidate ``namespace``'s unconsumed episodes (and, optionally, its new archived turns).
+
+    :param memfold: the facade (its database, clock, memory store and default extractor).
+    :param namespace: the tenant/user scope, e.g. ``"acme/dana"``.
+    :param now: the horizon: only episodes and turns created at or before it are read (clock
+        units: ticks, POSIX seconds or an aware datetime); default the clock's now.
+    :param dry_run: propose without writing anything (no run record either); the returned run
+        lists the proposals that would be written.
+    :param batch_size: episodes per batch; each batch is one transaction.
+    :param include_turns: also read the namespace's archived turns past its cursor (each turn's
+        role says who spoke); they are not marked consumed (the archive is immutable), the cursor
+        moves instead.
+    :param extractor: overrides ``memfold.extractor`` for this pass.
+    :param trigger: recorded in the run (``manual``, ``cli``, ``schedule@<fire time>``).
+    :param should_stop: polled between batches; when it returns True the pass ends with status
+        ``stopped`` after the last committed batch.
+    :param progress: called with the number of sources consumed so far after each batch.
+    :returns: the :class:`~memfold.consolidation.runs.ConsolidationRun` (status ``ok``,
+        ``failed`` or ``stopped``).
+    :raises InvalidInput: for an empty namespace or a batch size below 1; nothing is written.
+    """
+    check_name(namespace, "namespace")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidInput(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    extractor = extractor or getattr(memfold, "extractor", None)
+    if extractor is None:
+        from .extractors.rules import RulesExtractor
+
+        extractor = RulesExtractor()
+    clock, db = memfold.clock, memfold.db
+    horizon = clock.now() if now is None else clock.coerce(now)
+    run = runs.ConsolidationRun(id=None, namespace=namespace, extractor=extractor.id, trigger=trigger,
+                                started_at=clock.now(), dry_run=dry_run)
+    if not dry_run:
+        with write_transaction(db):
+            run.id = runs.start_run(db, namespace, extractor.id, trigger, run.started_at)
+
+    kinds = ("records", "turns") if include_turns else ("records",)
+    try:
+        for kind in kinds:
+            after_id = runs.turn_cursor(db, namespace) if kind == "turns" else 0
+            while True:
+                if should_stop is not None and should_stop():
+                    run.status = "stopped"
+                    break
+                batch, ids = _read_batch(db, kind, namespace, after_id, horizon, batch_size)
+                if not batch:
+                    break
+                try:
+                    proposals = extractor.extract(batch)
+                    _check_proposals(memfold, namespace, proposals, batch)
+                except (ExtractorError, InvalidInput) as exc:
+                    _fail(memfold, run, f"batch of {len(batch)} {kind} from {batch[0].source}: {exc}")
+                    break
+                if dry_run:
+                    run.proposals.extend(proposals)
+                    run.batches += 1
+                    after_id = ids[-1]
+                    continue
+                try:
+                    done = _commit_batch(memfold, run, kind, namespace, batch, ids, after_id, proposals)
+                except sqlite3.IntegrityError:
+                    done = False  # another process consumed a source first; re-read
+                except MemfoldError as exc:
+                    _fail(memfold, run, f"writing a batch from {batch[0].source} failed: {exc}")
+                    break
+                if kind == "turns":
+                    after_id = runs.turn_cursor(db, namespace)
+                if done and progress is not None:
+                    progress(len(run.consumed))
+            if run.status in ("failed", "stopped"):
+                break
+    except BaseException:
+        if run.id is not None and not db.conn.in_transaction:
+            with write_transaction(db):
+                runs.finish_run(db, run.id, "failed", clock.now(), run.errors + ["interrupted"])
+        raise
+    if run.status == "running":
+        run.status = "ok"
+    run.finished_at = clock.now()
+    if run.id is not None:
+        with write_transaction(db):
+            runs.finish_run(db, run.id, run.status, run.finished_at, run.errors)
+    return run
+
+
+def consolidate_all(memfold: "MemFold", *, include_turns: bool = False, **kwargs: Any) -> list[runs.ConsolidationRun]:
+    """Run :func:`consolidate` for every namespace with pending episodes (sorted by name).
+
+    :param kwargs: passed to :func:`consolidate` (``now``, ``batch_size``, ``should_stop``, ...).
+    :returns: one run per namespace; stops early if ``should_stop`` says so.
+    """
+    out = []
+    should_stop = kwargs.get("should_stop")
+    for namespace in runs.pending_namespaces(memfold.db, include_turns=include_turns):
+        if should_stop is not None and should_stop():
+            break
+        out.append(consolidate(memfold, namespace, include_turns=include_turns, **kwargs))
+    return out
+
+
+def episode_from_record(record_id: int, content: str, metadata: dict[str, Any], event_time: float | None,
+                        created_at: float) -> Episode:
+    """An :class:`Episode` for an episodic record; its role from metadata or text prefix."""
+    return Episode(f"record:{record_id}", speaker_of(content, metadata), content,
+                   event_time if event_time is not None else created_at)
+
+
+def _read_batch(db, kind: str, namespace: str, after_id: int, horizon: float,
+                limit: int) -> tuple[list[Episode], list[int]]:
+    """The next batch as episodes ordered by (event time, id), plus their ids in id order."""
+    if kind == "records":
+        rows = runs.pending_episodes(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
+        episodes = [episode_from_record(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+    else:
+        rows = runs.pending_turns(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
+        episodes = [Episode(f"turn:{r[0]}", r[1], r[2], r[3]) for r in rows]
+    ids = [r[0] for r in rows]
+    episodes.sort(key=lambda e: (e.event_time if e.event_time is not None else float("-inf"), int(e.source.split(":")[1])))
+    return episodes, ids
+
+
+def _check_proposals(memfold: "MemFold", namespace: str, proposals: Sequence[Proposal], batch: Sequence[Episode]) -> None:
+    """Every proposal must be a well-formed fact or rule citing only this batch.
+
+    :raises ExtractorError: naming the first bad proposal.
+    """
+    sources = {e.source for e in batch}
+    for i, p in enumerate(proposals):
+        if not isinstance(p, Proposal):
+            raise ExtractorError(f"proposal {i} is a {type(p).__name__}, not a Proposal")
+        if p.type not in PROPOSAL_TYPES:
+            raise ExtractorError(f"proposal {i} has type {p.type!r}: an extractor proposes semantic or procedural records")
+        if p.type == "semantic" and not p.key:
+            raise ExtractorError(f"proposal {i} ({p.content!r}) is a fact without a slot key")
+        if not p.sources or not set(p.sources) <= sources:
+            raise ExtractorError(f"proposal {i} ({p.content!r}) cites {list(p.sources)}, not sources of this batch")
+        try:
+            memfold.memory.validate(namespace, p.type, p.content, key=p.key, importance=p.importance,
+                                    provenance=p.sources, event_time=p.event_time)
+        except InvalidInput as exc:
+            raise ExtractorError(f"proposal {i} does not validate: {exc}") from None
+
+
+def _commit_batch(memfold: "MemFold", run: runs.ConsolidationRun, kind: str, namespace: str,
+                  batch: Sequence[Episode], ids: list[int], after_id: int, proposals: Sequence[Proposal]) -> bool:
+    """Write one batch in one transaction. Returns False (nothing written) if it raced another pass."""
+    db, store = memfold.db, memfold.memory
+    cause = f"consolidation run {run.id}"
+    with write_transaction(db):
+        if kind == "records" and runs.count_active(db, ids) != len(ids):
+            return False
+        if kind == "turns" and runs.turn_cursor(db, namespace) != after_id:
+            return False
+        products: dict[str, list[int]] = {e.source: [] for e in batch}
+        written: list[int] = []
+        facts = rules = 0
+        for p in proposals:
+            record = store.write(namespace, p.type, p.content, key=p.key, importance=p.importance,
+                                 provenance=list(p.sources), event_time=p.event_time,
+                                 metadata={"consolidation_run": run.id, "extractor": run.extractor},
+                                 cause=cause)
+            written.append(record.id)
+            for source in p.sources:
+                products[source].append(record.id)
+            if p.type == "semantic":
+                facts += 1
+            else:
+                rules += 1
+        at = memfold.clock.now()
+        for episode in batch:
+            if kind == "records":
+                store.set_status(int(episode.source.split(":")[1]), "consumed", cause=cause)
+            runs.record_consumed(db, episode.source, namespace, run.id, at, products[episode.source])
+        if kind == "turns":
+            runs.set_turn_cursor(db, namespace, ids[-1], run.id)
+        runs.add_batch(db, run.id, episodes=len(batch) if kind == "records" else 0,
+                       turns=len(batch) if kind == "turns" else 0, facts=facts, rules=rules)
+    run.batches += 1
+    run.proposals.extend(proposals)
+    run.written.extend(written)
+    run.consumed.extend(e.source for e in batch)
+    run.facts_written += facts
+    run.rules_written += rules
+    if kind == "records":
+        run.episodes_consumed += len(batch)
+    else:
+        run.turns_consumed += len(batch)
+    return True
+
+
+def _fail(memfold: "MemFold", run: runs.ConsolidationRun, message: str) -> None:
+    """Record a failure in the run and (unless a dry run) in the event log."""
+    run.status = "failed"
+    run.errors.append(message)
+    if run.id is not None:
+        with write_transaction(memfold.db):
+            log_event(memfold.db, at=memfold.clock.now(), kind="consolidation_failed", subject=f"run:{run.id}",
+                      namespace=run.namespace, cause=run.extractor, details={"error": message})
+
+
+def get_run(memfold: "MemFold", run_id: int) -> runs.ConsolidationRun:
+    """A recorded run by id. :raises ConsolidationError: if there is none."""
+    run = runs.get_run(memfold.db, run_id)
+    if run is None:
+        raise ConsolidationError(f"no consolidation run with id {run_id}")
+    return run

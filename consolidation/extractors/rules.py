@@ -1,0 +1,392 @@
+"""The default extractor: offline, deterministic rules over episode text (issue 5, point 2).
+
+Two kinds of output, each with a strict rule about who may state it:
+
+* **Facts about the user** (semantic records with a ``user.*`` slot key) come only from
+  episodes whose speaker is the user, and only from statements in which the user is the
+  subject: first person ("my name is Dana", "I live in Lyon") or a narration of the user about
+  themselves ("user confirmed their name is Dana"). Assistant, agent and tool text never becomes
+  a fact about the user. Questions never become facts ("user asked whether Sam is the account
+  holder", "is my name Dana?"), and neither does a statement about someone else ("my friend's
+  name is Sam" does not match ``my name is``), nor a negated one ("my name is not Sam").
+  Recognised slots:
+
+  ===========================  ===================================  ==========
+  key                          example statement                    importance
+  ===========================  ===================================  ==========
+  ``user.name``                my name is Dana / I'm Dana           0.9
+  ``user.account_id``          my account number is ACC-1234        0.7
+  ``user.order_id``            my order ORD-3300 ... (the current   0.7
+                               order; a newer one supersedes it)
+  ``user.contact_preference``  I prefer email / contact me by phone 0.6
+  ``user.location``            I live in Lyon / I moved to Oslo     0.6
+  ``user.address``             my address is 4 Elm St               0.6
+  ``user.birthday``, ...       my birthday is May 3 / my delivery   0.6
+                               date is June 1 (``user.<what>``)
+  ``user.preference.<thing>``  I love tea -> "likes tea";           0.4
+                               I hate tea -> "dislikes tea"
+  ===========================  ===================================  ==========
+
+* **Procedural rules** come only from policy statements by a tool, an agent, the assistant or
+  the system ("after the window a 10% restocking fee applies"), never from the user. A rule is
+  written as ``"<scope>: <action>"``, e.g. ``"returns after the 30-day window: apply a 10%
+  restocking fee"``, with slot key ``policy.<topic>.<condition>`` so a changed policy supersedes
+  the old one.
+
+How "the window" is resolved
+----------------------------
+A policy statement often says "the window" without saying which one. The extractor resolves it
+from context, in this order: a topic named in the statement itself ("the return window"), else
+the most recent earlier episode in the batch that mentions a windowed topic ("user asked whether
+a return after the window is allowed" gives ``return``). The window's length comes from the
+statement when it says so ("the 14-day window", "within 14 days"), else from the extractor's
+``windows`` setting, a documented default of ``{"return": 30}`` (a 30-day return window, the
+common retail default) that a deployment overrides with its own policy. The topic episode is
+cited in the rule's sources next to the statement.
+
+Every function here is pure: the same episodes give the same proposals, byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+from .base import Episode, Extractor, Proposal
+
+#: default policy windows in days, per topic (overridable: ``RulesExtractor(windows=...)``)
+DEFAULT_WINDOWS: dict[str, int] = {"return": 30}
+#: topics a policy window can belong to, singular -> plural used in rule text
+WINDOW_TOPICS: dict[str, str] = {
+    "return": "returns", "refund": "refunds", "exchange": "exchanges", "cancellation": "cancellations",
+    "trial": "trials", "warranty": "warranty claims",
+}
+
+FACT_IMPORTANCE = {"user.name": 0.9, "user.account_id": 0.7, "user.order_id": 0.7}
+DEFAULT_FACT_IMPORTANCE = 0.6
+PREFERENCE_IMPORTANCE = 0.4
+RULE_IMPORTANCE = 0.8
+
+# -- splitting text -----------------------------------------------------------------------------
+_SENTENCE_END = re.compile(r"(?<=[!?;])\s+|(?<=[^\d\s][.])\s+")
+_REPORTING = re.compile(
+    r"^(?P<verb>said|says|stated|states|confirmed|confirms|mentioned|mentions|noted|notes|told us|"
+    r"explained|explains|wrote|writes|added|adds|replied|replies|answered|answers|clarified|clarifies|"
+    r"reported|reports|shared|shares|indicated|indicates|responded|responds|"
+    r"asked|asks|wondered|wonders|inquired|inquires|enquired|queried|wants to know|wanted to know)"
+    r"(?:\s+that)?\s+",
+    re.IGNORECASE,
+)
+_QUESTION_VERBS = {"asked", "asks", "wondered", "wonders", "inquired", "inquires", "enquired", "queried",
+                   "wants to know", "wanted to know"}
+_QUESTION_START = re.compile(
+    r"^(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|may|what|who|whom|whose|"
+    r"whether|if|how|why|when|where|which)\b",
+    re.IGNORECASE,
+)
+_PREFIX = re.compile(r"^\s*(?:user|customer|assistant|agent|tool|system)\b\s*:?\s*", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.IGNORECASE)
+
+# third-person narration of the user ("their name is Dana") -> first person ("my name is Dana")
+_TO_FIRST_PERSON = [
+    (re.compile(r"\btheir\b", re.IGNORECASE), "my"),
+    (re.compile(r"\bthey're\b", re.IGNORECASE), "I'm"),
+    (re.compile(r"\bthey are\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\bthey\b", re.IGNORECASE), "I"),
+    (re.compile(r"\bthem\b", re.IGNORECASE), "me"),
+]
+
+_NAME = r"(?P<v>[A-Za-z][A-Za-z'\-]*(?:\s+[A-Z][A-Za-z'\-]*){0,2})"
+_ID = r"(?P<v>[A-Za-z0-9][A-Za-z0-9\-_/#]{2,})"
+_PHRASE = r"(?P<v>[^.;!?]+?)"
+_END = r"\s*(?:$|[.;!?]|,\s*(?:and|but)\b|\s+(?:and|but)\s)"
+_NOT_NAMES = {"a", "an", "the", "not", "here", "there", "calling", "asking", "looking", "trying", "sorry",
+              "happy", "fine", "good", "ok", "okay", "sure", "just", "also", "still", "so", "very", "in", "at",
+              "on", "from", "with", "going", "writing", "interested", "unhappy", "glad"}
+
+# (key or None, pattern, importance or None); key None means the pattern names the key itself
+_FACT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("user.name", re.compile(r"\bmy (?:full |first )?name is " + _NAME + r"(?=\s*(?:$|[.,;!?]|\s(?:and|but)\b))", re.IGNORECASE)),
+    ("user.name", re.compile(r"\b(?i:call me|i'm|i am) " + r"(?P<v>[A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})(?=\s*(?:$|[.,;!?]|\s(?:and|but|here)\b))")),
+    ("user.account_id", re.compile(r"\bmy account (?:number |no\.? |id |#)?(?:is )?" + _ID, re.IGNORECASE)),
+    ("user.order_id", re.compile(r"\bmy (?:current |latest )?order (?:number |no\.? |id |#)?(?:is )?" + _ID, re.IGNORECASE)),
+    ("user.contact_preference", re.compile(
+        r"\b(?:i )?prefer(?:s)? (?:to be (?:contacted|reached) (?:by|via|over|through) |being contacted by |"
+        r"contact (?:by|via) |)(?P<v>e-?mail|phone calls?|phone|text messages?|texts?|sms|post|mail|live chat|chat)\b",
+        re.IGNORECASE)),
+    ("user.contact_preference", re.compile(
+        r"\b(?:contact|reach) me (?:by|via|over|through) (?P<v>e-?mail|phone|text|sms|post|mail|chat)\b",
+        re.IGNORECASE)),
+    ("user.location", re.compile(
+        r"\bi(?: am|'m)? (?:live|living|based|located|reside|residing) in " + _PHRASE + _END, re.IGNORECASE)),
+    ("user.location", re.compile(r"\bi(?: have|'ve)? (?:just )?moved to " + _PHRASE + _END, re.IGNORECASE)),
+    ("user.address", re.compile(r"\bmy (?:home |shipping |mailing )?address is " + _PHRASE + r"\s*(?:$|[;!?]|\.\s)", re.IGNORECASE)),
+    ("user.birthday", re.compile(r"\bi was born (?:on|in) " + _PHRASE + _END, re.IGNORECASE)),
+]
+_DATE_FACT = re.compile(
+    r"\bmy (?P<what>birthday|date of birth|anniversary|[a-z\-]+(?: [a-z\-]+)? (?:date|deadline))"
+    r" is (?:on )?" + _PHRASE + _END,
+    re.IGNORECASE,
+)
+_LIKE = re.compile(r"\bi (?:really |also |just )?(?P<verb>like|love|enjoy|adore|prefer)s? " + _PHRASE + _END, re.IGNORECASE)
+_DISLIKE = re.compile(
+    r"\bi (?:really |also |just )?(?P<verb>hate|dislike|detest|can't stand|cannot stand|don't like|do not like)s? "
+    + _PHRASE + _END,
+    re.IGNORECASE,
+)
+_CONTACT_WORDS = re.compile(r"^(?:e-?mail|phone|text|sms|post|mail|chat|to be contacted|being contacted|contact)\b", re.I)
+_DATE_LIKE = re.compile(
+    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+    re.IGNORECASE,
+)
+
+# -- policy statements -------------------------------------------------------------------------
+_COND = r"(?P<cond>(?:after|before|within|beyond|past|outside|if|when|once|unless|for|on) [^,]+?)"
+_THING = r"(?P<thing>(?:an?|the) [^,]+?)"
+_APPLIES = r"(?P<verb>applies|apply|will apply|is applied|will be applied|is charged|will be charged|is due|is required|are required)"
+_POLICY_PATTERNS = [
+    re.compile(r"^" + _COND + r",?\s+" + _THING + r"\s+" + _APPLIES + r"$", re.IGNORECASE),
+    re.compile(r"^" + _THING + r"\s+" + _APPLIES + r"\s+" + _COND + r"$", re.IGNORECASE),
+]
+_MODAL_PATTERN = re.compile(
+    r"^" + _COND + r",?\s+(?P<subj>[^,]+?)\s+(?P<modal>must not|must|cannot|can't|may not|will not be|won't be|are not|is not)\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_WINDOW = re.compile(r"\bthe (?:(?P<topic>[a-z]+) )?(?:(?P<days>\d+)[- ]day )?window\b", re.IGNORECASE)
+_WITHIN_DAYS = re.compile(r"\bwithin (?P<days>\d+) days\b", re.IGNORECASE)
+
+
+def _slug(text: str) -> str:
+    """``"after the 30-day window"`` -> ``"after_the_30_day_window"``."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def _strip_speaker(text: str) -> tuple[str, bool, bool]:
+    """Remove the ``user``/``tool said`` prefix. Returns (body, is_question, is_narration)."""
+    match = _PREFIX.match(text)
+    if not match:
+        return text.strip(), False, False
+    body = text[match.end():]
+    reporting = _REPORTING.match(body)
+    question = False
+    if reporting:
+        question = reporting.group("verb").lower() in _QUESTION_VERBS
+        body = body[reporting.end():]
+    return body.strip(), question, True
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence))
+
+
+class RulesExtractor(Extractor):
+    """The default extractor: deterministic rules, no model, no network (see module docstring).
+
+    :param windows: policy windows in days per topic, e.g. ``{"return": 30}`` (the default,
+        :data:`DEFAULT_WINDOWS`); used when a policy statement says "the window" without a length.
+    """
+
+    id = "rules-v1"
+
+    def __init__(self, windows: Mapping[str, int] | None = None) -> None:
+        self.windows = dict(DEFAULT_WINDOWS if windows is None else windows)
+
+    # -- the interface -----------------------------------------------------------------------
+    def extract(self, episodes: Sequence[Episode]) -> list[Proposal]:
+        """Facts from the user's own statements, rules from tools' and agents' policy statements.
+
+        :param episodes: the batch, ordered by event time then source.
+        :returns: proposals in the order their (last) source appears; a fact stated twice with
+            the same value is one proposal citing both episodes.
+        """
+        proposals: list[Proposal] = []
+        for index, episode in enumerate(episodes):
+            if episode.role == "user":
+                proposals.extend(self.user_facts(episode))
+            elif episode.role in ("tool", "agent", "assistant", "system"):
+                proposals.extend(self.policy_rules(episode, episodes[:index]))
+        return _merge(proposals)
+
+    # -- facts -------------------------------------------------------------------------------
+    def user_facts(self, episode: Episode) -> list[Proposal]:
+        """Facts in which the user is the subject, from one user episode (empty for questions)."""
+        body, question, narration = _strip_speaker(episode.text)
+        if question:
+            return []
+        if narration:
+            for pattern, replacement in _TO_FIRST_PERSON:
+                body = pattern.sub(replacement, body)
+        found: list[Proposal] = []
+        for sentence in _sentences(body):
+            if _is_question(sentence):
+                continue
+            for key, content, importance in self._facts_in(sentence):
+                found.append(Proposal("semantic", key, content, (episode.source,), importance, episode.event_time,
+                                      {"rule": key}))
+        return found
+
+    def _facts_in(self, sentence: str) -> list[tuple[str, str, float]]:
+        out: list[tuple[str, str, float]] = []
+        taken: set[str] = set()
+        for key, pattern in _FACT_PATTERNS:
+            if key in taken:
+                continue
+            match = pattern.search(sentence)
+            if not match or _negated(sentence, match):
+                continue
+            value = _clean(match.group("v"))
+            if key == "user.name":
+                first = value.split()[0]
+                if first.lower() in _NOT_NAMES or value.endswith("'s"):
+                    continue
+                value = " ".join(w[:1].upper() + w[1:] for w in value.split())
+            elif key in ("user.account_id", "user.order_id"):
+                if not re.search(r"\d", value):
+                    continue
+                value = value.upper()
+            elif key == "user.contact_preference":
+                value = _contact_value(value)
+            if not value:
+                continue
+            taken.add(key)
+            out.append((key, value, FACT_IMPORTANCE.get(key, DEFAULT_FACT_IMPORTANCE)))
+        date = _DATE_FACT.search(sentence)
+        if date and not _negated(sentence, date) and _DATE_LIKE.search(date.group("v")):
+            key = "user." + _slug(date.group("what"))
+            if key not in taken:
+                out.append((key, _clean(date.group("v")), DEFAULT_FACT_IMPORTANCE))
+        for pattern, verdict in ((_DISLIKE, "dislikes"), (_LIKE, "likes")):
+            match = pattern.search(sentence)
+            if not match:
+                continue
+            thing = _clean(match.group("v"))
+            if verdict == "likes" and (_negated(sentence, match) or thing.lower().startswith(("to ", "it", "that"))
+                                       or _CONTACT_WORDS.match(thing)):
+                continue
+            if thing and len(thing.split()) <= 5:
+                out.append((f"user.preference.{_slug(thing)}", f"{verdict} {thing}", PREFERENCE_IMPORTANCE))
+            break
+        return out
+
+    # -- rules -------------------------------------------------------------------------------
+    def policy_rules(self, episode: Episode, earlier: Sequence[Episode]) -> list[Proposal]:
+        """Procedural rules from one tool/agent/assistant/system episode's policy statements.
+
+        :param earlier: the batch's episodes before this one, used to resolve "the window".
+        """
+        body, _question, _narration = _strip_speaker(episode.text)
+        rules: list[Proposal] = []
+        for sentence in _sentences(body):
+            if _is_question(sentence):
+                continue
+            sentence = sentence.rstrip(".!; ")
+            parsed = self._parse_policy(sentence)
+            if parsed is None:
+                continue
+            cond, action = parsed
+            scope, topic, topic_source = self._scope(cond, sentence, earlier)
+            sources = tuple(s for s in (topic_source, episode.source) if s)
+            key = f"policy.{_slug(WINDOW_TOPICS.get(topic, topic) if topic else 'general')}.{_slug(cond_key(scope, topic))}"
+            rules.append(Proposal("procedural", key, f"{scope}: {action}", sources, RULE_IMPORTANCE,
+                                  episode.event_time, {"rule": "policy"}))
+        return rules
+
+    @staticmethod
+    def _parse_policy(sentence: str) -> tuple[str, str] | None:
+        """``(condition, action)`` for a policy sentence, or None."""
+        for pattern in _POLICY_PATTERNS:
+            match = pattern.match(sentence)
+            if match:
+                verb = match.group("verb").lower()
+                thing = match.group("thing").strip()
+                action = ("require " if "required" in verb else "charge " if verb == "is due" else "apply ") + thing
+                return match.group("cond").strip(), action
+        match = _MODAL_PATTERN.match(sentence)
+        if match:
+            return match.group("cond").strip(), f"{match.group('subj')} {match.group('modal')} {match.group('rest')}".strip()
+        return None
+
+    def _scope(self, cond: str, sentence: str, earlier: Sequence[Episode]) -> tuple[str, str | None, str | None]:
+        """Resolve "the window" in ``cond``: returns (scope text, topic, source of the topic)."""
+        window = _WINDOW.search(cond)
+        if window is None:
+            return cond, None, None
+        topic = (window.group("topic") or "").lower()
+        topic = topic if topic in WINDOW_TOPICS else _topic_in(sentence.replace(window.group(0), ""))
+        topic_source = None
+        if topic is None:
+            for previous in reversed(earlier):
+                topic = _topic_in(previous.text)
+                if topic is not None:
+                    topic_source = previous.source
+                    break
+        days = window.group("days")
+        if days is None:
+            within = _WITHIN_DAYS.search(sentence)
+            days = within.group("days") if within else None
+        if days is None and topic is not None and topic in self.windows:
+            days = str(int(self.windows[topic]))
+        resolved = "the " + (f"{days}-day " if days else "") + "window"
+        scoped = cond[: window.start()] + resolved + cond[window.end():]
+        if topic is not None:
+            scoped = f"{WINDOW_TOPICS[topic]} {scoped}"
+        return scoped, topic, topic_source
+
+
+def cond_key(scope: str, topic: str | None) -> str:
+    """The condition part of a rule's slot key: the scope without its topic word."""
+    if topic and scope.startswith(WINDOW_TOPICS[topic] + " "):
+        return scope[len(WINDOW_TOPICS[topic]) + 1:]
+    return scope
+
+
+def _topic_in(text: str) -> str | None:
+    """The first windowed topic (``return``, ``refund``, ...) mentioned in ``text``, singular."""
+    best: tuple[int, str] | None = None
+    for topic in WINDOW_TOPICS:
+        match = re.search(rf"\b{topic}(?:s|ed|ing)?\b", text, re.IGNORECASE)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), topic)
+    return best[1] if best else None
+
+
+def _negated(sentence: str, match: re.Match[str]) -> bool:
+    """True when the matched statement is negated ("my name is not Sam", "I don't live in Oslo")."""
+    span = sentence[max(0, match.start() - 12): match.end()]
+    return bool(_NEGATION.search(span))
+
+
+def _clean(value: str) -> str:
+    return re.sub(r"\s+", " ", value).strip(" ,.;:!?\"'")
+
+
+def _contact_value(value: str) -> str:
+    v = value.lower()
+    if v.startswith(("email", "e-mail")):
+        return "email"
+    if v.startswith("phone"):
+        return "phone"
+    if v.startswith(("text", "sms")):
+        return "text"
+    if v in ("post", "mail"):
+        return "post"
+    return "chat" if "chat" in v else v
+
+
+def _merge(proposals: list[Proposal]) -> list[Proposal]:
+    """Merge proposals with the same (type, key, content), citing every source, keeping order."""
+    merged: dict[tuple[str, str | None, str], Proposal] = {}
+    for p in proposals:
+        slot = (p.type, p.key, p.content)
+        if slot in merged:
+            old = merged.pop(slot)
+            sources = tuple(dict.fromkeys(old.sources + p.sources))
+            times = [t for t in (old.event_time, p.event_time) if t is not None]
+            p = Proposal(p.type, p.key, p.content, sources, max(old.importance, p.importance),
+                         max(times) if times else None, p.metadata)
+        merged[slot] = p
+    return list(merged.values())
