@@ -210,14 +210,14 @@ def m001_create_foundation(db: sqlite_utils.Database) -> None:
 
 @migration(6, "protected_labels_erasure")
 def m006_protected_labels_erasure(db: sqlite_utils.Database) -> None:
-    """The protected channel (issue 8), card staleness for labels and erasure.
+    """The protected channel and erasable summary cards (issue 8).
 
     ``protected`` rows are the standing instructions, deadlines, approvals and policy state that
     are never summarised (DESIGN.md §4.6). Their text is immutable and a row is never deleted:
     it leaves the channel only by a state transition out of ``active`` (to satisfied, expired,
-    revoked or superseded), and only erasure may blank its text. ``card_staleness`` marks summary
-    cards whose sources lost a label or were erased, so they are never served again and get
-    rebuilt from what remains (DESIGN.md §1 "labels").
+    revoked or superseded), and only erasure may blank its text. Summary cards (migration 3) gain
+    an ``erased`` flag: erasure blanks a card's text once and drops its full-text entry and vector;
+    every other change stays refused (DESIGN.md §1 "labels", issue 8 point 6).
     """
     run_script(
         db,
@@ -262,14 +262,39 @@ def m006_protected_labels_erasure(db: sqlite_utils.Database) -> None:
             SELECT RAISE(ABORT, 'protected records are never deleted; change their state or erase them');
         END;
 
-        -- Cards whose sources were erased or relabelled: never served, rebuilt from what remains.
-        CREATE TABLE card_staleness (
-            card_id INTEGER PRIMARY KEY,
-            stale_at REAL NOT NULL,
-            cause TEXT NOT NULL
-        );
         """
     )
+    if "cards" in db.table_names():
+        # Erasure reaches summary cards (migration 3): a card may be blanked once (erased 0 -> 1),
+        # which also drops its full-text entry and vector. Every other change stays refused.
+        run_script(
+            db,
+            """
+            ALTER TABLE cards ADD COLUMN erased INTEGER NOT NULL DEFAULT 0;
+            DROP TRIGGER cards_immutable;
+            CREATE TRIGGER cards_immutable BEFORE UPDATE ON cards
+            WHEN NOT (OLD.erased = 0 AND NEW.erased = 1)
+                 AND (NEW.text IS NOT OLD.text OR NEW.tokens IS NOT OLD.tokens OR NEW.depth IS NOT OLD.depth
+                      OR NEW.first_seq IS NOT OLD.first_seq OR NEW.last_seq IS NOT OLD.last_seq
+                      OR NEW.labels IS NOT OLD.labels OR NEW.family_id IS NOT OLD.family_id
+                      OR NEW.source_tokens IS NOT OLD.source_tokens OR NEW.erased IS NOT OLD.erased)
+            BEGIN
+                SELECT RAISE(ABORT, 'summary cards are immutable; only the stale flag (or erasure) may change');
+            END;
+            CREATE TRIGGER cards_fts_erase AFTER UPDATE OF erased ON cards WHEN OLD.erased = 0 AND NEW.erased = 1 BEGIN
+                INSERT INTO cards_fts(cards_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text);
+            END;
+            """,
+        )
+        if "embeddings" in db.table_names():
+            run_script(
+                db,
+                """
+                CREATE TRIGGER embeddings_card_erase AFTER UPDATE OF erased ON cards WHEN NEW.erased = 1 BEGIN
+                    DELETE FROM embeddings WHERE kind = 'card' AND item_id = NEW.id;
+                END;
+                """,
+            )
 
 
 @migration(5, "embeddings_and_search")
