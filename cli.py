@@ -371,5 +371,159 @@ def policy(db: str, namespace: str, record_type: str, capacity: int | None, unbo
     mf.close()
 
 
+# -- protected channel, erasure (issue 8) -------------------------------------------------------
+def format_protected(record, clock) -> str:
+    """One human line for a protected record: id, state, kind, scope, due time, text verbatim."""
+    scope = f"conversation {record.conversation_id}" if record.conversation_id else f"namespace {record.namespace}"
+    due = f" due {clock.format(record.due_at)}" if record.due_at is not None else ""
+    labels = f" labels={','.join(record.labels)}" if record.labels else ""
+    return f"P{record.id} [{record.state}] {record.kind} ({scope}{due}{labels}): {record.text}"
+
+
+@cli.group(cls=MemfoldGroup)
+def protect() -> None:
+    """The protected channel: standing instructions that compaction never drops.
+
+    Records stay verbatim in every compiled context until satisfied, expired, revoked or
+    superseded.
+    """
+
+
+@protect.command(name="add")
+@db_argument
+@click.argument("text")
+@click.option("--conversation", "-c", "conversation_id", default=None, help="Scope: this conversation.")
+@click.option("--namespace", "-n", default=None, help="Scope: this whole namespace (if no --conversation).")
+@click.option("--kind", "-k", default="constraint", show_default=True,
+              type=click.Choice(["obligation", "constraint", "permission", "deadline", "prerequisite", "approval",
+                                 "evidence", "policy_state"]), help="What the record is.")
+@click.option("--due", "due", default=None, help="For deadlines: expiry time (ticks, or ISO-8601 with a timezone).")
+@click.option("--label", "labels", multiple=True, help="Access label a reader must hold (repeatable).")
+@json_option
+def protect_add(db: str, text: str, conversation_id: str | None, namespace: str | None, kind: str, due: str | None,
+                labels: tuple[str, ...], as_json: bool) -> None:
+    """Add TEXT to the protected channel, verbatim."""
+    mf = open_db(db)
+    record = mf.protected.add(text, kind=kind, conversation_id=conversation_id, namespace=namespace,
+                              due_at=parse_time(due), labels=list(labels))
+    if as_json:
+        emit_json(record.to_dict())
+    else:
+        click.echo("added " + format_protected(record, mf.clock))
+    mf.close()
+
+
+@protect.command(name="list")
+@db_argument
+@click.option("--conversation", "-c", "conversation_id", default=None,
+              help="The records in force for this conversation (its own, its namespace's, shared fork turns').")
+@click.option("--namespace", "-n", default=None, help="Only this namespace.")
+@click.option("--state", default="active", show_default=True,
+              type=click.Choice(["active", "satisfied", "expired", "revoked", "superseded", "erased", "all"]),
+              help="Only records in this state.")
+@click.option("--reader", "reader_labels", multiple=True,
+              help="List as a reader holding this label (repeatable); hides what it may not see.")
+@json_option
+def protect_list(db: str, conversation_id: str | None, namespace: str | None, state: str,
+                 reader_labels: tuple[str, ...], as_json: bool) -> None:
+    """List protected records (due deadlines expire first)."""
+    mf = open_db(db)
+    reader = list(reader_labels) if reader_labels else None
+    if conversation_id is not None and state == "active":
+        records = mf.protected.active_for(conversation_id, reader=reader)
+    else:
+        records = mf.protected.list(namespace=namespace, conversation_id=conversation_id,
+                                    state=None if state == "all" else state, reader=reader)
+    if as_json:
+        emit_json([r.to_dict() for r in records])
+    else:
+        for r in records:
+            click.echo(format_protected(r, mf.clock))
+        if not records:
+            click.echo("no protected records")
+    mf.close()
+
+
+def _protect_transition(verb: str, done: str, summary: str):
+    """Build ``memfold protect <verb> DB ID``: one call of ``mf.protected.<verb>(ID)``."""
+
+    @db_argument
+    @click.argument("record_id", metavar="ID", type=int)
+    @click.option("--cause", default="manual", show_default=True, help="Why, recorded in the event log.")
+    @json_option
+    def command(db: str, record_id: int, cause: str, as_json: bool) -> None:
+        mf = open_db(db)
+        record = getattr(mf.protected, verb)(record_id, cause=cause)
+        if as_json:
+            emit_json(record.to_dict())
+        else:
+            click.echo(f"{done} " + format_protected(record, mf.clock))
+        mf.close()
+
+    command.__doc__ = summary
+    return protect.command(name=verb)(command)
+
+
+_protect_transition("satisfy", "satisfied", "Mark protected record ID satisfied: it leaves the channel.")
+_protect_transition("expire", "expired", "Mark protected record ID expired: it leaves the channel.")
+_protect_transition("revoke", "revoked", "Revoke protected record ID: it leaves the channel.")
+
+
+@protect.command(name="supersede")
+@db_argument
+@click.argument("record_id", metavar="ID", type=int)
+@click.argument("text")
+@click.option("--kind", "-k", default=None,
+              type=click.Choice(["obligation", "constraint", "permission", "deadline", "prerequisite", "approval",
+                                 "evidence", "policy_state"]), help="Kind of the new record (default: the old one's).")
+@click.option("--due", "due", default=None, help="For deadlines: expiry time of the new record.")
+@click.option("--cause", default="manual", show_default=True, help="Why, recorded in the event log.")
+@json_option
+def protect_supersede(db: str, record_id: int, text: str, kind: str | None, due: str | None, cause: str,
+                      as_json: bool) -> None:
+    """Replace protected record ID with TEXT (same scope, linked both ways)."""
+    mf = open_db(db)
+    record = mf.protected.supersede(record_id, text, kind=kind, due_at=parse_time(due), cause=cause)
+    if as_json:
+        emit_json(record.to_dict())
+    else:
+        click.echo(f"P{record_id} superseded by " + format_protected(record, mf.clock))
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@click.option("--namespace", "-n", default=None, help="Erase everything in this namespace.")
+@click.option("--conversation", "-c", "conversation_id", default=None, help="Erase this conversation's turns.")
+@click.option("--turn", "turn_ids", type=int, multiple=True, help="Erase this turn id (repeatable).")
+@click.option("--record", "record_ids", type=int, multiple=True, help="Erase this memory record id (repeatable).")
+@click.option("--protected", "protected_ids", type=int, multiple=True, help="Erase this protected record id (repeatable).")
+@click.option("--cause", default="", help="Why (kept in the event log; never put the erased content here).")
+@click.option("--no-vacuum", is_flag=True, help="Skip rewriting the file (erased bytes may linger until VACUUM).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+def erase(db: str, namespace: str | None, conversation_id: str | None, turn_ids: tuple[int, ...],
+          record_ids: tuple[int, ...], protected_ids: tuple[int, ...], cause: str, no_vacuum: bool, yes: bool,
+          as_json: bool) -> None:
+    """Erase content for good: archive turns, memory records, protected records, derived summary
+    cards, full-text entries and vectors. The event log keeps ids and counts, never the content."""
+    mf = open_db(db)
+    scope = dict(namespace=namespace, conversation_id=conversation_id, turn_ids=list(turn_ids),
+                 record_ids=list(record_ids), protected_ids=list(protected_ids))
+    plan = mf.eraser.plan(**scope)
+    counts = plan.to_dict()["counts"]
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+    if not yes and not click.confirm(f"erase {summary}? This cannot be undone", default=False, err=True):
+        mf.close()
+        raise click.ClickException("nothing erased")
+    done = mf.erase(**scope, cause=cause, vacuum=not no_vacuum)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        click.echo("erased " + ", ".join(f"{n} {k}" for k, n in done.to_dict()["counts"].items())
+                   + ("" if no_vacuum else " (file vacuumed)"))
+    mf.close()
+
+
 def main() -> None:  # pragma: no cover - console entry point
     cli()
