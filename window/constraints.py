@@ -149,7 +149,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
                 r"(?!(?:to |you )?(?:take care|have fun|enjoy|relax|rest|treat yourself|smile|keep going|don't quit|"
                 r"socialize|stay positive|take (?:breaks|some)|prepare emotionally|believe)|they\b|it'?s\b)", re.I)),
     ("when_you", "constraint",
-     re.compile(r"^\s*" + _LEAD + r"(?:when|whenever|each time|every time|any time|if) you\b[^,]{2,80},\s*"
+     re.compile(_CLAUSE_START + _LEAD + r"(?:when|whenever|each time|every time|any time|if) you\b[^,]{2,80},\s*"
                 r"(?:always\s+|please\s+|do\s+)?(?:use|pick|prefer|choose|end|start|begin|include|add|write|put|"
                 r"give|show|ask|reply|respond|answer|format|cite|mention|send|check|run|search|keep|stop|avoid|"
                 r"don't (?!hesitate)|do not (?!hesitate)|never)", re.I)),
