@@ -112,6 +112,7 @@ def consolidate(
                     break
                 if dry_run:
                     run.proposals.extend(proposals)
+                    run.consumed.extend(e.source for e in batch)
                     run.batches += 1
                     after_id = ids[-1]
                     continue

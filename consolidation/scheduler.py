@@ -266,3 +266,37 @@ class ConsolidationScheduler:
             self.shutdown(wait=True)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str, Any]:
+    """The stored job (its cron and next run time) and the most recent leases, without running it.
+
+    :returns: ``{"job": {"id", "trigger", "next_run_time"} | None, "leases": [...]}``; times
+        as ISO-8601 strings.
+    """
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+    from .. import MemFold
+
+    path = str(Path(db_path).resolve())
+    with MemFold(path) as mf:
+        leases = lease.list_leases(mf.db, JOB_ID, limit=recent)
+    store = SQLAlchemyJobStore(url=f"sqlite:///{path}", tablename=JOBS_TABLE,
+                               engine_options={"connect_args": {"timeout": 30}})
+    probe = BackgroundScheduler()
+    probe.add_jobstore(store, "default")
+    probe.start(paused=True)
+    try:
+        job = probe.get_job(JOB_ID)
+        info = None if job is None else {"id": job.id, "trigger": str(job.trigger),
+                                         "next_run_time": job.next_run_time.isoformat() if job.next_run_time else None}
+    finally:
+        probe.shutdown(wait=False)
+        store.engine.dispose()
+
+    def iso(value: float | None) -> str | None:
+        return None if value is None else datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+
+    return {"job": info, "leases": [
+        {"fire_time": iso(x.fire_time), "holder": x.holder, "acquired_at": iso(x.acquired_at),
+         "expires_at": iso(x.expires_at), "finished_at": iso(x.finished_at), "outcome": x.outcome} for x in leases]}
