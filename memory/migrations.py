@@ -348,6 +348,111 @@ def m005_embeddings_and_search(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration(3, "create_window")
+def m003_create_window(db: sqlite_utils.Database) -> None:
+    """Summary cards and their covers, each conversation's catalog, card full-text search, the
+    summarizer failure log and per-conversation window state (issue 4; DESIGN.md §1, §4.2-4.3)."""
+    run_script(
+        db,
+        """
+        -- An immutable summary of a contiguous range: depth 1 covers turns, deeper cards cover cards.
+        CREATE TABLE cards (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            family_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            depth INTEGER NOT NULL CHECK (depth >= 1),
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            source_tokens INTEGER NOT NULL,
+            first_turn_id INTEGER NOT NULL REFERENCES turns(id),
+            last_turn_id INTEGER NOT NULL REFERENCES turns(id),
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            start_at REAL NOT NULL,
+            end_at REAL NOT NULL,
+            labels TEXT NOT NULL DEFAULT '[]',
+            summarizer TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            stale INTEGER NOT NULL DEFAULT 0,
+            CHECK (tokens < source_tokens),
+            CHECK (first_seq <= last_seq)
+        );
+        CREATE INDEX cards_family ON cards(family_id, depth);
+        CREATE TRIGGER cards_immutable BEFORE UPDATE ON cards
+        WHEN NEW.text IS NOT OLD.text OR NEW.tokens IS NOT OLD.tokens OR NEW.depth IS NOT OLD.depth
+             OR NEW.first_seq IS NOT OLD.first_seq OR NEW.last_seq IS NOT OLD.last_seq
+             OR NEW.labels IS NOT OLD.labels OR NEW.family_id IS NOT OLD.family_id
+             OR NEW.source_tokens IS NOT OLD.source_tokens
+        BEGIN
+            SELECT RAISE(ABORT, 'summary cards are immutable; only the stale flag may change');
+        END;
+        CREATE TRIGGER cards_no_delete BEFORE DELETE ON cards
+        BEGIN
+            SELECT RAISE(ABORT, 'summary cards are never deleted');
+        END;
+
+        -- The ordered children of a card: turns (depth 1) or cards (deeper).
+        CREATE TABLE card_covers (
+            card_id INTEGER NOT NULL REFERENCES cards(id),
+            position INTEGER NOT NULL,
+            child_kind TEXT NOT NULL CHECK (child_kind IN ('turn', 'card')),
+            child_id INTEGER NOT NULL,
+            PRIMARY KEY (card_id, position)
+        );
+        CREATE INDEX card_covers_child ON card_covers(child_kind, child_id);
+
+        -- What the model currently sees, in order: a contiguous cover of the conversation's seqs.
+        -- Keyed by first_seq, so a fold deletes a range and inserts one row, without renumbering.
+        CREATE TABLE catalog_items (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('turn', 'card')),
+            item_id INTEGER NOT NULL,
+            depth INTEGER NOT NULL DEFAULT 0,
+            tokens INTEGER NOT NULL,
+            role TEXT,
+            has_tool_calls INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (conversation_id, first_seq)
+        );
+        -- Archive before splice (DESIGN.md §4.2): a catalog row may only point at a stored card.
+        CREATE TRIGGER catalog_card_exists BEFORE INSERT ON catalog_items
+        WHEN NEW.kind = 'card' AND NOT EXISTS (SELECT 1 FROM card_covers WHERE card_id = NEW.item_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'a catalog item may only point at a card whose covers are stored');
+        END;
+
+        CREATE VIRTUAL TABLE cards_fts USING fts5(
+            text, content='cards', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER cards_fts_insert AFTER INSERT ON cards BEGIN
+            INSERT INTO cards_fts(rowid, text) VALUES (NEW.id, NEW.text);
+        END;
+
+        -- Every summarizer failure: the originals stayed in the window.
+        CREATE TABLE summarizer_failures (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            summarizer TEXT NOT NULL,
+            depth INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            source_tokens INTEGER NOT NULL,
+            error TEXT NOT NULL
+        );
+        CREATE INDEX summarizer_failures_conversation ON summarizer_failures(conversation_id, id);
+
+        -- The prompt tokens the caller last reported (watermark pressure), per conversation.
+        CREATE TABLE window_state (
+            conversation_id TEXT PRIMARY KEY REFERENCES conversations(id),
+            reported_tokens INTEGER,
+            reported_at REAL
+        );
+        """
+    )
+
+
 @migration(4, "create_consolidation")
 def m004_create_consolidation(db: sqlite_utils.Database) -> None:
     """Consolidation runs, the ledger of consumed sources (with what each produced), the turn
@@ -405,29 +510,6 @@ def m004_create_consolidation(db: sqlite_utils.Database) -> None:
             outcome TEXT,
             PRIMARY KEY (name, fire_time)
         );
-        """
-    )
-
-
-@migration(2, "forgetting_policies")
-def m002_forgetting_policies(db: sqlite_utils.Database) -> None:
-    """Per-store forgetting policy (issue 3): capacity, half-life and access weight for each
-    ``(namespace, type)`` store. A missing row, or a NULL column, means the documented default
-    (:class:`memfold.memory.forgetting.StorePolicy`). Rows change only through
-    ``MemoryStore.set_policy``, which logs a ``policy`` event."""
-    run_script(
-        db,
-        """
-        CREATE TABLE store_policies (
-            namespace TEXT NOT NULL,
-            type TEXT NOT NULL CHECK (type IN ('working', 'semantic', 'episodic', 'procedural')),
-            capacity INTEGER CHECK (capacity IS NULL OR capacity >= 1),
-            half_life REAL CHECK (half_life IS NULL OR half_life > 0),
-            access_weight REAL CHECK (access_weight IS NULL OR access_weight >= 0),
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (namespace, type)
-        );
-        CREATE INDEX records_store_active ON records(namespace, type, status, pinned);
         """
     )
 

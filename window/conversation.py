@@ -11,7 +11,11 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..memory.errors import InvalidInput
-from .archive import Archive, Turn
+from ..memory.events import log_event
+from ..memory.storage import write_transaction
+from .archive import TURN_COLUMNS, Archive, Turn
+from .cards import Card, CardStore
+from .catalog import Catalog, CatalogItem
 from .transcripts import read_jsonl, write_jsonl
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,6 +37,9 @@ class Conversation:
         self.namespace: str = row["namespace"]
         self.family_id: str = row["family_id"]
         self.parent_id: str | None = row["parent_id"]
+        self.db = memfold.db
+        self.cards = CardStore(memfold.db, memfold.clock)
+        self.catalog = Catalog(memfold.db, self.archive, self.cards, memfold.token_counter, conversation_id)
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"
@@ -44,11 +51,15 @@ class Conversation:
             carry ``created_at`` (ticks or an aware datetime), ``metadata`` and ``labels``.
         :raises InvalidInput: for a malformed turn (nothing is written).
         """
-        return self.archive.append_many(self.id, [turn])[0]
+        turn_id = self.archive.append_many(self.id, [turn])[0]
+        self._after_append()
+        return turn_id
 
     def append_many(self, turns: Iterable[Mapping[str, Any]]) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids."""
-        return self.archive.append_many(self.id, list(turns))
+        ids = self.archive.append_many(self.id, list(turns))
+        self._after_append()
+        return ids
 
     def history(self, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
         """Every turn in append order, including a fork's inherited turns."""
@@ -88,3 +99,175 @@ class Conversation:
             write_jsonl(self.history(), buf, with_times=with_times)
             return buf.getvalue()
         return write_jsonl(self.history(), out, with_times=with_times)
+
+    # -- the window (issue 4) ----------------------------------------------------------------
+    def window_settings(self, overrides: Mapping[str, Any] | None = None, **more: Any):
+        """The facade's :class:`~memfold.window.settings.WindowSettings` with per-call overrides
+        (``budget``/``output_reserve`` aliases accepted). :raises InvalidInput: for a bad value."""
+        return self.memfold.window.with_overrides(dict(overrides or {}), **more)
+
+    def _after_append(self) -> None:
+        """Watermarks (issue 4, point 5): at the hard watermark compact before returning; at the
+        soft watermark too when ``compact_on_append`` is set."""
+        settings = self.memfold.window
+        pressure = self.pressure()
+        if pressure >= settings.hard_tokens or (settings.compact_on_append and pressure >= settings.soft_tokens):
+            self.compact()
+
+    def pressure(self, **overrides: Any) -> int:
+        """Watermark pressure in tokens: the larger of the compiled context's own size (without
+        memories) and the prompt tokens last reported with :meth:`report_usage`."""
+        from .context import layout
+
+        return max(layout(self, self.window_settings(overrides)).total_tokens, self.reported_usage() or 0)
+
+    def window_status(self, **overrides: Any) -> dict[str, Any]:
+        """``{"tokens", "reported", "pressure", "usable", "soft", "hard", "due", "over"}``:
+        ``due`` when pressure reached the soft watermark, ``over`` when it passed the usable budget."""
+        from .context import layout
+
+        settings = self.window_settings(overrides)
+        tokens = layout(self, settings).total_tokens
+        reported = self.reported_usage()
+        pressure = max(tokens, reported or 0)
+        return {"tokens": tokens, "reported": reported, "pressure": pressure, "usable": settings.usable_tokens,
+                "soft": settings.soft_tokens, "hard": settings.hard_tokens,
+                "due": pressure >= settings.soft_tokens, "over": pressure > settings.usable_tokens}
+
+    def context(self, budget: int | None = None, output_reserve: int | None = None, *,
+                reader: Iterable[str] | None = None, **overrides: Any):
+        """The compiled context for the next model call (issue 4, point 1).
+
+        Compacts first when pressure reached the hard watermark or the context does not fit.
+
+        :param budget: ``budget_tokens`` for this call (default: the facade's window settings).
+        :param output_reserve: ``output_reserve_tokens`` for this call.
+        :param reader: the reader's labels (``None`` = every label); passed to the section builder.
+        :param overrides: any other :class:`~memfold.window.settings.WindowSettings` field.
+        :returns: a :class:`~memfold.window.context.CompiledContext` within ``budget - output_reserve``.
+        :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
+        """
+        from .context import compile_context, layout
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        lay = layout(self, settings, reader)
+        pressure = max(lay.total_tokens, self.reported_usage() or 0)
+        if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
+            self.compact(reader=reader, **settings.to_dict())
+        return compile_context(self, settings, reader)
+
+    def compact(self, *, target_tokens: int | None = None, summarizer: Any = None,
+                reader: Iterable[str] | None = None, **overrides: Any):
+        """Fold old turns into cards until the compiled context is at most ``target_tokens``
+        (default: the soft watermark). Never loops, never drops history; summarizer failures are
+        recorded and leave the originals in place (issue 4, points 3-4).
+
+        :param summarizer: a :class:`~memfold.window.summarizers.base.Summarizer` for this pass
+            (default: the facade's).
+        :returns: a :class:`~memfold.window.compactor.CompactionReport`.
+        """
+        from .compactor import Compactor
+
+        settings = self.window_settings(overrides)
+        return Compactor(self, settings, summarizer or self.memfold.summarizer).compact(target_tokens, reader)
+
+    def report_usage(self, tokens: int) -> None:
+        """Record the prompt tokens the model actually used on the last call; watermark pressure
+        is the larger of this and the compiled context's own size (issue 4, point 5).
+
+        :raises InvalidInput: for a negative or non-integer count.
+        """
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise InvalidInput(f"reported usage must be a non-negative integer number of tokens, got {tokens!r}")
+        with write_transaction(self.db):
+            self.db.execute(
+                "INSERT INTO window_state(conversation_id, reported_tokens, reported_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(conversation_id) DO UPDATE SET reported_tokens = excluded.reported_tokens, "
+                "reported_at = excluded.reported_at", [self.id, tokens, self.memfold.clock.now()],
+            )
+        self._after_append()
+
+    def reported_usage(self) -> int | None:
+        """The prompt tokens last reported (``None`` if none since the last compaction)."""
+        row = self.db.execute("SELECT reported_tokens FROM window_state WHERE conversation_id = ?", [self.id]).fetchone()
+        return row[0] if row else None
+
+    def clear_reported_usage(self) -> None:
+        """Forget the reported usage (after a compaction changed the context)."""
+        with write_transaction(self.db):
+            self.db.execute("UPDATE window_state SET reported_tokens = NULL WHERE conversation_id = ?", [self.id])
+
+    def record_failure(self, *, summarizer: str, depth: int, first_seq: int, last_seq: int, source_tokens: int,
+                       error: str) -> dict[str, Any]:
+        """Record a summarizer failure (table + ``summarizer_failed`` event); returns it as a dict."""
+        at = self.memfold.clock.now()
+        with write_transaction(self.db):
+            cur = self.db.execute(
+                "INSERT INTO summarizer_failures(conversation_id, at, summarizer, depth, first_seq, last_seq, "
+                "source_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [self.id, at, summarizer, depth, first_seq, last_seq, source_tokens, error],
+            )
+            log_event(self.db, at=at, kind="summarizer_failed", namespace=self.namespace,
+                      subject=f"conversation:{self.id}", cause=summarizer,
+                      details={"depth": depth, "first_seq": first_seq, "last_seq": last_seq, "error": error})
+        return {"id": cur.lastrowid, "conversation_id": self.id, "at": at, "summarizer": summarizer, "depth": depth,
+                "first_seq": first_seq, "last_seq": last_seq, "source_tokens": source_tokens, "error": error}
+
+    def failures(self) -> list[dict[str, Any]]:
+        """Every recorded summarizer failure of this conversation, oldest first."""
+        from .compactor import failure_dict
+
+        return [failure_dict(r) for r in self.db.execute(
+            "SELECT id, conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error "
+            "FROM summarizer_failures WHERE conversation_id = ? ORDER BY id", [self.id])]
+
+    def failure_count(self) -> int:
+        """How many summarizer failures were recorded for this conversation."""
+        return self.db.execute("SELECT COUNT(*) FROM summarizer_failures WHERE conversation_id = ?", [self.id]).fetchone()[0]
+
+    def catalog_items(self) -> list[CatalogItem]:
+        """The catalog, oldest first: card refs and turn refs covering the whole history."""
+        return self.catalog.items()
+
+    def turns_by_id(self, turn_ids: Iterable[int]) -> dict[int, Turn]:
+        """Archived turns by id (a batch read)."""
+        ids = list(turn_ids)
+        out: dict[int, Turn] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
+                out[row[0]] = Turn.from_row(row)
+        return out
+
+    def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None):
+        """Search archived turns and cards (FTS5 BM25, literal); see :func:`memfold.window.recall.search`."""
+        from .recall import search
+
+        return search(self, query, k, filters)
+
+    def describe(self, card_id: int | str) -> dict[str, Any]:
+        """A card's coverage; see :func:`memfold.window.recall.describe`."""
+        from .recall import describe
+
+        return describe(self, card_id)
+
+    def expand(self, card_id: int | str, *, to_turns: bool = False) -> list[Turn | Card]:
+        """A card's children (or every verbatim turn under it); see :func:`memfold.window.recall.expand`."""
+        from .recall import expand
+
+        return expand(self, card_id, to_turns=to_turns)
+
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools."""
+        import copy
+
+        from .recall import TOOL_DEFINITIONS
+
+        return copy.deepcopy(TOOL_DEFINITIONS)
+
+    def handle_tool_call(self, name: str, arguments: str | Mapping[str, Any] | None) -> str:
+        """Run one recall tool call and return its text; see :func:`memfold.window.recall.handle_tool_call`."""
+        from .recall import handle_tool_call
+
+        return handle_tool_call(self, name, arguments)

@@ -1,0 +1,207 @@
+"""The catalog: the ordered context items (card refs and turn refs) a conversation's model sees.
+
+Invariant kept here: the catalog is a **contiguous cover** of the conversation's history: its
+items, ordered by ``first_seq``, span seq 1 to the newest seq with no gap and no overlap. A fold
+replaces a contiguous run of items with one card covering exactly their span, in one
+transaction, and only after the card and its covers are committed (DESIGN.md §4.2). New turns
+join the catalog lazily (:meth:`Catalog.sync`), so appending never depends on the window.
+
+A fork starts from its parent's catalog up to the fork point; a parent card that reaches past the
+fork point is replaced by its children, recursively, so the fork never shows turns it lacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import sqlite_utils
+
+from ..memory.errors import StorageError
+from ..memory.storage import write_transaction
+from ..memory.tokens import TokenCounter
+from .archive import Archive, Turn
+from .cards import Card, CardStore
+
+
+@dataclass(frozen=True)
+class CatalogItem:
+    """One context item: ``kind`` is ``"turn"`` or ``"card"``; ``item_id`` the turn or card id;
+    ``first_seq``..``last_seq`` its span; ``depth`` 0 for a turn; ``tokens`` the turn's tokens or
+    the rendered card's tokens; ``role`` and ``has_tool_calls`` (turns) keep tool groups whole."""
+
+    kind: str
+    item_id: int
+    first_seq: int
+    last_seq: int
+    depth: int
+    tokens: int
+    role: str | None = None
+    has_tool_calls: bool = False
+
+    @property
+    def ref(self) -> str:
+        """``"t<id>"`` or ``"c<id>"``."""
+        return ("t" if self.kind == "turn" else "c") + str(self.item_id)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (with ``ref``)."""
+        return {**self.__dict__, "ref": self.ref}
+
+
+def turn_item(turn: Turn) -> CatalogItem:
+    """The catalog item for an archived turn."""
+    return CatalogItem("turn", turn.id, turn.seq, turn.seq, 0, turn.tokens, turn.role, bool(turn.tool_calls))
+
+
+def card_item(card: Card, counter: TokenCounter) -> CatalogItem:
+    """The catalog item for a card (its tokens are those of the rendered card)."""
+    return CatalogItem("card", card.id, card.first_seq, card.last_seq, card.depth, counter.count(card.render()))
+
+
+class Catalog:
+    """The catalog of one conversation.
+
+    :param db: the database. :param archive: the turn archive. :param cards: the card store.
+    :param counter: the token counter (rendered card sizes).
+    :param conversation_id: whose catalog.
+    """
+
+    def __init__(self, db: sqlite_utils.Database, archive: Archive, cards: CardStore, counter: TokenCounter,
+                 conversation_id: str) -> None:
+        self.db = db
+        self.archive = archive
+        self.cards = cards
+        self.counter = counter
+        self.conversation_id = conversation_id
+
+    # -- reading -------------------------------------------------------------------------
+    def items(self) -> list[CatalogItem]:
+        """The items in order (oldest first), after :meth:`sync`."""
+        self.sync()
+        return self._read()
+
+    def _read(self) -> list[CatalogItem]:
+        rows = self.db.execute(
+            "SELECT kind, item_id, first_seq, last_seq, depth, tokens, role, has_tool_calls FROM catalog_items "
+            "WHERE conversation_id = ? ORDER BY first_seq", [self.conversation_id]
+        ).fetchall()
+        return [CatalogItem(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7])) for r in rows]
+
+    def last_seq(self) -> int:
+        """The newest seq the catalog covers (0 when empty)."""
+        row = self.db.execute(
+            "SELECT MAX(last_seq) FROM catalog_items WHERE conversation_id = ?", [self.conversation_id]
+        ).fetchone()
+        return row[0] or 0
+
+    # -- writing -------------------------------------------------------------------------
+    def sync(self) -> int:
+        """Add a turn item for every archived turn the catalog does not cover yet (and seed a
+        fork from its parent). Returns how many items were added."""
+        if self.last_seq() == self.archive.last_seq(self.conversation_id):
+            return 0
+        with write_transaction(self.db):
+            covered = self.last_seq()
+            items: list[CatalogItem] = []
+            if covered == 0:
+                items = self._seed_from_parent()
+                covered = items[-1].last_seq if items else 0
+            items.extend(turn_item(t) for t in self.archive.history(self.conversation_id, after_seq=covered))
+            self._insert(items)
+        return len(items)
+
+    def _seed_from_parent(self) -> list[CatalogItem]:
+        row = self.archive.conversation_row(self.conversation_id)
+        if row["parent_id"] is None or not row["fork_after_seq"]:
+            return []
+        limit = row["fork_after_seq"]
+        parent = Catalog(self.db, self.archive, self.cards, self.counter, row["parent_id"])
+        out: list[CatalogItem] = []
+        for item in parent.items():
+            if item.first_seq > limit:
+                break
+            out.extend(self._within(item, limit))
+        return out
+
+    def _within(self, item: CatalogItem, limit: int) -> list[CatalogItem]:
+        """``item`` if it ends by ``limit``, else its children that start by ``limit`` (recursively)."""
+        if item.last_seq <= limit:
+            return [item]
+        if item.kind == "turn":
+            return []
+        out: list[CatalogItem] = []
+        for ref in self.cards.covers(item.item_id):
+            kind, child_id = ref[0], int(ref[1:])
+            child = (turn_item(self.archive.get(child_id)) if kind == "t"
+                     else card_item(self.cards.get(child_id), self.counter))
+            if child.first_seq <= limit:
+                out.extend(self._within(child, limit))
+        return out
+
+    def _insert(self, items: Sequence[CatalogItem]) -> None:
+        self.db.conn.executemany(
+            "INSERT INTO catalog_items(conversation_id, first_seq, last_seq, kind, item_id, depth, tokens, role, "
+            "has_tool_calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(self.conversation_id, i.first_seq, i.last_seq, i.kind, i.item_id, i.depth, i.tokens, i.role,
+              int(i.has_tool_calls)) for i in items],
+        )
+
+    def splice(self, replaced: Sequence[CatalogItem], card: Card) -> CatalogItem:
+        """Replace the contiguous run ``replaced`` with ``card`` in one transaction.
+
+        :raises StorageError: if the run is no longer in the catalog exactly (a concurrent
+            compaction got there first); nothing changes then.
+        """
+        new = card_item(card, self.counter)
+        with write_transaction(self.db):
+            current = self.db.execute(
+                "SELECT kind, item_id FROM catalog_items WHERE conversation_id = ? AND first_seq BETWEEN ? AND ? "
+                "ORDER BY first_seq", [self.conversation_id, replaced[0].first_seq, replaced[-1].first_seq]
+            ).fetchall()
+            if [(i.kind, i.item_id) for i in replaced] != [tuple(r) for r in current] or (
+                new.first_seq, new.last_seq) != (replaced[0].first_seq, replaced[-1].last_seq):
+                raise StorageError(
+                    f"the catalog of {self.conversation_id!r} changed during compaction (seq "
+                    f"{replaced[0].first_seq}-{replaced[-1].last_seq}); run compact again"
+                )
+            self.db.execute(
+                "DELETE FROM catalog_items WHERE conversation_id = ? AND first_seq BETWEEN ? AND ?",
+                [self.conversation_id, replaced[0].first_seq, replaced[-1].first_seq],
+            )
+            self._insert([new])
+        return new
+
+
+def hot_start(items: Sequence[CatalogItem], hot_turns: int, room_tokens: int, shown: Sequence[int]) -> int:
+    """Index of the first item of the hot tail (``len(items)`` when there is none).
+
+    The hot tail is the newest ``hot_turns`` turns, widened so that a tool result is never
+    separated from the call it answers, and so that a user question stays with the assistant
+    answer that directly follows it when both fit: when the whole catalog, shown verbatim, fits
+    in ``room_tokens`` (issue 4, point 2; DESIGN.md §4.4). ``shown[i]`` is item i's size as the compiled context shows it.
+    """
+    n = len(items)
+    i = n
+    count = 0
+    while i > 0 and count < hot_turns and items[i - 1].kind == "turn":
+        i -= 1
+        count += 1
+    if i == n:
+        return n
+    while 0 < i < n and items[i].role == "tool" and items[i - 1].kind == "turn":
+        i -= 1
+    if 0 < i < n and items[i].role == "assistant" and items[i - 1].kind == "turn" and items[i - 1].role == "user":
+        if sum(shown) <= room_tokens:
+            i -= 1
+    return i
+
+
+def is_contiguous_cover(items: Sequence[CatalogItem], last_seq: int) -> bool:
+    """True when ``items`` cover seq 1..``last_seq`` exactly once, in order."""
+    expected = 1
+    for item in items:
+        if item.first_seq != expected or item.last_seq < item.first_seq:
+            return False
+        expected = item.last_seq + 1
+    return expected == last_seq + 1

@@ -1,0 +1,290 @@
+"""The compactor: folds old turns into cards and cards into deeper cards until the window fits.
+
+Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
+
+* The hot tail is never folded, and no fold ends between a tool call and its results.
+* A fold writes the card and its covers first (one committed transaction), then splices the
+  catalog (a second transaction); a crash between them leaves an unused card, never a catalog
+  that points at nothing.
+* A card must be strictly shorter than its sources and must shrink the window; otherwise, or
+  when the summarizer errors, times out or answers empty, the originals stay, the failure is
+  recorded (``summarizer_failures`` + a ``summarizer_failed`` event) and that range is not tried
+  again in the same pass.
+* Compaction always terminates: every successful fold removes at least one catalog item and
+  every failure removes one candidate, so a pass makes at most (items + candidates) steps.
+
+Folding order in one pass: roll up any ``rollup_fanin`` adjacent same-depth cards (the regular
+roll-up that keeps the active cards logarithmic in history); then, while the window is above the
+target (the soft watermark by default), fold the oldest foldable turns into a depth-1 card of at
+most ``leaf_chunk_tokens`` source tokens; when no turn is left to fold, fold the oldest adjacent
+cards early (a *forced roll-up*: the oldest run of 2+ same-depth cards, else the oldest two
+adjacent cards, else a card with an adjacent turn too small to fold alone; one level deeper
+than the deepest card in it) so a small budget is still met; and
+when one card is all that is left and the window is still over the usable budget, re-summarize
+the largest card alone, one level deeper and shorter by at least the excess (a *shrink*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..memory.errors import SummarizerError
+from ..memory.events import log_event
+from ..memory.storage import write_transaction
+from .cards import Card, card_header
+from .catalog import CatalogItem
+from .context import Layout, layout
+from .settings import WindowSettings
+from .summarizers.base import FoldItem, Summarizer, run_summarizer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .archive import Turn
+    from .conversation import Conversation
+
+
+@dataclass
+class CompactionReport:
+    """What one compaction pass did. Token figures are compiled-context tokens (without the
+    memories section); ``pressure_before`` also counts the usage the caller last reported."""
+
+    conversation_id: str
+    usable_tokens: int
+    target_tokens: int
+    before_tokens: int
+    after_tokens: int
+    pressure_before: int
+    cards: list[str] = field(default_factory=list)
+    leaf_folds: int = 0
+    rollups: int = 0
+    forced_rollups: int = 0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def folded(self) -> bool:
+        """True when at least one card entered the catalog."""
+        return bool(self.cards)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {**self.__dict__, "folded": self.folded}
+
+
+def fold_item_for_turn(turn: "Turn") -> FoldItem:
+    """The summarizer's view of a turn: its content plus any tool calls, written out."""
+    text = turn.content
+    if turn.tool_calls:
+        calls = "; ".join(
+            f"call {c['function']['name']}({c['function'].get('arguments', '')})" for c in turn.tool_calls
+        )
+        text = f"{text} {calls}".strip()
+    return FoldItem(kind="turn", id=turn.id, text=text, role=turn.role, name=turn.name)
+
+
+def fold_item_for_card(card: Card) -> FoldItem:
+    """The summarizer's view of a card: its text and depth."""
+    return FoldItem(kind="card", id=card.id, text=card.text, depth=card.depth)
+
+
+class Compactor:
+    """Runs compaction passes over one conversation.
+
+    :param conv: the conversation. :param settings: the window settings for this pass.
+    :param summarizer: the summarizer to fold with.
+    """
+
+    def __init__(self, conv: "Conversation", settings: WindowSettings, summarizer: Summarizer) -> None:
+        self.conv = conv
+        self.settings = settings
+        self.summarizer = summarizer
+        self.counter = conv.memfold.token_counter
+
+    def compact(self, target_tokens: int | None = None, reader: Iterable[str] | None = None) -> CompactionReport:
+        """One compaction pass (see the module docstring).
+
+        :param target_tokens: fold until the compiled context is at most this big; default the
+            soft watermark. Compiled-context tokens exclude the memories section.
+        :returns: a :class:`CompactionReport`.
+        :raises StorageError: if the database cannot be written (the catalog stays consistent).
+        """
+        s = self.settings
+        lay = layout(self.conv, s, reader)
+        reported = self.conv.reported_usage() or 0
+        target = s.soft_tokens if target_tokens is None else max(0, int(target_tokens))
+        overhead = max(0, reported - lay.total_tokens)  # what the model's prompt adds around our context
+        goal = max(0, target - overhead)
+        report = CompactionReport(self.conv.id, s.usable_tokens, target, lay.total_tokens, lay.total_tokens,
+                                  max(lay.total_tokens, reported))
+        failed: set[tuple[str, int, int]] = set()
+        while True:
+            run = self._regular_rollup(lay, failed)
+            kind = "rollup"
+            if run is None:
+                if lay.total_tokens <= goal:
+                    break
+                run, kind = self._leaf_chunk(lay, failed), "fold"
+                if run is None:
+                    run, kind = self._forced_rollup(lay, failed), "forced_rollup"
+                if run is None and lay.total_tokens > s.usable_tokens:
+                    run, kind = self._shrink_candidate(lay, failed), "shrink"
+                if run is None:
+                    break
+            excess = lay.total_tokens - s.usable_tokens if kind == "shrink" else 0
+            self._fold(lay, run, kind, report, failed, excess=excess)
+            lay = layout(self.conv, s, reader)
+        report.after_tokens = lay.total_tokens
+        if report.folded:
+            self.conv.clear_reported_usage()
+        return report
+
+    # -- choosing what to fold -------------------------------------------------------------
+    @staticmethod
+    def _key(run: Sequence[CatalogItem]) -> tuple[str, int, int]:
+        return (run[0].kind, run[0].first_seq, run[-1].last_seq)
+
+    def _regular_rollup(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
+        items, fanin = lay.items[:lay.hot], self.settings.rollup_fanin
+        i = 0
+        while i < len(items):
+            if items[i].kind != "card":
+                i += 1
+                continue
+            j = i
+            while j < len(items) and items[j].kind == "card" and items[j].depth == items[i].depth:
+                j += 1
+            for start in range(i, j - fanin + 1):
+                run = items[start:start + fanin]
+                if self._key(run) not in failed:
+                    return run
+            i = j
+        return None
+
+    def _leaf_chunk(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
+        items, hot, limit = lay.items, lay.hot, self.settings.leaf_chunk_tokens
+        i = 0
+        while i < hot:
+            if items[i].kind != "turn" or items[i].role == "tool":
+                i += 1
+                continue
+            j = i
+            while j < hot and items[j].kind == "turn":
+                j += 1
+            end, used = i, 0
+            while end < j and (end == i or used + items[end].tokens <= limit):
+                used += items[end].tokens
+                end += 1
+            if end < len(items) and items[end].role == "tool":  # never end inside a tool group
+                back = end
+                while back > i and items[back].role == "tool":
+                    back -= 1
+                if back > i:
+                    end = back
+                else:
+                    while end < j and items[end].role == "tool":
+                        end += 1
+                    if end < len(items) and items[end].role == "tool":
+                        i = j
+                        continue
+            if (end - i > 1 and end < len(items) and items[end - 1].role == "user"
+                    and items[end].role == "assistant" and items[end].kind == "turn"):
+                end -= 1  # keep a question with the answer that follows it
+            run = items[i:end]
+            if self._key(run) not in failed:
+                return run
+            i = end
+        return None
+
+    def _forced_rollup(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
+        items, fanin = lay.items[:lay.hot], self.settings.rollup_fanin
+        for i in range(len(items) - 1):
+            if items[i].kind == "card" and items[i + 1].kind == "card" and items[i].depth == items[i + 1].depth:
+                j = i
+                while j < len(items) and j - i < fanin and items[j].kind == "card" and items[j].depth == items[i].depth:
+                    j += 1
+                run = items[i:j]
+                if self._key(run) not in failed:
+                    return run
+        for i in range(len(items) - 1):
+            run = items[i:i + 2]
+            if run[0].kind == "card" and run[1].kind == "card" and self._key(run) not in failed:
+                return run
+        for i in range(len(items) - 1):  # a card and a turn too small to fold on its own
+            run = items[i:i + 2]
+            if "card" in (run[0].kind, run[1].kind) and self._key(run) not in failed:
+                if run[1].kind == "turn" and run[1].role == "tool" or (
+                        i + 2 < len(items) and items[i + 2].role == "tool"):
+                    continue  # never split a tool group
+                return run
+        return None
+
+    def _shrink_candidate(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
+        """Last resort when a lone card is all that is left to fold and the window is still over
+        the budget: the largest card, to be re-summarized one level deeper and shorter."""
+        cards = [it for it in lay.items[:lay.hot] if it.kind == "card" and self._key([it]) not in failed]
+        if not cards:
+            return None
+        return [max(cards, key=lambda it: (it.tokens, -it.first_seq))]
+
+    # -- folding ---------------------------------------------------------------------------
+    def _fold(self, lay: Layout, run: list[CatalogItem], kind: str, report: CompactionReport, failed: set,
+              *, excess: int = 0) -> None:
+        conv, s = self.conv, self.settings
+        start = lay.items.index(run[0])
+        shown_before = sum(lay.shown[start:start + len(run)])
+        turns = conv.turns_by_id([i.item_id for i in run if i.kind == "turn"])
+        cards = conv.cards.get_many(i.item_id for i in run if i.kind == "card")
+        children: list[Any] = [turns[i.item_id] if i.kind == "turn" else cards[i.item_id] for i in run]
+        fold_items = [fold_item_for_card(c) if isinstance(c, Card) else fold_item_for_turn(c) for c in children]
+        depth = 1 + max((c.depth for c in children if isinstance(c, Card)), default=0)
+        source_tokens = sum(c.tokens for c in children)
+        next_id = (conv.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'cards'").fetchone() or (0,))[0] + 1
+        header_tokens = self.counter.count(card_header(next_id))
+        target = min(s.card_target_tokens, max(1, s.usable_tokens // 4), source_tokens - 1,
+                     shown_before - header_tokens - 1)
+        if excess > 0:  # a shrink must free at least the excess
+            target = min(target, shown_before - header_tokens - excess)
+        try:
+            if target < 1:
+                raise SummarizerError(
+                    f"{len(run)} item(s) of {shown_before} tokens are too small to fold into a shorter card"
+                )
+            text, tokens = run_summarizer(self.summarizer, fold_items, depth, source_tokens=source_tokens,
+                                          target_tokens=target, counter=self.counter)
+            rendered = self.counter.count(f"{card_header(next_id)} {text}")
+            if rendered >= shown_before:
+                raise SummarizerError(
+                    f"the card ({rendered} tokens with its header) would not shrink the window ({shown_before} tokens)"
+                )
+        except SummarizerError as exc:
+            failed.add(self._key(run))
+            report.failures.append(conv.record_failure(
+                summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__), depth=depth,
+                first_seq=run[0].first_seq, last_seq=run[-1].last_seq, source_tokens=source_tokens, error=str(exc),
+            ))
+            return
+        card = conv.cards.insert(  # committed on its own: archive before splice (DESIGN.md §4.2)
+            family_id=conv.family_id, conversation_id=conv.id, depth=depth, text=text, tokens=tokens,
+            children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
+        )
+        with write_transaction(conv.db):
+            conv.catalog.splice(run, card)
+            log_event(conv.db, at=conv.memfold.clock.now(), kind="fold" if kind == "fold" else "rollup",
+                      namespace=conv.namespace, subject=f"conversation:{conv.id}", cause=kind,
+                      details={"card": card.ref, "depth": depth, "covers": list(card.covers),
+                               "source_tokens": source_tokens, "tokens": tokens})
+        report.cards.append(card.ref)
+        if kind == "fold":
+            report.leaf_folds += 1
+        elif kind == "rollup":
+            report.rollups += 1
+        else:
+            report.forced_rollups += 1  # forced roll-ups and last-resort shrinks of a lone card
+
+
+def failure_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """A ``summarizer_failures`` row as a dict."""
+    keys = ("id", "conversation_id", "at", "summarizer", "depth", "first_seq", "last_seq", "source_tokens", "error")
+    return dict(zip(keys, row))
+
+
+__all__ = ["CompactionReport", "Compactor", "failure_dict", "fold_item_for_card", "fold_item_for_turn"]

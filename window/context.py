@@ -1,0 +1,249 @@
+"""The compiled context: what one model call sees, within ``budget - output_reserve`` tokens.
+
+Invariant kept here (DESIGN.md §4.5): a compiled context either fits the usable budget or is not
+returned: :class:`~memfold.BudgetError` names every section's size. Sections come in one fixed
+order from :func:`build_sections`: the system note, the protected channel, the top memories, the
+catalog (cards with their ids, older turns verbatim) and the hot tail (verbatim). A turn larger
+than half the usable budget is shown as a bounded *glimpse* with its id, never dropped: the
+whole turn stays in the archive and ``expand t<id>`` returns it (issue 4, point 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..memory.errors import BudgetError
+from .archive import Turn
+from .catalog import CatalogItem, hot_start
+from .settings import WindowSettings
+from .summarizers.base import clip_to_tokens
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .conversation import Conversation
+
+#: The default system note (issue 4, point 7).
+SYSTEM_NOTE = (
+    "Summaries [cN] are maps; expand or search first for exact ids, numbers, dates, paths, commands."
+)
+SECTION_NAMES = ("system_note", "protected", "memories", "cards", "turns", "hot_turns")
+
+
+@dataclass
+class Section:
+    """One section of a compiled context: its messages and their tokens."""
+
+    name: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int = 0
+    refs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompiledContext:
+    """A compiled context.
+
+    ``messages`` are OpenAI-shaped chat messages in order; ``sections`` maps each section name
+    (``system_note``, ``protected``, ``memories``, ``cards``, ``turns`` = older turns not folded
+    yet, ``hot_turns``) to its tokens; ``total_tokens`` is their sum and never exceeds
+    ``usable_tokens`` = ``budget_tokens - output_reserve_tokens``. ``refs`` lists the catalog items
+    shown (``c12``, ``t40``); ``glimpses`` the ids of turns shown as excerpts.
+    """
+
+    messages: list[dict[str, Any]]
+    sections: dict[str, int]
+    total_tokens: int
+    budget_tokens: int
+    output_reserve_tokens: int
+    refs: list[str]
+    glimpses: list[int]
+    hot_refs: list[str]
+
+    @property
+    def usable_tokens(self) -> int:
+        """``budget_tokens - output_reserve_tokens``."""
+        return self.budget_tokens - self.output_reserve_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "messages": self.messages, "sections": self.sections, "total_tokens": self.total_tokens,
+            "budget_tokens": self.budget_tokens, "output_reserve_tokens": self.output_reserve_tokens,
+            "usable_tokens": self.usable_tokens, "refs": self.refs, "glimpses": self.glimpses,
+            "hot_refs": self.hot_refs,
+        }
+
+
+def glimpse_threshold(settings: WindowSettings) -> int:
+    """A turn with more tokens than this is shown as a glimpse: half the usable budget."""
+    return max(1, settings.usable_tokens // 2)
+
+
+def glimpse_text(turn: Turn, settings: WindowSettings, counter) -> str:
+    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context."""
+    excerpt_tokens = max(1, min(settings.card_target_tokens, settings.usable_tokens // 8))
+    excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+    return f"{excerpt} [glimpse t{turn.id} of {turn.tokens} tokens; expand t{turn.id}]"
+
+
+def note_text(settings: WindowSettings) -> str:
+    """The system note for these settings."""
+    return SYSTEM_NOTE if settings.system_note is None else settings.system_note
+
+
+@dataclass
+class Layout:
+    """Sizes of the compiled context without loading card or turn texts (cheap; used for pressure).
+
+    ``shown[i]`` is item i's size as shown (glimpse-sized for oversized turns); ``hot`` the index
+    of the first hot item.
+    """
+
+    items: list[CatalogItem]
+    shown: list[int]
+    hot: int
+    note_tokens: int
+    protected_tokens: int
+
+    @property
+    def catalog_tokens(self) -> int:
+        return sum(self.shown)
+
+    @property
+    def total_tokens(self) -> int:
+        """Everything but the memories (which only take what is left)."""
+        return self.note_tokens + self.protected_tokens + self.catalog_tokens
+
+    @property
+    def hot_tokens(self) -> int:
+        return sum(self.shown[self.hot:])
+
+
+def layout(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None) -> Layout:
+    """Measure the conversation's compiled context (see :class:`Layout`)."""
+    counter = conv.memfold.token_counter
+    items = conv.catalog.items()
+    limit = glimpse_threshold(settings)
+    oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit]
+    glimpse_sizes = {tid: counter.count(glimpse_text(conv.archive.get(tid), settings, counter)) for tid in oversized}
+    shown = [glimpse_sizes.get(i.item_id, i.tokens) if i.kind == "turn" else i.tokens for i in items]
+    any_map = bool(glimpse_sizes) or any(i.kind == "card" for i in items)
+    note = note_text(settings)
+    note_tokens = counter.count(note) if (any_map and note) else 0
+    protected_tokens = sum(m_tokens for _, m_tokens in protected_messages(conv, reader))
+    room = settings.usable_tokens - note_tokens - protected_tokens
+    hot = hot_start(items, settings.hot_turns, room, shown)
+    return Layout(items, shown, hot, note_tokens, protected_tokens)
+
+
+def protected_messages(conv: "Conversation", reader: Iterable[str] | None) -> list[tuple[dict[str, Any], int]]:
+    """The protected channel's messages with their tokens. Empty until the protected channel is
+    wired in (issue 8); kept as one function so that wiring is one edit."""
+    return []
+
+
+def memory_lines(conv: "Conversation", settings: WindowSettings, room_tokens: int,
+                 reader: Iterable[str] | None) -> tuple[dict[str, Any] | None, int]:
+    """The memories message (top ``memories_k`` records of the conversation's namespace that fit
+    in ``room_tokens``) and its tokens; ``(None, 0)`` when none fit or none exist."""
+    store = conv.memfold.memory
+    if settings.memories_k <= 0 or room_tokens <= 0 or not hasattr(store, "read"):
+        return None, 0
+    counter = conv.memfold.token_counter
+    scored = store.read(conv.namespace, settings.memories_k)
+    header = "Memories:"
+    lines: list[str] = []
+    used = counter.count(header)
+    for entry in scored:
+        record = getattr(entry, "record", entry)
+        key = f" {record.key}" if getattr(record, "key", None) else ""
+        line = f"- [{record.type}{key}] {record.content}"
+        cost = counter.count(line)
+        if used + cost > room_tokens:
+            break
+        lines.append(line)
+        used += cost
+    if not lines:
+        return None, 0
+    text = "\n".join([header, *lines])
+    return {"role": "system", "content": text}, counter.count(text)
+
+
+def build_sections(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None,
+                   *, with_memories: bool = True) -> tuple[list[Section], Layout]:
+    """The sections of the compiled context, in order: system note, protected, memories, cards
+    and older turns (the catalog before the hot tail), hot turns.
+
+    :raises BudgetError: when the system note, the protected channel and the hot tail alone do not
+        fit, or when the whole catalog still does not fit (sizes named in the message).
+    """
+    counter = conv.memfold.token_counter
+    lay = layout(conv, settings, reader)
+    usable = settings.usable_tokens
+    must = lay.note_tokens + lay.protected_tokens + lay.hot_tokens
+    if must > usable:
+        raise BudgetError(
+            f"what must stay verbatim does not fit: system note {lay.note_tokens} + protected "
+            f"{lay.protected_tokens} + hot tail {lay.hot_tokens} tokens ({len(lay.items) - lay.hot} turns) = "
+            f"{must} tokens > usable budget {usable} (budget {settings.budget_tokens} - output reserve "
+            f"{settings.output_reserve_tokens}); raise the budget or lower hot_turns"
+        )
+    if lay.total_tokens > usable:
+        cards = sum(s for it, s in zip(lay.items[:lay.hot], lay.shown) if it.kind == "card")
+        older = sum(s for it, s in zip(lay.items[:lay.hot], lay.shown) if it.kind == "turn")
+        raise BudgetError(
+            f"the compiled context does not fit after compaction: system note {lay.note_tokens} + protected "
+            f"{lay.protected_tokens} + cards {cards} + unfolded turns {older} + hot tail {lay.hot_tokens} = "
+            f"{lay.total_tokens} tokens > usable budget {usable}; "
+            f"{conv.failure_count()} summarizer failure(s) recorded (see conversation.failures())"
+        )
+    sections = {name: Section(name) for name in SECTION_NAMES}
+    note = note_text(settings)
+    if lay.note_tokens:
+        sections["system_note"].messages.append({"role": "system", "content": note})
+        sections["system_note"].tokens = lay.note_tokens
+    for message, tokens in protected_messages(conv, reader):
+        sections["protected"].messages.append(message)
+        sections["protected"].tokens += tokens
+    if with_memories:
+        room = min(usable - lay.total_tokens, int(settings.memories_share * usable))
+        message, tokens = memory_lines(conv, settings, room, reader)
+        if message is not None:
+            sections["memories"].messages.append(message)
+            sections["memories"].tokens = tokens
+    cards = conv.cards.get_many(i.item_id for i in lay.items if i.kind == "card")
+    turn_ids = [i.item_id for i in lay.items if i.kind == "turn"]
+    turns = conv.turns_by_id(turn_ids)
+    limit = glimpse_threshold(settings)
+    for n, item in enumerate(lay.items):
+        if item.kind == "card":
+            section = sections["cards"]
+            section.messages.append({"role": "system", "content": cards[item.item_id].render()})
+        else:
+            section = sections["hot_turns" if n >= lay.hot else "turns"]
+            turn = turns[item.item_id]
+            message = turn.message()
+            if item.tokens > limit:
+                message["content"] = glimpse_text(turn, settings, counter)
+            section.messages.append(message)
+        section.tokens += lay.shown[n]
+        section.refs.append(item.ref)
+    return [sections[name] for name in SECTION_NAMES], lay
+
+
+def compile_context(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None) -> CompiledContext:
+    """Assemble the compiled context (no compaction here; :meth:`Conversation.context` compacts first).
+
+    :raises BudgetError: see :func:`build_sections`.
+    """
+    sections, lay = build_sections(conv, settings, reader)
+    messages = [m for s in sections for m in s.messages]
+    limit = glimpse_threshold(settings)
+    glimpses = [i.item_id for i in lay.items if i.kind == "turn" and i.tokens > limit]
+    return CompiledContext(
+        messages=messages, sections={s.name: s.tokens for s in sections},
+        total_tokens=sum(s.tokens for s in sections), budget_tokens=settings.budget_tokens,
+        output_reserve_tokens=settings.output_reserve_tokens,
+        refs=[r for s in sections for r in s.refs], glimpses=glimpses,
+        hot_refs=[i.ref for i in lay.items[lay.hot:]],
+    )

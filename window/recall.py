@@ -1,0 +1,249 @@
+"""Recall tools: search, describe and expand, as library calls and as agent tools (issue 4, point 7).
+
+Invariant kept here: a summary is a map, and every map leads back to the exact words. ``expand``
+walks a card's cover list down to verbatim archived turns; ``search`` finds archived turns and
+cards with SQLite FTS5 BM25, always treating the query literally (quotes, ``*``, ``-``, ``NEAR``,
+``AND``, parentheses and colons are plain text, never syntax: :func:`memfold.memory.fts.literal_query`).
+Everything is scoped to the conversation's lineage (a fork sees its parent's turns up to the fork).
+
+:func:`search` is the single entry point for retrieval, so a hybrid ranker can replace its body.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..memory.errors import CardNotFound, InvalidInput, MemfoldError, TurnNotFound
+from ..memory.fts import literal_query
+from .archive import Turn
+from .cards import Card, parse_ref
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .conversation import Conversation
+
+MAX_K = 100
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score`` (lower is
+    better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span, the
+    card depth (0 for a turn) and the turn's role (``None`` for a card)."""
+
+    ref: str
+    kind: str
+    id: int
+    score: float
+    snippet: str
+    first_seq: int
+    last_seq: int
+    depth: int
+    role: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return dict(self.__dict__)
+
+    def line(self) -> str:
+        """One human line."""
+        where = (f"turn {self.first_seq}, {self.role}" if self.kind == "turn"
+                 else f"card depth {self.depth}, turns {self.first_seq}-{self.last_seq}")
+        return f"{self.ref} [{where}] {self.snippet}"
+
+
+def _scope(conv: "Conversation", table: str) -> tuple[str, list[Any]]:
+    """SQL restricting ``table`` (turns or cards alias) to the conversation's lineage."""
+    parts, params = [], []
+    for conversation_id, upto in conv.archive.lineage(conv.id):
+        seq = "seq" if table == "t" else "last_seq"
+        if upto is None:
+            parts.append(f"({table}.conversation_id = ?)")
+            params.append(conversation_id)
+        else:
+            parts.append(f"({table}.conversation_id = ? AND {table}.{seq} <= ?)")
+            params.extend([conversation_id, upto])
+    return "(" + " OR ".join(parts) + ")", params
+
+
+def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
+    """Archived turns and cards matching ``query``, best first (SQLite FTS5 BM25).
+
+    :param query: user text, searched literally (any word may match; more matches rank higher).
+    :param k: at most this many hits, 1..100.
+    :param filters: optional ``{"kind": "turn" | "card"}``.
+    :returns: hits best first; ``[]`` when the query has no searchable word.
+    :raises InvalidInput: for a non-text query, a bad ``k`` or an unknown filter.
+    """
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be text, got {type(query).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+    filters = dict(filters or {})
+    unknown = set(filters) - {"kind"}
+    if unknown:
+        raise InvalidInput(f"unknown search filter(s) {', '.join(sorted(unknown))}: the known filter is 'kind'")
+    kind = filters.get("kind")
+    if kind not in (None, "turn", "card"):
+        raise InvalidInput(f"filter kind must be 'turn' or 'card', got {kind!r}")
+    match = literal_query(query)
+    if match is None:
+        return []
+    hits: list[SearchHit] = []
+    db = conv.db
+    if kind in (None, "turn"):
+        where, params = _scope(conv, "t")
+        rows = db.execute(
+            "SELECT t.id, bm25(turns_fts), snippet(turns_fts, 0, '[', ']', '…', 12), t.seq, t.role "
+            f"FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? AND t.erased = 0 AND {where} "
+            "ORDER BY bm25(turns_fts), t.id LIMIT ?", [match, *params, k],
+        ).fetchall()
+        hits.extend(SearchHit(f"t{r[0]}", "turn", r[0], r[1], r[2], r[3], r[3], 0, r[4]) for r in rows)
+    if kind in (None, "card"):
+        where, params = _scope(conv, "c")
+        rows = db.execute(
+            "SELECT c.id, bm25(cards_fts), snippet(cards_fts, 0, '[', ']', '…', 12), c.first_seq, c.last_seq, c.depth "
+            f"FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid WHERE cards_fts MATCH ? AND c.family_id = ? AND {where} "
+            "ORDER BY bm25(cards_fts), c.id LIMIT ?", [match, conv.family_id, *params, k],
+        ).fetchall()
+        hits.extend(SearchHit(f"c{r[0]}", "card", r[0], r[1], r[2], r[3], r[4], r[5], None) for r in rows)
+    hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
+    return hits[:k]
+
+
+def get_card(conv: "Conversation", card_id: int) -> Card:
+    """A card of this conversation's family. :raises CardNotFound: otherwise."""
+    card = conv.cards.get(card_id)
+    if card.family_id != conv.family_id:
+        raise CardNotFound(f"no summary card c{card_id} in conversation {conv.id!r}")
+    return card
+
+
+def get_turn(conv: "Conversation", turn_id: int) -> Turn:
+    """An archived turn of this conversation's family. :raises TurnNotFound: otherwise."""
+    turn = conv.archive.get(turn_id)
+    if turn.family_id != conv.family_id:
+        raise TurnNotFound(f"no archived turn t{turn_id} in conversation {conv.id!r}")
+    return turn
+
+
+def describe(conv: "Conversation", ref: int | str) -> dict[str, Any]:
+    """A card's coverage: depth, seq span, first/last turn ids, time range, child ids, token counts
+    (its own and its sources'), labels, summarizer and the cards that roll it up.
+
+    :param ref: ``"c12"``, ``12`` or ``"t34"`` (a turn is described by its own fields).
+    :raises CardNotFound: / :raises TurnNotFound: for an id outside the conversation's family.
+    """
+    kind, item_id = parse_ref(ref)
+    if kind == "turn":
+        turn = get_turn(conv, item_id)
+        return {"ref": f"t{turn.id}", "kind": "turn", "seq": turn.seq, "role": turn.role, "tokens": turn.tokens,
+                "created_at": turn.created_at, "labels": list(turn.labels), "sha256": turn.sha256,
+                "parents": [f"c{p}" for p in conv.cards.parent_of("turn", turn.id)]}
+    card = get_card(conv, item_id)
+    return {
+        "ref": card.ref, "kind": "card", "depth": card.depth, "first_seq": card.first_seq, "last_seq": card.last_seq,
+        "first_turn_id": card.first_turn_id, "last_turn_id": card.last_turn_id, "start_at": card.start_at,
+        "end_at": card.end_at, "children": list(card.covers), "tokens": card.tokens,
+        "source_tokens": card.source_tokens, "labels": list(card.labels), "summarizer": card.summarizer,
+        "stale": card.stale, "created_at": card.created_at,
+        "parents": [f"c{p}" for p in conv.cards.parent_of("card", card.id)],
+    }
+
+
+def expand(conv: "Conversation", ref: int | str, *, to_turns: bool = False) -> list[Turn | Card]:
+    """A card's children in order (turns for depth 1, cards deeper); with ``to_turns`` every
+    verbatim turn it covers. A turn id expands to the whole turn itself (for glimpses).
+
+    :raises CardNotFound: / :raises TurnNotFound: for an id outside the conversation's family.
+    """
+    kind, item_id = parse_ref(ref)
+    if kind == "turn":
+        return [get_turn(conv, item_id)]
+    card = get_card(conv, item_id)
+    if to_turns:
+        turns = conv.turns_by_id(sorted(_turn_ids_under(conv, card)))
+        return sorted(turns.values(), key=lambda t: t.seq)
+    out: list[Turn | Card] = []
+    for child in card.covers:
+        child_kind, child_id = parse_ref(child)
+        out.append(conv.archive.get(child_id) if child_kind == "turn" else conv.cards.get(child_id))
+    return out
+
+
+def _turn_ids_under(conv: "Conversation", card: Card) -> set[int]:
+    ids: set[int] = set()
+    stack = [card.id]
+    while stack:
+        for kind, child_id in conv.db.execute(
+            "SELECT child_kind, child_id FROM card_covers WHERE card_id = ?", [stack.pop()]
+        ):
+            (ids.add if kind == "turn" else stack.append)(child_id)
+    return ids
+
+
+TOOL_DEFINITIONS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "search",
+        "description": "Search the full conversation archive (every past turn, verbatim) and the summary cards. "
+                       "Use it to find exact commands, paths, ids, numbers and dates before relying on them.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "Words to look for; searched literally."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Maximum hits (default 5)."},
+        }, "required": ["query"], "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "describe",
+        "description": "Describe a summary card [cN]: depth, the turns it spans, its time range, its children.",
+        "parameters": {"type": "object", "properties": {
+            "id": {"type": "string", "description": "A card id such as 'c12' (or a turn id such as 't34')."},
+        }, "required": ["id"], "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "expand",
+        "description": "Open a summary card [cN] to its children, or with to_turns=true to the verbatim turns it "
+                       "covers; a turn id 't34' returns that whole turn (use it for glimpses).",
+        "parameters": {"type": "object", "properties": {
+            "id": {"type": "string", "description": "A card id such as 'c12' or a turn id such as 't34'."},
+            "to_turns": {"type": "boolean", "description": "Return the verbatim turns (default false)."},
+        }, "required": ["id"], "additionalProperties": False}}},
+]
+
+
+def format_item(item: Turn | Card) -> str:
+    """One item as tool-result text: a turn verbatim with its id, or a card with its header."""
+    if isinstance(item, Card):
+        return f"{item.ref} [card depth {item.depth}, turns {item.first_seq}-{item.last_seq}] {item.text}"
+    who = item.role + (f"({item.name})" if item.name else "")
+    calls = f" tool_calls={json.dumps(item.tool_calls, ensure_ascii=False)}" if item.tool_calls else ""
+    return f"t{item.id} [turn {item.seq}, {who}] {item.content}{calls}"
+
+
+def handle_tool_call(conv: "Conversation", name: str, arguments: str | Mapping[str, Any] | None) -> str:
+    """Run one recall tool call as an agent would send it and return text for the tool message.
+
+    :param name: ``"search"``, ``"describe"`` or ``"expand"``.
+    :param arguments: the call's arguments, as the JSON string the model produced or a dict.
+    :returns: the result text; problems the model can fix (unknown tool, bad JSON, unknown id)
+        come back as ``"error: ..."`` text instead of an exception, so the agent loop goes on.
+    """
+    try:
+        if isinstance(arguments, str):
+            try:
+                args = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                raise InvalidInput(f"arguments are not valid JSON: {exc}") from None
+        else:
+            args = dict(arguments or {})
+        if not isinstance(args, dict):
+            raise InvalidInput("arguments must be a JSON object")
+        if name == "search":
+            hits = search(conv, args.get("query", ""), int(args.get("k", 5)))
+            return "\n".join(h.line() for h in hits) if hits else "no matches"
+        if name == "describe":
+            return json.dumps(describe(conv, args.get("id")), ensure_ascii=False)
+        if name == "expand":
+            items = expand(conv, args.get("id"), to_turns=bool(args.get("to_turns", False)))
+            return "\n".join(format_item(i) for i in items)
+        raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
+    except (MemfoldError, ValueError, TypeError) as exc:
+        return f"error: {exc}"

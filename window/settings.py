@@ -1,0 +1,119 @@
+"""Window settings: the token budget and the folding knobs (DESIGN.md §1a).
+
+Every size is in **tokens** as counted by the facade's injected :class:`~memfold.TokenCounter`
+(words with :class:`~memfold.WordCounter`). Watermarks are fractions of the usable budget,
+``budget_tokens - output_reserve_tokens``. Settings are immutable; the facade holds defaults and
+every window call may override any field (``conversation.context(budget=40, hot_turns=2)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..memory.errors import InvalidInput
+
+#: keyword aliases accepted by the window calls (issue 4 writes ``context(budget=…, output_reserve=…)``)
+ALIASES = {"budget": "budget_tokens", "output_reserve": "output_reserve_tokens"}
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """How big the compiled context may be and how the window folds.
+
+    :param budget_tokens: the model's context window, in tokens.
+    :param output_reserve_tokens: tokens kept free for the model's answer; the compiled context
+        fits ``budget_tokens - output_reserve_tokens`` (the *usable* budget).
+    :param hot_turns: the newest turns kept verbatim and never folded (DESIGN.md §4.4).
+    :param leaf_chunk_tokens: at most this many source tokens per depth-1 card (a tool call and
+        its results are never split, so a single oversized group may exceed it).
+    :param card_target_tokens: the summary size asked of the summarizer (about 16:1 by default).
+    :param rollup_fanin: this many adjacent same-depth cards roll up into one card a level deeper.
+    :param soft_watermark: fraction of the usable budget at which compaction is due, and the
+        level compaction folds down to.
+    :param hard_watermark: fraction at which an append compacts before returning.
+    :param compact_on_append: compact during ``append`` as soon as the soft watermark is passed.
+    :param memories_k: how many top memories of the namespace to offer in the compiled context.
+    :param memories_share: the memories section takes at most this fraction of the usable budget,
+        and only what the catalog leaves free.
+    :param system_note: the system note text; ``None`` for the default, ``""`` for none.
+    """
+
+    budget_tokens: int = 128_000
+    output_reserve_tokens: int = 4_096
+    hot_turns: int = 32
+    leaf_chunk_tokens: int = 20_000
+    card_target_tokens: int = 1_200
+    rollup_fanin: int = 4
+    soft_watermark: float = 0.70
+    hard_watermark: float = 1.00
+    compact_on_append: bool = False
+    memories_k: int = 5
+    memories_share: float = 0.10
+    system_note: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("budget_tokens", "leaf_chunk_tokens", "card_target_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInput(f"{name} must be a positive integer number of tokens, got {value!r}")
+        for name in ("output_reserve_tokens", "hot_turns", "memories_k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInput(f"{name} must be an integer >= 0, got {value!r}")
+        if isinstance(self.rollup_fanin, bool) or not isinstance(self.rollup_fanin, int) or self.rollup_fanin < 2:
+            raise InvalidInput(f"rollup_fanin must be an integer >= 2, got {self.rollup_fanin!r}")
+        if self.output_reserve_tokens >= self.budget_tokens:
+            raise InvalidInput(
+                f"output_reserve_tokens ({self.output_reserve_tokens}) must be smaller than budget_tokens "
+                f"({self.budget_tokens}): nothing would be left for the context"
+            )
+        for name in ("soft_watermark", "hard_watermark", "memories_share"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+                raise InvalidInput(f"{name} must be a fraction in (0, 1], got {value!r}")
+        if self.soft_watermark > self.hard_watermark:
+            raise InvalidInput(
+                f"soft_watermark ({self.soft_watermark}) must not exceed hard_watermark ({self.hard_watermark})"
+            )
+        if not isinstance(self.compact_on_append, bool):
+            raise InvalidInput(f"compact_on_append must be True or False, got {self.compact_on_append!r}")
+        if self.system_note is not None and not isinstance(self.system_note, str):
+            raise InvalidInput(f"system_note must be text or None, got {self.system_note!r}")
+
+    @property
+    def usable_tokens(self) -> int:
+        """``budget_tokens - output_reserve_tokens``: what the compiled context may fill."""
+        return self.budget_tokens - self.output_reserve_tokens
+
+    @property
+    def soft_tokens(self) -> int:
+        """The soft watermark in tokens."""
+        return int(self.soft_watermark * self.usable_tokens)
+
+    @property
+    def hard_tokens(self) -> int:
+        """The hard watermark in tokens."""
+        return int(self.hard_watermark * self.usable_tokens)
+
+    def with_overrides(self, overrides: dict[str, Any] | None = None, **more: Any) -> "WindowSettings":
+        """A copy with some fields replaced (aliases ``budget``/``output_reserve`` accepted;
+        ``None`` values are ignored).
+
+        :raises InvalidInput: for an unknown field or an invalid value.
+        """
+        changes: dict[str, Any] = {}
+        for key, value in {**(overrides or {}), **more}.items():
+            if value is None:
+                continue
+            field = ALIASES.get(key, key)
+            if field not in {f.name for f in dataclasses.fields(self)}:
+                known = ", ".join(sorted({f.name for f in dataclasses.fields(self)} | set(ALIASES)))
+                raise InvalidInput(f"unknown window setting {key!r}: known settings are {known}")
+            changes[field] = value
+        return dataclasses.replace(self, **changes) if changes else self
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return dataclasses.asdict(self)

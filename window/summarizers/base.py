@@ -1,0 +1,113 @@
+"""The summarizer interface and the one gate every summarizer input passes through.
+
+A summarizer turns the items being folded into one shorter text (STYLE.md rule 7). Every call
+goes through :func:`run_summarizer`, the single place where text leaves memfold for a summarizer:
+it builds the :class:`FoldItem` list, calls ``summarize``, and validates the answer (text, not
+empty, strictly fewer tokens than the sources). Anything else becomes a :class:`SummarizerError`,
+so the compactor can leave the originals in place and record the failure (DESIGN.md §5).
+The protected channel (DESIGN.md §4.6) checks what reaches summarizers here.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from ...memory.errors import MemfoldError, SummarizerError
+from ...memory.tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class FoldItem:
+    """One item handed to a summarizer: a turn (``kind="turn"``, ``role`` set, ``depth`` 0) or a
+    card (``kind="card"``, ``depth`` >= 1). ``text`` is what the summarizer may read."""
+
+    kind: str
+    id: int
+    text: str
+    role: str | None = None
+    depth: int = 0
+    name: str | None = None
+
+
+class Summarizer(ABC):
+    """Folds items into one summary. ``id`` names the summarizer (stored on every card)."""
+
+    id: str = ""
+
+    @abstractmethod
+    def summarize(self, items: Sequence[FoldItem], depth: int, *, target_tokens: int | None = None) -> str:
+        """Summarize ``items`` into the text of a card of ``depth`` (1 = over turns: keep
+        specifics; deeper = over cards: keep decisions still in force).
+
+        :param target_tokens: the size to aim for, in tokens (a hint; the gate enforces only
+            "strictly shorter than the sources").
+        :returns: the summary text.
+        :raises SummarizerError: when it cannot summarize.
+        """
+
+
+#: Observers called with (summarizer, items, depth) before every summarizer call: the hook the
+#: protected channel uses to prove protected text never reaches a summarizer.
+INPUT_OBSERVERS: list[Callable[[Summarizer, Sequence[FoldItem], int], None]] = []
+
+
+def run_summarizer(summarizer: Summarizer, items: Sequence[FoldItem], depth: int, *, source_tokens: int,
+                   target_tokens: int, counter: TokenCounter) -> tuple[str, int]:
+    """Call ``summarizer`` on ``items`` and validate its answer.
+
+    :returns: ``(text, tokens)`` with ``0 < tokens < source_tokens``.
+    :raises SummarizerError: if the summarizer raised, returned non-text, empty text, or text not
+        strictly shorter than its sources (the caller keeps the originals and records this).
+    """
+    for observe in INPUT_OBSERVERS:
+        observe(summarizer, items, depth)
+    name = getattr(summarizer, "id", "") or type(summarizer).__name__
+    try:
+        text: Any = summarizer.summarize(list(items), depth, target_tokens=target_tokens)
+    except SummarizerError:
+        raise
+    except MemfoldError as exc:
+        raise SummarizerError(f"summarizer {name} failed: {exc}") from exc
+    except Exception as exc:  # a third-party summarizer may raise anything; history must survive it
+        raise SummarizerError(f"summarizer {name} raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(text, str):
+        raise SummarizerError(f"summarizer {name} returned {type(text).__name__}, not text")
+    text = text.strip()
+    if not text:
+        raise SummarizerError(f"summarizer {name} returned empty text")
+    tokens = counter.count(text)
+    if tokens >= source_tokens:
+        raise SummarizerError(
+            f"summarizer {name} returned {tokens} tokens for {source_tokens} source tokens: a card must be "
+            "strictly shorter than what it covers"
+        )
+    return text, tokens
+
+
+def clip_to_tokens(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    """The longest prefix of ``text`` (cut at a word boundary when possible) with at most
+    ``max_tokens`` tokens; ``""`` when ``max_tokens`` < 1."""
+    if max_tokens < 1:
+        return ""
+    if counter.count(text) <= max_tokens:
+        return text
+    words = text.split(" ")
+    lo, hi = 0, len(words)
+    while lo < hi:  # largest word prefix that fits
+        mid = (lo + hi + 1) // 2
+        if counter.count(" ".join(words[:mid])) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo > 0:
+        return " ".join(words[:lo])
+    lo, hi = 0, len(text)
+    while lo < hi:  # a single long word: cut by characters
+        mid = (lo + hi + 1) // 2
+        if counter.count(text[:mid]) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
