@@ -532,6 +532,8 @@ def m002_forgetting_policies(db: sqlite_utils.Database) -> None:
             updated_at REAL NOT NULL,
             PRIMARY KEY (namespace, type)
         );
-        CREATE INDEX records_store_active ON records(namespace, type, status, pinned);
+        -- covering index for scoring: read and eviction load these columns for a whole store
+        CREATE INDEX records_store_scoring
+            ON records(namespace, type, status, importance, written_at, access_count, pinned);
         """
     )
