@@ -278,10 +278,12 @@ class RulesExtractor(Extractor):
 
         :param earlier: the batch's episodes before this one, used to resolve "the window".
         """
-        body, _question, _narration = _strip_speaker(episode.text)
+        body, question, _narration = _strip_speaker(episode.text)
+        if question:
+            return []
         rules: list[Proposal] = []
         for sentence in _sentences(body):
-            if _is_question(sentence):
+            if sentence.rstrip().endswith("?"):  # "if ..."/"when ..." open conditions, not questions
                 continue
             sentence = sentence.rstrip(".!; ")
             parsed = self._parse_policy(sentence)
