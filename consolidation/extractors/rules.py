@@ -290,6 +290,7 @@ class RulesExtractor(Extractor):
             if parsed is None:
                 continue
             cond, action = parsed
+            cond = cond[:1].lower() + cond[1:]  # "After the window" starts a sentence, not a rule
             scope, topic, topic_source = self._scope(cond, sentence, earlier)
             sources = tuple(s for s in (topic_source, episode.source) if s)
             key = f"policy.{_slug(WINDOW_TOPICS.get(topic, topic) if topic else 'general')}.{_slug(cond_key(scope, topic))}"
