@@ -152,7 +152,8 @@ _MODAL_PATTERN = re.compile(
     r"^" + _COND + r",?\s+(?P<subj>[^,]+?)\s+(?P<modal>must not|must|cannot|can't|may not|will not be|won't be|are not|is not)\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
-_WINDOW = re.compile(r"\bthe (?:(?P<topic>[a-z]+) )?(?:(?P<days>\d+)[- ]day )?window\b", re.IGNORECASE)
+_WINDOW = re.compile(r"\bthe (?P<mods>(?:[\w-]+ ){0,2})window\b", re.IGNORECASE)
+_DAYS = re.compile(r"(?P<days>\d+)[- ]day", re.IGNORECASE)
 _WITHIN_DAYS = re.compile(r"\bwithin (?P<days>\d+) days\b", re.IGNORECASE)
 
 
@@ -318,8 +319,8 @@ class RulesExtractor(Extractor):
         window = _WINDOW.search(cond)
         if window is None:
             return cond, None, None
-        topic = (window.group("topic") or "").lower()
-        topic = topic if topic in WINDOW_TOPICS else _topic_in(sentence.replace(window.group(0), ""))
+        mods = window.group("mods")
+        topic = _topic_in(mods) or _topic_in(sentence.replace(window.group(0), ""))
         topic_source = None
         if topic is None:
             for previous in reversed(earlier):
@@ -327,7 +328,8 @@ class RulesExtractor(Extractor):
                 if topic is not None:
                     topic_source = previous.source
                     break
-        days = window.group("days")
+        stated = _DAYS.search(mods)
+        days = stated.group("days") if stated else None
         if days is None:
             within = _WITHIN_DAYS.search(sentence)
             days = within.group("days") if within else None
