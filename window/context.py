@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..memory.errors import BudgetError
 from .archive import Turn
 from .catalog import CatalogItem, hot_start
+from .labels import as_reader, can_read
 from .settings import WindowSettings
 from .summarizers.base import clip_to_tokens
 
@@ -126,6 +127,8 @@ def layout(conv: "Conversation", settings: WindowSettings, reader: Iterable[str]
     limit = glimpse_threshold(settings)
     oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit]
     glimpse_sizes = {tid: counter.count(glimpse_text(conv.archive.get(tid), settings, counter)) for tid in oversized}
+    tokens_of = {i.item_id: i.tokens for i in items if i.kind == "turn"}
+    glimpse_sizes = {tid: size for tid, size in glimpse_sizes.items() if size < tokens_of[tid]}
     shown = [glimpse_sizes.get(i.item_id, i.tokens) if i.kind == "turn" else i.tokens for i in items]
     any_map = bool(glimpse_sizes) or any(i.kind == "card" for i in items)
     note = note_text(settings)
@@ -137,9 +140,24 @@ def layout(conv: "Conversation", settings: WindowSettings, reader: Iterable[str]
 
 
 def protected_messages(conv: "Conversation", reader: Iterable[str] | None) -> list[tuple[dict[str, Any], int]]:
-    """The protected channel's messages with their tokens. Empty until the protected channel is
-    wired in (issue 8); kept as one function so that wiring is one edit."""
-    return []
+    """The protected channel's messages with their tokens: every active record in force for the
+    conversation that the reader may see, verbatim (issue 8; :meth:`ProtectedChannel.render`)."""
+    rendering = conv.memfold.protected.render(conv.id, reader=reader)
+    return [(m, rendering.tokens) for m in rendering.messages]
+
+
+def check_protected_fits(conv: "Conversation", settings: WindowSettings, protected_tokens: int) -> None:
+    """:raises BudgetError: when the protected channel alone exceeds the usable budget. Protected
+    records never leave the channel for size (DESIGN.md §4.6), so this is the caller's to fix."""
+    usable = settings.usable_tokens
+    if protected_tokens > usable:
+        count = len(conv.memfold.protected.active_for(conv.id))
+        raise BudgetError(
+            f"the protected channel alone is {protected_tokens} tokens ({count} active records) > usable budget "
+            f"{usable} (budget {settings.budget_tokens} - output reserve {settings.output_reserve_tokens}); "
+            "protected records never leave the context for size: satisfy, expire, revoke or supersede some "
+            "(memfold protect list), or raise the budget"
+        )
 
 
 def memory_lines(conv: "Conversation", settings: WindowSettings, room_tokens: int,
@@ -150,7 +168,9 @@ def memory_lines(conv: "Conversation", settings: WindowSettings, room_tokens: in
     if settings.memories_k <= 0 or room_tokens <= 0 or not hasattr(store, "read"):
         return None, 0
     counter = conv.memfold.token_counter
-    scored = store.read(conv.namespace, settings.memories_k)
+    rdr = as_reader(reader)
+    scored = [e for e in store.read(conv.namespace, settings.memories_k)
+              if can_read(rdr, getattr(getattr(e, "record", e), "labels", ()))]
     header = "Memories:"
     lines: list[str] = []
     used = counter.count(header)
@@ -180,6 +200,7 @@ def build_sections(conv: "Conversation", settings: WindowSettings, reader: Itera
     counter = conv.memfold.token_counter
     lay = layout(conv, settings, reader)
     usable = settings.usable_tokens
+    check_protected_fits(conv, settings, lay.protected_tokens)
     must = lay.note_tokens + lay.protected_tokens + lay.hot_tokens
     if must > usable:
         raise BudgetError(
@@ -215,7 +236,11 @@ def build_sections(conv: "Conversation", settings: WindowSettings, reader: Itera
     turn_ids = [i.item_id for i in lay.items if i.kind == "turn"]
     turns = conv.turns_by_id(turn_ids)
     limit = glimpse_threshold(settings)
+    rdr = as_reader(reader)
     for n, item in enumerate(lay.items):
+        source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]
+        if not can_read(rdr, source.labels) or getattr(source, "erased", False):
+            continue  # labels (issue 8): never shown to a reader who lacks one; erased turns show nothing
         if item.kind == "card":
             section = sections["cards"]
             section.messages.append({"role": "system", "content": cards[item.item_id].render()})
@@ -223,7 +248,7 @@ def build_sections(conv: "Conversation", settings: WindowSettings, reader: Itera
             section = sections["hot_turns" if n >= lay.hot else "turns"]
             turn = turns[item.item_id]
             message = turn.message()
-            if item.tokens > limit:
+            if lay.shown[n] != item.tokens:  # shown as a glimpse
                 message["content"] = glimpse_text(turn, settings, counter)
             section.messages.append(message)
         section.tokens += lay.shown[n]
@@ -238,8 +263,7 @@ def compile_context(conv: "Conversation", settings: WindowSettings, reader: Iter
     """
     sections, lay = build_sections(conv, settings, reader)
     messages = [m for s in sections for m in s.messages]
-    limit = glimpse_threshold(settings)
-    glimpses = [i.item_id for i in lay.items if i.kind == "turn" and i.tokens > limit]
+    glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown) if i.kind == "turn" and shown != i.tokens]
     return CompiledContext(
         messages=messages, sections={s.name: s.tokens for s in sections},
         total_tokens=sum(s.tokens for s in sections), budget_tokens=settings.budget_tokens,
