@@ -33,7 +33,14 @@ from .memory.errors import (
     SummarizerError,
     TurnNotFound,
 )
-from .memory.embeddings import Embedder, EmbeddingIndex, HashingEmbedder, SentenceTransformerEmbedder, make_embedder
+from .memory.embeddings import (
+    Embedder,
+    EmbeddingIndex,
+    HashingEmbedder,
+    SameMeaning,
+    SentenceTransformerEmbedder,
+    make_embedder,
+)
 from .memory.forgetting import PolicyChange, StorePolicy, WriteAction, WriteOutcome
 from .consolidation.extractors.base import Episode, Extractor, Proposal
 from .consolidation.extractors.llm import LLMExtractor
@@ -145,6 +152,7 @@ class MemFold:
         self.embeddings = EmbeddingIndex(self.db)
         self.embedder = self._embedder(embedder)
         self.searcher = HybridSearch(self.db, self.embedder, index=self.embeddings)
+        self._use_embedder_for_restatements()
         self.protected = ProtectedChannel(self.db, self.clock, self.token_counter)
         self.constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
         self.eraser = Eraser(self.db, self.clock, self.token_counter)
@@ -231,7 +239,15 @@ class MemFold:
         n = self.embeddings.reembed(new, progress=progress)
         self.embedder = new
         self.searcher = HybridSearch(self.db, new, index=self.embeddings)
+        self._use_embedder_for_restatements()
         return n
+
+    def _use_embedder_for_restatements(self) -> None:
+        """With an embedder, a slot's restatement in other words refreshes the slot's record
+        (:class:`~memfold.memory.embeddings.SameMeaning`, cosine >= 0.92 with the same numbers and
+        negation); without one, only equal normalised text does (the store's default)."""
+        if self.embedder is not None:
+            self.memory.same_meaning = SameMeaning(self.embedder)
 
     def remember(self, namespace: str, type: str, content: str, **kwargs: Any) -> MemoryRecord:
         """Write a memory record; see :meth:`MemoryStore.write`."""

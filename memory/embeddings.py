@@ -17,7 +17,7 @@ needs them, so importing memfold (and ``memfold --help``) stays fast (STYLE.md r
      ├── SentenceTransformerEmbedder  a local sentence-transformers model (default all-MiniLM-L6-v2)
      └── HashingEmbedder             deterministic feature hashing of words and character trigrams
     EmbeddingIndex                  float32 blobs per (kind, item id) with the model id and dimension
-    SameMeaning                     cosine >= threshold: the near-duplicate test for restatements
+    SameMeaning                     cosine >= threshold, same numbers and negation: restatement test
 """
 
 from __future__ import annotations
@@ -455,22 +455,41 @@ def _has_card_text(db: sqlite_utils.Database) -> bool:
     return "text" in {c.name for c in db["cards"].columns}
 
 
-class SameMeaning:
-    """Near-duplicate test by cosine similarity: ``same(a, b)`` is True when the two texts'
-    embeddings have cosine >= ``threshold`` (or the texts are equal after normalising case and
-    whitespace).
+_NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt "
+                       "arent wasnt werent wont wouldnt shouldnt couldnt n't".split())
 
-    The default threshold 0.9 is for all-MiniLM-L6-v2: paraphrases of one fact ("Dana prefers
-    email contact" / "Dana prefers to be contacted by email") score about 0.9 or more, while
-    statements that differ in a value ("... by email" / "... by phone") score lower and are kept
-    as new statements (so supersession, not refresh, handles them). Used by the memory store's
-    restatement check, only ever within one slot (DESIGN.md §4.7: never retire by similarity).
+
+def _guard_tokens(text: str) -> tuple[frozenset[str], bool]:
+    """(tokens holding a digit, whether the text negates): the parts cosine similarity is blind to."""
+    words = re.findall(r"[\w'-]+", str(text).lower())
+    numbers = frozenset(w for w in words if any(ch.isdigit() for ch in w))
+    negates = any(w.replace("'", "") in _NEGATIONS or w.endswith("n't") for w in words)
+    return numbers, negates
+
+
+class SameMeaning:
+    """Near-duplicate test for restatements: ``same(a, b)`` is True when the texts are equal after
+    normalising case and whitespace, or when
+
+    * their embeddings have cosine >= ``threshold`` (default **0.92**), and
+    * they hold the same numbers and identifiers (tokens with a digit), and
+    * both or neither negate (*not*, *never*, *n't*, ...).
+
+    The guards exist because a sentence embedding barely moves when a value changes: with
+    all-MiniLM-L6-v2, "Dana's phone number is 555-1234" / "... 555-9876" score 0.995 and "Always
+    ask for the order number" / "Never ask ..." 0.98. A false "same" would keep the old value and
+    drop the new one, while a false "different" only supersedes a record with an equivalent one,
+    so the test leans to "different". Measured with all-MiniLM-L6-v2: "Dana prefers email contact"
+    / "Dana prefers to be contacted by email" 0.944 (same); "... phone contact" 0.878 and "dark
+    mode" / "light mode" 0.848 (different). Used by the memory store's restatement check, which
+    only ever compares records of one slot (DESIGN.md §4.7: never retire by similarity).
 
     :param embedder: the embedder.
     :param threshold: cosine in (0, 1].
+    :raises InvalidInput: for a threshold outside (0, 1].
     """
 
-    def __init__(self, embedder: Embedder, threshold: float = 0.9) -> None:
+    def __init__(self, embedder: Embedder, threshold: float = 0.92) -> None:
         if not (0.0 < float(threshold) <= 1.0):
             raise InvalidInput(f"similarity threshold must be in (0, 1], got {threshold!r}")
         self.embedder = embedder
@@ -478,7 +497,7 @@ class SameMeaning:
 
     @staticmethod
     def _norm(text: str) -> str:
-        return " ".join(str(text).lower().split())
+        return " ".join(str(text).lower().split()).rstrip(".!?;:, ")
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of the two texts' embeddings, in [-1, 1]."""
@@ -488,4 +507,6 @@ class SameMeaning:
     def __call__(self, a: str, b: str) -> bool:
         if self._norm(a) == self._norm(b):
             return True
+        if _guard_tokens(a) != _guard_tokens(b):
+            return False
         return self.similarity(a, b) >= self.threshold
