@@ -1,0 +1,163 @@
+"""The nightly job (issue 5, point 4) with the real APScheduler 3.x: cron defaults and timezone,
+the persisted job under a fixed id, a restart after a missed fire time, several worker
+processes running each fire time once, leases that expire, clean shutdown on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+import memfold
+from memfold.consolidation import lease
+from memfold.consolidation.scheduler import (
+    JOB_ID,
+    JOBS_TABLE,
+    ConsolidationScheduler,
+    SchedulerSettings,
+    latest_fire_time,
+)
+
+NS = "acme/dana"
+
+
+def seed(db_path, n=3):
+    with memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words") as mf:
+        for i in range(n):
+            mf.memory.write(NS, "episodic", f"user: I love board game {i}")
+
+
+def wait_for(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_default_is_03_00_every_night_in_the_configured_timezone(db_path):
+    seed(db_path)
+    s = ConsolidationScheduler(db_path, SchedulerSettings(timezone="Europe/Paris"))
+    try:
+        nxt = s.start()
+    finally:
+        s.shutdown()
+    local = nxt.astimezone(ZoneInfo("Europe/Paris"))
+    assert (local.hour, local.minute, local.second) == (3, 0, 0)
+
+
+def test_settings_reject_bad_input():
+    with pytest.raises(memfold.InvalidInput, match="timezone"):
+        SchedulerSettings(timezone="Mars/Olympus")
+    with pytest.raises(memfold.InvalidInput, match="cron"):
+        SchedulerSettings(cron="61 3 * * *")
+    with pytest.raises(memfold.InvalidInput, match="misfire"):
+        SchedulerSettings(misfire_grace_seconds=0)
+    with pytest.raises(memfold.InvalidInput, match="extractor"):
+        SchedulerSettings(extractor="magic")
+
+
+def test_latest_fire_time_is_the_fire_a_coalesced_run_stands_for():
+    trigger = SchedulerSettings(timezone="America/New_York").trigger()
+    now = datetime(2025, 3, 10, 12, 0, tzinfo=ZoneInfo("America/New_York"))
+    assert latest_fire_time(trigger, now) == datetime(2025, 3, 10, 3, 0, tzinfo=ZoneInfo("America/New_York"))
+    every_second = SchedulerSettings(cron={"second": "*"}).trigger()
+    now = datetime(2025, 1, 1, 0, 0, 5, 500000, tzinfo=timezone.utc)
+    assert latest_fire_time(every_second, now) == datetime(2025, 1, 1, 0, 0, 5, tzinfo=timezone.utc)
+
+
+def test_a_restart_keeps_one_job_under_the_fixed_id(db_path):
+    seed(db_path)
+    for _ in range(3):
+        s = ConsolidationScheduler(db_path)
+        s.start()
+        s.shutdown()
+    with memfold.MemFold(db_path) as mf:
+        assert mf.db.execute(f"SELECT id FROM {JOBS_TABLE}").fetchall() == [(JOB_ID,)]
+
+
+def test_restart_after_missed_fire_times_runs_once(db_path):
+    seed(db_path)
+    now = datetime.now(timezone.utc)
+    if now.second >= 54:  # keep both fire seconds inside this minute
+        time.sleep(61 - now.second)
+        now = datetime.now(timezone.utc)
+    first, second = now.second + 3, now.second + 4
+    settings = SchedulerSettings(cron={"second": f"{first},{second}"})  # fires twice a minute, at these seconds
+    down = ConsolidationScheduler(db_path, settings)
+    stored_next = down.start()
+    down.shutdown()  # the process goes down before either fire time
+    assert stored_next.second == first
+    time.sleep(max(0.0, (stored_next - datetime.now(timezone.utc)).total_seconds()) + 1.6)  # both fires missed
+
+    results = []
+    up = ConsolidationScheduler(db_path, settings, on_result=results.append)
+    up.start()
+    try:
+        assert wait_for(lambda: results, 10)
+        time.sleep(1.0)  # no second catch-up run arrives
+    finally:
+        up.shutdown()
+    assert len(results) == 1 and results[0]["ran"]
+    assert datetime.fromisoformat(results[0]["fire_time"]).second == second  # the two missed fires collapsed
+    with memfold.MemFold(db_path) as mf:
+        leases = lease.list_leases(mf.db, JOB_ID)
+        assert [(datetime.fromtimestamp(x.fire_time, timezone.utc).second, x.outcome) for x in leases] == [(second, "ok")]
+        assert {r.status for r in mf.memory.list(NS, "episodic", include_inactive=True)} == {"consumed"}
+
+
+def test_lease_once_per_fire_time_and_expiry_when_a_holder_dies(mf):
+    assert lease.acquire(mf.db, "job", 100.0, "a", ttl_seconds=10, now=100.0)
+    assert not lease.acquire(mf.db, "job", 100.0, "b", ttl_seconds=10, now=105.0)   # held
+    assert lease.acquire(mf.db, "job", 100.0, "b", ttl_seconds=10, now=111.0)       # a died: expired
+    assert not lease.renew(mf.db, "job", 100.0, "a", ttl_seconds=10, now=112.0)     # a lost it
+    assert lease.release(mf.db, "job", 100.0, "b", now=113.0, outcome="ok")
+    assert not lease.acquire(mf.db, "job", 100.0, "c", ttl_seconds=10, now=500.0)   # finished: never again
+    assert lease.acquire(mf.db, "job", 200.0, "c", ttl_seconds=10, now=500.0)
+    assert not lease.acquire(mf.db, "job", 150.0, "d", ttl_seconds=10, now=500.0)   # older than a claimed fire
+    kinds = [e.kind for e in mf.memory.events(kind=None) if e.subject == "lease:job"]
+    assert kinds == ["lease_acquired", "lease_taken_over", "lease_released", "lease_acquired"]
+
+
+WORKER = textwrap.dedent("""
+    import sys, time
+    from memfold.consolidation.scheduler import ConsolidationScheduler, SchedulerSettings
+    s = ConsolidationScheduler(sys.argv[1], SchedulerSettings(cron={"second": "*"}, batch_size=3),
+                               on_result=lambda r: print("ran" if r.get("ran") else "skipped", r.get("fire_time"), flush=True))
+    s.run_forever(ready=lambda t: print("ready", flush=True))
+    print("stopped", flush=True)
+""")
+
+
+def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(db_path):
+    seed(db_path, n=40)
+    ConsolidationScheduler(db_path).shutdown()  # create the file's tables once
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(db_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        time.sleep(4.5)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
+    assert all(out.strip().endswith("stopped") for out, _ in outs)
+    ran = [line.split()[1] for out, _ in outs for line in out.splitlines() if line.startswith("ran")]
+    assert len(ran) >= 3 and len(ran) == len(set(ran))  # each fire time ran in exactly one process
+    with memfold.MemFold(db_path) as mf:
+        acquired = Counter(e.details["fire_time"] for e in mf.memory.events(kind="lease_acquired"))
+        assert acquired and max(acquired.values()) == 1
+        assert len(acquired) >= len(ran)
+        assert {r.status for r in mf.memory.list(NS, "episodic", include_inactive=True)} == {"consumed"}
+        assert len(mf.memory.list(NS, "semantic")) == 40
