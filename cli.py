@@ -645,7 +645,7 @@ def scheduler_run(db: str, cron: str, timezone: str, misfire_grace: int, lease_s
         if as_json:
             click.echo(json.dumps({"event": event, **data}, ensure_ascii=False), nl=True)
         else:
-            click.echo(f"{event}: " + ", ".join(f"{k} {v}" for k, v in data.items()))
+            click.echo(event + (": " + ", ".join(f"{k} {v}" for k, v in data.items()) if data else ""))
         sys.stdout.flush()
 
     def on_result(result: dict) -> None:
