@@ -91,8 +91,6 @@ def test_appending_user_turns_extracts_with_provenance(mf):
         {"role": "assistant", "content": "Never fear, I will not."},  # assistants do not set constraints
         {"role": "user", "content": "Never cc Bob.", "metadata": {"quoted_from": "other-ticket"}},
     ])
-    for i in ids:
-        mf.constraints.observe(mf.archive.get(i))
     [rec] = mf.protected.active_for("c")
     assert rec.text == "Never delete the old logs." and rec.provenance == (f"turn:{ids[0]}",)
     assert rec.source == "rules" and rec.metadata["rule"] == "never"
@@ -102,7 +100,7 @@ def test_later_statement_revokes_matching_constraint_only(mf):
     conv = mf.conversation("c", namespace="n")
     for text in ["Don't delete the backup files until I confirm.", "Never email the client directly.",
                  "What's the weather like?", "OK, you can delete them now."]:
-        mf.constraints.observe(mf.archive.get(conv.append({"role": "user", "content": text})))
+        conv.append({"role": "user", "content": text})
     states = {r.text: r.state for r in mf.protected.list(state=None)}
     assert states == {"Don't delete the backup files until I confirm.": "revoked",
                       "Never email the client directly.": "active"}
@@ -111,7 +109,7 @@ def test_later_statement_revokes_matching_constraint_only(mf):
 def test_confirmation_satisfies_waiting_records(mf):
     conv = mf.conversation("c", namespace="n")
     for text in ["Draft the email but wait for my go-ahead.", "Never use my nickname.", "Confirmed, send it."]:
-        mf.constraints.observe(mf.archive.get(conv.append({"role": "user", "content": text})))
+        conv.append({"role": "user", "content": text})
     states = {r.text: r.state for r in mf.protected.list(state=None)}
     assert states == {"Draft the email but wait for my go-ahead.": "satisfied", "Never use my nickname.": "active"}
 
@@ -119,7 +117,7 @@ def test_confirmation_satisfies_waiting_records(mf):
 def test_vague_withdrawal_revokes_nothing(mf):
     conv = mf.conversation("c", namespace="n")
     for text in ["Never reboot the router.", "You can relax now."]:
-        mf.constraints.observe(mf.archive.get(conv.append({"role": "user", "content": text})))
+        conv.append({"role": "user", "content": text})
     assert [r.state for r in mf.protected.list(state=None)] == ["active"]
 
 
@@ -133,7 +131,7 @@ def test_decision_override_replaces_the_earlier_decision(mf):
         ("user", "You know what, final answer: let's use regex to parse HTML. Forget A and B — go with C."),
     ]
     for role, text in turns:
-        mf.constraints.observe(mf.archive.get(conv.append({"role": role, "content": text})))
+        conv.append({"role": role, "content": text})
     active = mf.protected.active_for("c")
     assert [r.text for r in active] == [turns[4][1]]
     content = mf.protected.render("c").messages[0]["content"]
@@ -176,9 +174,9 @@ def test_llm_failure_falls_back_to_rules_and_is_logged(llm_server, db_path, cloc
                          constraint_extractor=LLMConstraintExtractor(client)) as m:
         conv = m.conversation("c", namespace="n")
         llm_server.queue(status=500)
-        m.constraints.observe(m.archive.get(conv.append({"role": "user", "content": "Never ping me at night."})))
+        conv.append({"role": "user", "content": "Never ping me at night."})
         llm_server.queue(raw="not json")
-        m.constraints.observe(m.archive.get(conv.append({"role": "user", "content": "Always use metric units."})))
+        conv.append({"role": "user", "content": "Always use metric units."})
         assert [r.text for r in m.protected.active_for("c")] == ["Never ping me at night.", "Always use metric units."]
         failures = m.memory.events(kind="extractor_failed")
         assert len(failures) == 2 and "HTTP 500" in failures[0].cause and "not a chat completion" in failures[1].cause

@@ -40,7 +40,6 @@ def seed(m):
         b.append({"role": "user", "content": f"filler turn {i} about shipping and weather"})
         c.append({"role": "user", "content": f"other tenant turn {i}"})
     secret_turn = a.append({"role": "user", "content": f"Never reveal {SECRET} to anyone."})
-    m.constraints.observe(m.archive.get(secret_turn))
     a.append({"role": "assistant", "content": "Understood."})
     rec = m.memory.write("acme/dana", "semantic", f"The passphrase is {SECRET}", key="user.passphrase",
                          provenance=[f"turn:{secret_turn}"])

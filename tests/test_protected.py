@@ -110,10 +110,8 @@ def test_namespace_scope_and_other_conversations(mf, conv):
 
 def test_fork_inherits_records_from_shared_turns_only(mf, conv):
     t1 = conv.append({"role": "user", "content": "Never refund in cash."})
-    mf.constraints.observe(mf.archive.get(t1))
     fork = conv.fork("ticket-1b")
     t2 = conv.append({"role": "user", "content": "Always cc the manager."})
-    mf.constraints.observe(mf.archive.get(t2))
     assert [r.text for r in mf.protected.active_for(fork.id)] == ["Never refund in cash."]
     assert [r.text for r in mf.protected.active_for(conv.id)] == ["Never refund in cash.", "Always cc the manager."]
 

@@ -36,6 +36,7 @@ from .cards import Card, card_header
 from .catalog import CatalogItem
 from .context import Layout, layout
 from .settings import WindowSettings
+from .protected import summarizer_input
 from .summarizers.base import FoldItem, Summarizer, run_summarizer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -248,6 +249,7 @@ class Compactor:
                 raise SummarizerError(
                     f"{len(run)} item(s) of {shown_before} tokens are too small to fold into a shorter card"
                 )
+            fold_items = summarizer_input(conv, children, fold_items)  # protected/quoted/erased text never passes
             text, tokens = run_summarizer(self.summarizer, fold_items, depth, source_tokens=source_tokens,
                                           target_tokens=target, counter=self.counter)
             rendered = self.counter.count(f"{card_header(next_id)} {text}")

@@ -52,14 +52,26 @@ class Conversation:
         :raises InvalidInput: for a malformed turn (nothing is written).
         """
         turn_id = self.archive.append_many(self.id, [turn])[0]
+        self._observe_constraints([turn_id])
         self._after_append()
         return turn_id
 
     def append_many(self, turns: Iterable[Mapping[str, Any]]) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids."""
         ids = self.archive.append_many(self.id, list(turns))
+        self._observe_constraints(ids)
         self._after_append()
         return ids
+
+    def _observe_constraints(self, turn_ids: Iterable[int]) -> None:
+        """Pass every new user turn through the constraint extractor (issue 8, point 2): standing
+        instructions become protected records with the turn as provenance."""
+        tracker = getattr(self.memfold, "constraints", None)
+        if tracker is None:
+            return
+        for turn in sorted(self.turns_by_id(list(turn_ids)).values(), key=lambda t: t.seq):
+            if turn.role == "user":
+                tracker.observe(turn, namespace=self.namespace)
 
     def history(self, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
         """Every turn in append order, including a fork's inherited turns."""
@@ -89,7 +101,9 @@ class Conversation:
             normalize_turn(msg, self.archive.clock, where=f"{path} line {line}: ")
         total = len(normalized)
         report = (lambda done: progress(done, total)) if progress else None
-        return self.archive.append_many(self.id, [m for _, m in normalized], progress=report)
+        ids = self.archive.append_many(self.id, [m for _, m in normalized], progress=report)
+        self._observe_constraints(ids)
+        return ids
 
     def export_jsonl(self, out: Any = None, *, with_times: bool = False) -> str | int:
         """Write the history as JSONL chat messages to ``out`` (a text stream), or return it as a
@@ -147,10 +161,11 @@ class Conversation:
         :returns: a :class:`~memfold.window.context.CompiledContext` within ``budget - output_reserve``.
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
-        from .context import compile_context, layout
+        from .context import check_protected_fits, compile_context, layout
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         lay = layout(self, settings, reader)
+        check_protected_fits(self, settings, lay.protected_tokens)  # issue 8: before any compaction
         pressure = max(lay.total_tokens, self.reported_usage() or 0)
         if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
             self.compact(reader=reader, **settings.to_dict())
@@ -240,23 +255,26 @@ class Conversation:
                 out[row[0]] = Turn.from_row(row)
         return out
 
-    def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None):
-        """Search archived turns and cards (FTS5 BM25, literal); see :func:`memfold.window.recall.search`."""
+    def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None):
+        """Search archived turns and cards (FTS5 BM25, literal); see :func:`memfold.window.recall.search`.
+        ``reader``: hide hits whose labels the reader lacks (issue 8)."""
         from .recall import search
 
-        return search(self, query, k, filters)
+        return search(self, query, k, filters, reader=reader)
 
-    def describe(self, card_id: int | str) -> dict[str, Any]:
-        """A card's coverage; see :func:`memfold.window.recall.describe`."""
+    def describe(self, card_id: int | str, *, reader: Any = None) -> dict[str, Any]:
+        """A card's coverage; see :func:`memfold.window.recall.describe`.
+        :raises PermissionDenied: if the reader lacks one of the card's labels (issue 8)."""
         from .recall import describe
 
-        return describe(self, card_id)
+        return describe(self, card_id, reader=reader)
 
-    def expand(self, card_id: int | str, *, to_turns: bool = False) -> list[Turn | Card]:
-        """A card's children (or every verbatim turn under it); see :func:`memfold.window.recall.expand`."""
+    def expand(self, card_id: int | str, *, to_turns: bool = False, reader: Any = None) -> list[Turn | Card]:
+        """A card's children (or every verbatim turn under it); see :func:`memfold.window.recall.expand`.
+        Children the reader may not see and erased turns are left out (issue 8)."""
         from .recall import expand
 
-        return expand(self, card_id, to_turns=to_turns)
+        return expand(self, card_id, to_turns=to_turns, reader=reader)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools."""

@@ -423,3 +423,52 @@ class ProtectedChannel:
                 if p.startswith("turn:"):
                     out.add(int(p.split(":", 1)[1]))
         return out
+
+
+#: protected texts shorter than this are not searched for in summarizer input (too generic to
+#: be told apart from ordinary words); they are still redacted from their source turns.
+MIN_GUARDED_CHARS = 12
+
+
+def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[Any]:
+    """The one check on what reaches a summarizer (DESIGN.md §4.6; issue 8 points 3 and 5).
+
+    Given the children of a fold (turns or cards) and their :class:`FoldItem` list, returns the
+    items a summarizer may read: an erased turn becomes ``[erased]``; a turn quoted from another
+    conversation (metadata ``quoted_from``) becomes a pointer to it, never its words; every
+    protected record's text is cut out wherever it occurs and replaced by ``[protected P<id>]``.
+    The check runs over turns and cards alike, for every non-erased protected record of the
+    conversation's family and namespace, after redaction.
+
+    :raises SummarizerError: if protected text would still reach the summarizer (the compactor
+        records the failure and keeps the originals in the window).
+    """
+    from dataclasses import replace
+
+    from ..memory.errors import SummarizerError
+    from .archive import Turn
+
+    db = conv.db
+    protected = [(rid, text) for rid, text in db.execute(
+        "SELECT p.id, p.text FROM protected p WHERE p.state != 'erased' AND p.text != '' AND (p.conversation_id IN "
+        "(SELECT id FROM conversations WHERE family_id = ?) OR (p.conversation_id IS NULL AND p.namespace = ?)) "
+        "ORDER BY length(p.text) DESC, p.id", [conv.family_id, conv.namespace])]
+    out = []
+    for child, item in zip(children, items):
+        text = item.text
+        if isinstance(child, Turn) and child.erased:
+            text = "[erased]"
+        elif isinstance(child, Turn) and child.metadata.get("quoted_from") is not None:
+            text = f"[t{child.id}: quoted from {child.metadata['quoted_from']}; not summarised, expand t{child.id}]"
+        for rid, ptext in protected:
+            if ptext in text:
+                text = text.replace(ptext, f"[protected P{rid}]")
+        out.append(replace(item, text=text))
+    for item in out:  # the check: nothing protected is left, whatever the redaction above missed
+        for rid, ptext in protected:
+            if len(ptext.strip()) >= MIN_GUARDED_CHARS and ptext in item.text:
+                raise SummarizerError(
+                    f"protected record P{rid} would reach the summarizer in {item.kind} {item.id}: the protected "
+                    "channel is never summarised, so this fold is refused and the originals stay in the window"
+                )
+    return out

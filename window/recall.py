@@ -19,6 +19,7 @@ from ..memory.errors import CardNotFound, InvalidInput, MemfoldError, TurnNotFou
 from ..memory.fts import literal_query
 from .archive import Turn
 from .cards import Card, parse_ref
+from .labels import as_reader, can_read, require
 
 if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
@@ -67,12 +68,15 @@ def _scope(conv: "Conversation", table: str) -> tuple[str, list[Any]]:
     return "(" + " OR ".join(parts) + ")", params
 
 
-def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
+def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *,
+           reader: Any = None) -> list[SearchHit]:
     """Archived turns and cards matching ``query``, best first (SQLite FTS5 BM25).
 
     :param query: user text, searched literally (any word may match; more matches rank higher).
     :param k: at most this many hits, 1..100.
     :param filters: optional ``{"kind": "turn" | "card"}``.
+    :param reader: a :class:`~memfold.window.labels.Reader` or label list: hits whose labels it lacks
+        are never returned; stale or erased cards never are (issue 8).
     :returns: hits best first; ``[]`` when the query has no searchable word.
     :raises InvalidInput: for a non-text query, a bad ``k`` or an unknown filter.
     """
@@ -90,24 +94,28 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
     match = literal_query(query)
     if match is None:
         return []
+    rdr = as_reader(reader)
+    fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     hits: list[SearchHit] = []
     db = conv.db
     if kind in (None, "turn"):
         where, params = _scope(conv, "t")
         rows = db.execute(
-            "SELECT t.id, bm25(turns_fts), snippet(turns_fts, 0, '[', ']', '…', 12), t.seq, t.role "
+            "SELECT t.id, bm25(turns_fts), snippet(turns_fts, 0, '[', ']', '…', 12), t.seq, t.role, t.labels "
             f"FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? AND t.erased = 0 AND {where} "
-            "ORDER BY bm25(turns_fts), t.id LIMIT ?", [match, *params, k],
+            "ORDER BY bm25(turns_fts), t.id LIMIT ?", [match, *params, fetch],
         ).fetchall()
-        hits.extend(SearchHit(f"t{r[0]}", "turn", r[0], r[1], r[2], r[3], r[3], 0, r[4]) for r in rows)
+        hits.extend(SearchHit(f"t{r[0]}", "turn", r[0], r[1], r[2], r[3], r[3], 0, r[4]) for r in rows
+                    if can_read(rdr, json.loads(r[5])))
     if kind in (None, "card"):
         where, params = _scope(conv, "c")
         rows = db.execute(
-            "SELECT c.id, bm25(cards_fts), snippet(cards_fts, 0, '[', ']', '…', 12), c.first_seq, c.last_seq, c.depth "
-            f"FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid WHERE cards_fts MATCH ? AND c.family_id = ? AND {where} "
-            "ORDER BY bm25(cards_fts), c.id LIMIT ?", [match, conv.family_id, *params, k],
+            "SELECT c.id, bm25(cards_fts), snippet(cards_fts, 0, '[', ']', '…', 12), c.first_seq, c.last_seq, c.depth, "
+            f"c.labels FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid WHERE cards_fts MATCH ? AND c.family_id = ? "
+            f"AND c.stale = 0 AND {where} ORDER BY bm25(cards_fts), c.id LIMIT ?", [match, conv.family_id, *params, fetch],
         ).fetchall()
-        hits.extend(SearchHit(f"c{r[0]}", "card", r[0], r[1], r[2], r[3], r[4], r[5], None) for r in rows)
+        hits.extend(SearchHit(f"c{r[0]}", "card", r[0], r[1], r[2], r[3], r[4], r[5], None) for r in rows
+                    if can_read(rdr, json.loads(r[6])))
     hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
     return hits[:k]
 
@@ -128,7 +136,7 @@ def get_turn(conv: "Conversation", turn_id: int) -> Turn:
     return turn
 
 
-def describe(conv: "Conversation", ref: int | str) -> dict[str, Any]:
+def describe(conv: "Conversation", ref: int | str, *, reader: Any = None) -> dict[str, Any]:
     """A card's coverage: depth, seq span, first/last turn ids, time range, child ids, token counts
     (its own and its sources'), labels, summarizer and the cards that roll it up.
 
@@ -136,12 +144,15 @@ def describe(conv: "Conversation", ref: int | str) -> dict[str, Any]:
     :raises CardNotFound: / :raises TurnNotFound: for an id outside the conversation's family.
     """
     kind, item_id = parse_ref(ref)
+    rdr = as_reader(reader)
     if kind == "turn":
         turn = get_turn(conv, item_id)
+        require(rdr, turn.labels, f"t{turn.id}")
         return {"ref": f"t{turn.id}", "kind": "turn", "seq": turn.seq, "role": turn.role, "tokens": turn.tokens,
                 "created_at": turn.created_at, "labels": list(turn.labels), "sha256": turn.sha256,
                 "parents": [f"c{p}" for p in conv.cards.parent_of("turn", turn.id)]}
     card = get_card(conv, item_id)
+    require(rdr, card.labels, card.ref)
     return {
         "ref": card.ref, "kind": "card", "depth": card.depth, "first_seq": card.first_seq, "last_seq": card.last_seq,
         "first_turn_id": card.first_turn_id, "last_turn_id": card.last_turn_id, "start_at": card.start_at,
@@ -152,23 +163,30 @@ def describe(conv: "Conversation", ref: int | str) -> dict[str, Any]:
     }
 
 
-def expand(conv: "Conversation", ref: int | str, *, to_turns: bool = False) -> list[Turn | Card]:
+def expand(conv: "Conversation", ref: int | str, *, to_turns: bool = False, reader: Any = None) -> list[Turn | Card]:
     """A card's children in order (turns for depth 1, cards deeper); with ``to_turns`` every
     verbatim turn it covers. A turn id expands to the whole turn itself (for glimpses).
 
     :raises CardNotFound: / :raises TurnNotFound: for an id outside the conversation's family.
     """
     kind, item_id = parse_ref(ref)
+    rdr = as_reader(reader)
     if kind == "turn":
-        return [get_turn(conv, item_id)]
+        turn = get_turn(conv, item_id)
+        require(rdr, turn.labels, f"t{turn.id}")
+        return [turn]
     card = get_card(conv, item_id)
+    require(rdr, card.labels, card.ref)
+    visible = lambda item: can_read(rdr, item.labels) and not getattr(item, "erased", False)  # noqa: E731
     if to_turns:
         turns = conv.turns_by_id(sorted(_turn_ids_under(conv, card)))
-        return sorted(turns.values(), key=lambda t: t.seq)
+        return [t for t in sorted(turns.values(), key=lambda t: t.seq) if visible(t)]
     out: list[Turn | Card] = []
     for child in card.covers:
         child_kind, child_id = parse_ref(child)
-        out.append(conv.archive.get(child_id) if child_kind == "turn" else conv.cards.get(child_id))
+        item = conv.archive.get(child_id) if child_kind == "turn" else conv.cards.get(child_id)
+        if visible(item):
+            out.append(item)
     return out
 
 
