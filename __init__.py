@@ -261,15 +261,49 @@ class MemFold:
 
         return consolidate(self, namespace, **kwargs)
 
-    def read(self, namespace: str, k: int = 10, **kwargs: Any) -> list[ScoredRecord]:
-        """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`."""
-        return self.memory.read(namespace, k, **kwargs)
+    def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
+        """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`.
+        ``reader`` (a :class:`Reader` or label list) hides records whose labels it lacks (issue 8);
+        such a filtered read does not raise access counts."""
+        from .window.labels import as_reader, can_read
+
+        rdr = as_reader(reader)
+        if rdr is None:
+            return self.memory.read(namespace, k, **kwargs)
+        kwargs["touch"] = False  # a filtered read ranks without raising access counts
+        visible = [r for r in self.memory.read(namespace, 10**6, **kwargs) if can_read(rdr, r.record.labels)]
+        return visible[:k]
 
     # -- protected channel and erasure (issue 8) ---------------------------------------------
     def erase(self, **scope: Any) -> ErasurePlan:
         """Erase content by ``namespace=``, ``conversation_id=``, ``turn_ids=``, ``record_ids=`` or
         ``protected_ids=``; ``vacuum=True`` also rewrites the file. See :meth:`Eraser.erase`."""
         return self.eraser.erase(**scope)
+
+    def relabel(self, ref: str, labels: Iterable[str], *, cause: str = "") -> list[int]:
+        """Set the access labels of a turn (``"t12"``), memory record (``"record:3"``) or protected
+        record (``"P5"``); cards derived from a relabelled turn go stale and are rebuilt from what
+        remains. :returns: the card ids made stale. See :func:`memfold.window.staleness.relabel`."""
+        from .window.staleness import relabel
+
+        return relabel(self.db, ref, labels, at=self.clock.now(), cause=cause, counter=self.token_counter)
+
+    def revoke_label(self, ref: str, label: str, *, cause: str = "") -> list[int]:
+        """Remove one label from a source (see :meth:`relabel`)."""
+        from .window.staleness import relabel
+
+        table_labels = self._labels_of(ref)
+        return relabel(self.db, ref, [x for x in table_labels if x != label], at=self.clock.now(), cause=cause,
+                       counter=self.token_counter)
+
+    def _labels_of(self, ref: str) -> list[str]:
+        if ref.startswith("t") and ref[1:].isdigit():
+            return list(self.archive.get(int(ref[1:])).labels)
+        if ref.startswith("record:") and ref[7:].isdigit():
+            return list(self.memory.get(int(ref[7:])).labels)
+        if ref.startswith("P") and ref[1:].isdigit():
+            return list(self.protected.get(int(ref[1:])).labels)
+        raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
 
     def vacuum(self) -> None:
         """Rewrite the file so erased bytes are gone; see :meth:`Eraser.vacuum`."""

@@ -92,3 +92,41 @@ def unfold_stale(db: sqlite_utils.Database, counter: TokenCounter) -> int:
                         "INSERT INTO catalog_items(conversation_id, first_seq, last_seq, kind, item_id, depth, tokens, "
                         "role, has_tool_calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 unfolded += 1
+
+
+def relabel(db: sqlite_utils.Database, ref: str, labels: Iterable[str], *, at: float, cause: str,
+            counter: TokenCounter) -> list[int]:
+    """Set the labels of a turn (``"t12"``), memory record (``"record:3"``) or protected record
+    (``"P5"``), log a ``relabel`` event, and mark every card derived from a relabelled turn stale
+    (a card requires the union of its sources' labels, so it must be rebuilt).
+
+    :returns: the card ids newly marked stale.
+    :raises InvalidInput: for a bad ref or label. :raises NotFound: for an unknown id.
+    """
+    import json
+
+    from ..memory.errors import InvalidInput, ProtectedNotFound, RecordNotFound, TurnNotFound
+    from ..memory.validation import check_labels
+
+    label_list = check_labels(list(labels))
+    if not isinstance(ref, str):
+        raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
+    if ref.startswith("t") and ref[1:].isdigit():
+        table, item, err = "turns", int(ref[1:]), TurnNotFound
+    elif ref.startswith("record:") and ref[7:].isdigit():
+        table, item, err = "records", int(ref[7:]), RecordNotFound
+    elif ref.startswith("P") and ref[1:].isdigit():
+        table, item, err = "protected", int(ref[1:]), ProtectedNotFound
+    else:
+        raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
+    with write_transaction(db):
+        row = db.execute(f"SELECT labels FROM {table} WHERE id = ?", [item]).fetchone()
+        if row is None:
+            raise err(f"no {ref} to relabel")
+        db.execute(f"UPDATE {table} SET labels = ? WHERE id = ?", [json.dumps(label_list), item])
+        log_event(db, at=at, kind="relabel", subject=ref, cause=cause,
+                  details={"from": json.loads(row[0]), "to": label_list})
+        if table == "turns" and json.loads(row[0]) != label_list:
+            return mark_stale(db, cards_derived_from(db, turn_ids=[item]), at=at, cause=f"relabel {ref}",
+                              counter=counter)
+    return []
