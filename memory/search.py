@@ -143,9 +143,10 @@ class SearchHit:
         return d
 
 
-def _visible_turns_clause(db: sqlite_utils.Database, conversation_id: str) -> tuple[str, list[Any]]:
-    """SQL over alias ``t`` selecting the turns a conversation sees: its own and its ancestors'
-    up to each fork point (DESIGN.md §1 "family")."""
+def _visible_turns_clause(db: sqlite_utils.Database, conversation_id: str, alias: str = "t",
+                          seq_column: str = "seq") -> tuple[str, list[Any]]:
+    """SQL over ``alias`` selecting the turns (or cards, by ``last_seq``) a conversation sees: its
+    own and its ancestors' up to each fork point (DESIGN.md §1 "family")."""
     parts, params = [], []
     limit: int | None = None
     current: str | None = conversation_id
@@ -157,10 +158,10 @@ def _visible_turns_clause(db: sqlite_utils.Database, conversation_id: str) -> tu
                 raise ConversationNotFound(f"no conversation {conversation_id!r} to search in")
             break
         if limit is None:
-            parts.append("t.conversation_id = ?")
+            parts.append(f"{alias}.conversation_id = ?")
             params.append(current)
         else:
-            parts.append("(t.conversation_id = ? AND t.seq <= ?)")
+            parts.append(f"({alias}.conversation_id = ? AND {alias}.{seq_column} <= ?)")
             params.extend([current, limit])
         limit, current, first = row[1], row[0], False
     return "(" + " OR ".join(parts) + ")", params
@@ -251,9 +252,10 @@ class HybridSearch:
             if "card_staleness" in self.db.table_names():
                 where.append("k.rowid NOT IN (SELECT card_id FROM card_staleness)")
             if conversation_id is not None:
-                if "family_id" in cols:
-                    where.append("k.family_id = (SELECT family_id FROM conversations WHERE id = ?)")
-                    params.append(conversation_id)
+                if "last_seq" in cols:
+                    clause, p = _visible_turns_clause(self.db, conversation_id, "k", "last_seq")
+                    where.append(clause)
+                    params += p
                 elif "conversation_id" in cols:
                     where.append("k.conversation_id = ?")
                     params.append(conversation_id)

@@ -70,7 +70,8 @@ def _scope(conv: "Conversation", table: str) -> tuple[str, list[Any]]:
 
 def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *,
            reader: Any = None) -> list[SearchHit]:
-    """Archived turns and cards matching ``query``, best first (SQLite FTS5 BM25).
+    """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
+    when the facade has an embedder (the default; :mod:`memfold.memory.search`), else SQLite FTS5 BM25.
 
     :param query: user text, searched literally (any word may match; more matches rank higher).
     :param k: at most this many hits, 1..100.
@@ -95,6 +96,9 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
     if match is None:
         return []
     rdr = as_reader(reader)
+    searcher = getattr(getattr(conv, "memfold", None), "searcher", None)
+    if searcher is not None and searcher.embedder is not None:
+        return _hybrid_search(conv, searcher, query, match, k, kind, rdr)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     hits: list[SearchHit] = []
     db = conv.db
@@ -118,6 +122,36 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
                     if can_read(rdr, json.loads(r[6])))
     hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
     return hits[:k]
+
+
+def _hybrid_search(conv: "Conversation", searcher: Any, query: str, match: str, k: int, kind: str | None,
+                   rdr: Any) -> list[SearchHit]:
+    """The body of :func:`search` when the facade has an embedder: hybrid BM25 + embedding ranking
+    (:class:`memfold.memory.search.HybridSearch`, issue 6) over the same lineage-scoped turns and
+    non-stale cards. ``score`` is the negated fused score, so lower still means better; hits the
+    BM25 ranker did not find get the item's opening words as their snippet."""
+    kinds = ("turn", "card") if kind is None else (kind,)
+    fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
+    found = searcher.search(query, conversation_id=conv.id, kinds=kinds, limit=fetch)
+    hits: list[SearchHit] = []
+    db = conv.db
+    for h in found:
+        if not can_read(rdr, list(h.labels)):
+            continue
+        fts = "turns_fts" if h.kind == "turn" else "cards_fts"
+        row = db.execute(f"SELECT snippet({fts}, 0, '[', ']', '…', 12) FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
+                         [match, h.id]).fetchone()
+        words = h.text.split()
+        snippet = row[0] if row else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+        if h.kind == "turn":
+            t = db.execute("SELECT seq, role FROM turns WHERE id = ?", [h.id]).fetchone()
+            hits.append(SearchHit(f"t{h.id}", "turn", h.id, -h.score, snippet, t[0], t[0], 0, t[1]))
+        else:
+            c = db.execute("SELECT first_seq, last_seq, depth FROM cards WHERE id = ?", [h.id]).fetchone()
+            hits.append(SearchHit(f"c{h.id}", "card", h.id, -h.score, snippet, c[0], c[1], c[2], None))
+        if len(hits) == k:
+            break
+    return hits
 
 
 def get_card(conv: "Conversation", card_id: int) -> Card:
