@@ -143,6 +143,45 @@ class SystemClock(Clock):
         return datetime.fromtimestamp(value, timezone.utc).isoformat(timespec="seconds")
 
 
+class ReplayClock(SystemClock):
+    """A system-kind clock that stands still until it is set: replays historical turns at their
+    own times (issue 9, ``memfold replay``).
+
+    Time values are POSIX seconds like :class:`SystemClock` (``kind = "system"``), so a database
+    written by a replay opens later with the real system clock and keeps its times. ``now()`` is
+    the last time given to :meth:`set`; the replay runner sets it to each turn's ``created_at``
+    before appending, so archive times, record write times, scoring ages and consolidation
+    horizons all follow the history being replayed rather than the wall clock.
+
+    :param start: the first time (aware datetime or POSIX seconds).
+    :raises ClockError: for a naive datetime or a non-finite number.
+    """
+
+    def __init__(self, start: object) -> None:
+        self._now = self.coerce(start)
+
+    def now(self) -> float:
+        return self._now
+
+    def now_datetime(self) -> datetime:
+        return datetime.fromtimestamp(self._now, timezone.utc)
+
+    def set(self, value: object) -> float:
+        """Move to ``value`` (aware datetime or POSIX seconds) and return it as a time value.
+
+        :raises ClockError: if ``value`` is earlier than now (time never moves backwards, so
+            records written during a replay keep their order) or is not a valid time.
+        """
+        v = self.coerce(value)
+        if v < self._now:
+            raise ClockError(
+                f"a ReplayClock never moves backwards: {self.format(v)} is before {self.format(self._now)}; "
+                "replay turns in time order"
+            )
+        self._now = v
+        return v
+
+
 def clock_for_kind(kind: str) -> Clock:
     """A fresh clock of the given kind (``"logical"`` or ``"system"``).
 

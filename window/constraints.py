@@ -386,11 +386,14 @@ class ConstraintTracker:
         """Read one archived turn; for a user turn, add proposed records and apply withdrawals.
 
         Turns quoted from another conversation (metadata ``quoted_from``) and erased turns are
-        skipped: they are not the user's instructions here.
+        skipped: they are not the user's instructions here. Turns labelled ``secret`` are skipped
+        too: a protected record is shown verbatim in every context, a secret never (issue 9).
 
         :returns: the protected records created by this turn (withdrawn ones are changed in place).
         """
         if turn.role != "user" or turn.erased or turn.metadata.get("quoted_from") is not None:
+            return []
+        if "secret" in turn.labels:
             return []
         db = self.channel.db
         try:

@@ -20,6 +20,12 @@ from ..memory.errors import InvalidInput, PermissionDenied
 from ..memory.validation import check_labels
 
 
+#: the label of secrets (PINs, passwords, security answers; issue 9): a turn carrying it stays in
+#: the archive for readers holding the label, but never reaches a summarizer (so no card text
+#: repeats it) and never reaches the consolidation pass (so no fact holds it).
+SECRET_LABEL = "secret"
+
+
 @dataclass(frozen=True)
 class Reader:
     """Someone reading memfold output, holding a set of access labels.

@@ -436,7 +436,8 @@ def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[A
     Given the children of a fold (turns or cards) and their :class:`FoldItem` list, returns the
     items a summarizer may read: an erased turn becomes ``[erased]``; a turn quoted from another
     conversation (metadata ``quoted_from``) becomes a pointer to it, never its words; every
-    protected record's text is cut out wherever it occurs and replaced by ``[protected P<id>]``.
+    protected record's text is cut out wherever it occurs and replaced by ``[protected P<id>]``; a
+    turn labelled ``secret`` becomes a pointer to itself, never its words (issue 9).
     The check runs over turns and cards alike, for every non-erased protected record of the
     conversation's family and namespace, after redaction.
 
@@ -447,6 +448,7 @@ def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[A
 
     from ..memory.errors import SummarizerError
     from .archive import Turn
+    from .labels import SECRET_LABEL
 
     db = conv.db
     protected = [(rid, text) for rid, text in db.execute(
@@ -460,6 +462,8 @@ def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[A
             text = "[erased]"
         elif isinstance(child, Turn) and child.metadata.get("quoted_from") is not None:
             text = f"[t{child.id}: quoted from {child.metadata['quoted_from']}; not summarised, expand t{child.id}]"
+        elif isinstance(child, Turn) and SECRET_LABEL in child.labels:  # issue 9: secrets are never summarised
+            text = f"[t{child.id}: secret, not summarised; expand t{child.id}]"
         for rid, ptext in protected:
             if ptext in text:
                 text = text.replace(ptext, f"[protected P{rid}]")

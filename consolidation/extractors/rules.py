@@ -44,6 +44,27 @@ statement when it says so ("the 14-day window", "within 14 days"), else from the
 common retail default) that a deployment overrides with its own policy. The topic episode is
 cited in the rule's sources next to the statement.
 
+Answers to the agent's questions (slot filling)
+-----------------------------------------------
+Customers mostly answer what the agent asked: "Could I get your full name, please?" ->
+"Tyler Jones". When a user episode directly follows an assistant/agent episode in the batch, and
+that episode asks for exactly one known slot, the reply fills it (:func:`answer_facts`):
+
+===========================  ===========================================  ==========================
+key                          the agent asks for                           the reply must hold
+===========================  ===========================================  ==========================
+``user.name``                your (full/first) name                       1-3 name words, nothing else
+``user.account_id``          your account number / account #              a number of 5+ digits
+``user.date_of_birth``       your date of birth / birthday / D.O.B.       a date (04/04/1990,
+                                                                          February 29, 1980)
+===========================  ===========================================  ==========================
+
+Nothing is filled when the question also asks for a secret (PIN, password, security question or
+answer, maiden name, pet's name: secrets are not memories, issue 9), when it asks for two slots
+at once, or when the reply is a question, negated or a refusal ("I forgot", "I can't remember").
+The question is cited in the fact's sources next to the answer. The user may also state the date
+of birth outright ("my D.O.B. is 04/04/1990", "my birthdate is ...").
+
 Every function here is pure: the same episodes give the same proposals, byte for byte.
 """
 
@@ -208,6 +229,8 @@ class RulesExtractor(Extractor):
         for index, episode in enumerate(episodes):
             if episode.role == "user":
                 proposals.extend(self.user_facts(episode))
+                if index > 0:
+                    proposals.extend(answer_facts(episodes[index - 1], episode))
             elif episode.role in ("tool", "agent", "assistant", "system"):
                 proposals.extend(self.policy_rules(episode, episodes[:index]))
         return _merge(proposals)
@@ -395,3 +418,99 @@ def _merge(proposals: list[Proposal]) -> list[Proposal]:
                          max(times) if times else None, p.metadata)
         merged[slot] = p
     return list(merged.values())
+
+
+# -- answers to the agent's questions (slot filling; see the module docstring) ----------------
+_ASKS_SLOT = {
+    "user.name": re.compile(r"\byour (?:full |first |first and last )?name\b", re.IGNORECASE),
+    "user.account_id": re.compile(r"\b(?:your )?account (?:number|no\.?|#|id)\b|\baccount #", re.IGNORECASE),
+    "user.date_of_birth": re.compile(r"\b(?:date of birth|birth ?date|birthday|d\.?o\.?b\b\.?)", re.IGNORECASE),
+}
+#: words in a question that ask for a secret; such a question fills no slot
+ASKS_SECRET = re.compile(
+    r"\b(?:pin|pins|password|passcode|passphrase|security (?:question|answer)s?|maiden|pet)\b", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(?:not|never|no|don't|dont|do not|can't|cant|cannot|forgot|forget|remember|recall|unsure|not sure|"
+    r"sorry|why|rather not)\b", re.IGNORECASE)
+_NAME_LEAD = re.compile(
+    r"^(?:(?:yes|yeah|sure|ok|okay)[,!.]?\s+)?(?:it'?s\s+|it is\s+|this is\s+|i am\s+|i'm\s+|"
+    r"my (?:full )?name is\s+|name is\s+|name's\s+)?", re.IGNORECASE)
+_NAME_ONLY = re.compile(r"^(?P<v>[A-Za-z][A-Za-z'\-]+(?:\s+[A-Za-z][A-Za-z'\-]+){0,2})\s*[.!]?$")
+_ACCOUNT_VALUE = re.compile(r"(?<![\w/-])(?P<v>(?:[A-Z]{2,5}-)?\d{5,})(?![\w/])")
+_PIN_SPAN = re.compile(r"\b(?:pin|password|passcode)\b\D{0,20}\d+", re.IGNORECASE)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_VALUE = re.compile(
+    r"(?P<v>\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r",?\s+\d{4}\b)", re.IGNORECASE)
+_DOB_STATEMENT = re.compile(r"\bmy (?:birth ?date|d\.?o\.?b\.?|dob)\s+is\s+", re.IGNORECASE)
+
+
+def asked_slots(question: str) -> list[str]:
+    """The ``user.*`` slots an agent's turn asks for (empty if it asks for a secret too)."""
+    if ASKS_SECRET.search(question):
+        return []
+    return [key for key, pattern in _ASKS_SLOT.items() if pattern.search(question)]
+
+
+def answer_value(key: str, reply: str) -> str | None:
+    """The value of slot ``key`` in a user's reply to a question asking for it, or None.
+
+    A name must be the whole reply (1-3 words after an optional "it's"/"my name is"); an account
+    number is the first 5+ digit number that is not a PIN; a date of birth is the first date.
+    Questions, refusals and negations give None.
+    """
+    sentences = [x for x in _sentences(reply.strip()) if not _is_question(x)]
+    if not sentences or _is_question(reply.strip()):
+        return None
+    text = " ".join(sentences)
+    if key == "user.name":
+        first = re.split(r"(?<=[a-z])[.!;]\s+|\n", text)[0].strip()
+        if _REFUSAL.search(first):
+            return None
+        first = _NAME_LEAD.sub("", first, count=1)
+        match = _NAME_ONLY.match(first)
+        if not match:
+            return None
+        words = match.group("v").split()
+        if words[0].lower() in _NOT_NAMES or any(sum(c.isalpha() for c in w) < 2 for w in words):
+            return None
+        return " ".join(w[:1].upper() + w[1:].lower() if w.islower() or w.isupper() else w for w in words)
+    if _REFUSAL.search(text) and not re.search(r"\d", text):
+        return None
+    if key == "user.account_id":
+        match = _ACCOUNT_VALUE.search(_PIN_SPAN.sub(" ", text))
+        return match.group("v").upper() if match else None
+    if key == "user.date_of_birth":
+        match = _DATE_VALUE.search(text)
+        return _clean(match.group("v")) if match else None
+    return None
+
+
+def answer_facts(previous: Episode, episode: Episode) -> list[Proposal]:
+    """Facts from a user's reply to the agent's question just before it (slot filling), plus a
+    stated date of birth ("my D.O.B. is 04/04/1990"). Cites both episodes for an answer.
+
+    :param previous: the episode just before ``episode`` in the batch.
+    :param episode: a user episode.
+    """
+    out: list[Proposal] = []
+    if episode.role != "user":
+        return out
+    body, question, _ = _strip_speaker(episode.text)
+    if question:
+        return out
+    stated = _DOB_STATEMENT.search(body)
+    if stated:
+        date = _DATE_VALUE.match(body[stated.end():].strip())
+        if date:
+            out.append(Proposal("semantic", "user.date_of_birth", _clean(date.group("v")), (episode.source,),
+                                DEFAULT_FACT_IMPORTANCE, episode.event_time, {"rule": "user.date_of_birth"}))
+    if previous.role in ("assistant", "agent"):
+        slots = asked_slots(_strip_speaker(previous.text)[0])
+        if len(slots) == 1 and not any(p.key == slots[0] for p in out):
+            value = answer_value(slots[0], body)
+            if value:
+                out.append(Proposal("semantic", slots[0], value, (previous.source, episode.source),
+                                    FACT_IMPORTANCE.get(slots[0], DEFAULT_FACT_IMPORTANCE), episode.event_time,
+                                    {"rule": "answer"}))
+    return out
