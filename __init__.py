@@ -246,6 +246,7 @@ class MemFold:
         """With an embedder, a slot's restatement in other words refreshes the slot's record
         (:class:`~memfold.memory.embeddings.SameMeaning`, cosine >= 0.92 with the same numbers and
         negation); without one, only equal normalised text does (the store's default)."""
+        self.memory.searcher = self.searcher  # read(query=...) ranks with the same hybrid search
         if self.embedder is not None:
             self.memory.same_meaning = SameMeaning(self.embedder)
 

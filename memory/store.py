@@ -448,8 +448,16 @@ class MemoryStore:
         types: str | Iterable[str] | None = None,
         at: object = None,
         touch: bool = True,
+        query: str | None = None,
     ) -> list[ScoredRecord]:
         """The top ``k`` active records of ``namespace`` by score, best first.
+
+        With ``query``, only records relevant to it are read: the hybrid search of
+        :mod:`memfold.memory.search` (BM25 + embeddings when the facade has an embedder, see
+        :attr:`searcher`) picks up to ``max(50, 5k)`` candidates, and they are ordered by
+        ``score x relevance`` (relevance = fused search score / the best one, in (0, 1]), so a
+        relevant but stale fact can lose to a fresh, important one. Each result's ``score``
+        stays the plain policy score (issue 6, point 2).
 
         score = importance x 0.5^(age / half_life) x (1 + access_weight x access_count), with
         age = at - written_at and each store's own policy (:mod:`memfold.memory.scoring`;
@@ -480,10 +488,11 @@ class MemoryStore:
                 raise InvalidInput("types is empty: give at least one type, or None for all")
             wanted = sorted({check_record_type(t) for t in wanted}, key=RECORD_TYPES.index)
         at_value = self.clock.now() if at is None else self.clock.coerce(at)
+        relevance = None if query is None else self._relevance(namespace, wanted, query, k)
         if not touch:
-            return self._rank(namespace, k, wanted, at_value)
+            return self._rank(namespace, k, wanted, at_value, relevance)
         with write_transaction(self.db):
-            result = self._rank(namespace, k, wanted, at_value)
+            result = self._rank(namespace, k, wanted, at_value, relevance)
             if result:
                 ids = [s.record.id for s in result]
                 self.db.execute(
@@ -493,8 +502,28 @@ class MemoryStore:
                 )
             return result
 
-    def _rank(self, namespace: str, k: int, types: list[str], at: float) -> list[ScoredRecord]:
-        """Score every active record of the given stores at ``at`` and fetch the top ``k``."""
+    #: The search used by ``read(query=...)``: a :class:`memfold.memory.search.HybridSearch`. The
+    #: facade sets one sharing its embedder; ``None`` builds a BM25-only one on first use.
+    searcher: Any = None
+
+    def _relevance(self, namespace: str, types: list[str], query: str, k: int) -> dict[int, float]:
+        """``{record id: relevance in (0, 1]}`` for the active records of ``types`` relevant to ``query``."""
+        from .search import HybridSearch
+
+        if self.searcher is None:
+            self.searcher = HybridSearch(self.db, None)
+        hits = self.searcher.search(query, kinds=("record",), namespace=namespace,
+                                    type=types[0] if len(types) == 1 else None, limit=max(50, 5 * k))
+        hits = [h for h in hits if h.type in types]
+        if not hits:
+            return {}
+        best = max(h.score for h in hits)
+        return {int(h.id): (h.score / best if best > 0 else 1.0) for h in hits}
+
+    def _rank(self, namespace: str, k: int, types: list[str], at: float,
+              relevance: dict[int, float] | None = None) -> list[ScoredRecord]:
+        """Score every active record of the given stores at ``at`` and fetch the top ``k``
+        (with ``relevance``: only those records, ordered by score x relevance)."""
         ids_parts, score_parts = [], []
         for type in types:
             policy = self.policy(namespace, type)
@@ -509,6 +538,19 @@ class MemoryStore:
             return []
         ids = np.concatenate(ids_parts)
         scores = np.concatenate(score_parts)
+        if relevance is not None:
+            keep = np.array([int(i) in relevance for i in ids], dtype=bool)
+            if not keep.any():
+                return []
+            ids, scores = ids[keep], scores[keep]
+            weighted = scores * np.array([relevance[int(i)] for i in ids])
+            top = rank(weighted, ids, k)
+            top_ids = [int(i) for i in ids[top]]
+            rows = self.db.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({', '.join('?' * len(top_ids))})", top_ids
+            ).fetchall()
+            by_id = {r[0]: MemoryRecord.from_row(r) for r in rows}
+            return [ScoredRecord(by_id[i], float(s), at) for i, s in zip(top_ids, scores[top].tolist())]
         top = rank(scores, ids, k)
         top_ids = [int(i) for i in ids[top]]
         rows = self.db.execute(

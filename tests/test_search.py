@@ -210,3 +210,21 @@ def test_same_inputs_same_hits(db_path, tmp_path, clock):
             return [h.to_dict() for h in mf.search("refund parcel", limit=5)]
 
     assert run(db_path) == run(tmp_path / "other.db")
+
+
+def test_store_read_with_query_uses_hybrid_search(hmf, clock):
+    hmf.remember("ns", "semantic", "Dana prefers refunds to her card", key="refund.method", importance=0.4)
+    hmf.remember("ns", "semantic", "Dana's parcel locker is at Elm Street", key="locker", importance=0.9)
+    hmf.remember("ns", "procedural", "Refunds over 100 EUR need a supervisor", importance=0.8)
+    hmf.remember("other", "semantic", "Refunds in another namespace", importance=1.0)
+    plain = [r.record.content for r in hmf.memory.read("ns", 3, touch=False)]
+    assert plain[0] == "Dana's parcel locker is at Elm Street"
+    refunds = hmf.memory.read("ns", 5, query="refund", touch=False)
+    assert [r.record.content for r in refunds] == ["Refunds over 100 EUR need a supervisor",
+                                                   "Dana prefers refunds to her card"]
+    assert refunds[0].score == pytest.approx(hmf.memory.read("ns", 1, types="procedural", touch=False)[0].score)
+    typed = hmf.store("semantic", "ns").read(5, query="refund", touch=False)
+    assert [r.record.content for r in typed] == ["Dana prefers refunds to her card"]
+    assert hmf.memory.read("ns", 5, query="zebra", touch=False) == []
+    touched = hmf.memory.read("ns", 1, query="locker")
+    assert hmf.memory.get(touched[0].record.id).access_count == 1
