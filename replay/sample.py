@@ -19,6 +19,9 @@ from typing import Any
 
 CUSTOMER = "Dana Whitfield"
 ACCOUNT = "ACC-55102"
+PIN = "4471"
+#: secret values in the sample (checked, never used to detect): the PIN Dana gives to verify the address change
+SECRETS = {PIN}
 
 CHATTER_USER = [
     "Oh interesting, thanks for checking that for me.",
@@ -83,7 +86,9 @@ def _script() -> list[tuple[int, list[tuple[str, str]]]]:
             ("assistant", "Yes: within 14 days with a receipt, we refund the $20.00 difference."),
         ]),
         (16, [
-            ("user", "I moved last weekend. My new address is 48 Cedar Street, Seattle, WA 98101."),
+            ("user", "I moved last weekend. My address is 48 Cedar Street, Seattle, WA 98101."),
+            ("assistant", "Before I change it: for security, what is the PIN on your account?"),
+            ("user", f"It's {PIN}."),
             ("assistant", "Thanks, I've updated your address to 48 Cedar Street, Seattle."),
             ("user", "Please send the next order to a PO box: PO Box 7731, Seattle."),
             ("tool", _POLICY_SHIPPING),
@@ -92,7 +97,7 @@ def _script() -> list[tuple[int, list[tuple[str, str]]]]:
             ("assistant", "Order ORD-3420 placed for $35.00, shipping to PO Box 7731."),
         ]),
         (23, [
-            ("user", "From now on, please text me instead of emailing. My phone is 555-0142."),
+            ("user", "From now on I prefer text messages instead of email. My phone is 555-0142."),
             ("assistant", "Updated: you prefer text messages at 555-0142."),
             ("user", "Also, I like the Aurora line a lot, but I dislike the gift wrap upsell."),
             ("assistant", "Noted, no gift wrap offers."),
@@ -148,8 +153,9 @@ def generate_sample_history(*, seed: int = 7, filler_sessions: int = 24, start: 
     sessions.sort(key=lambda s: s[0])
     messages: list[dict[str, Any]] = []
     call_no = 0
+    when = t0
     for index, (day, turns) in enumerate(sessions):
-        when = t0 + timedelta(days=day, hours=index % 5)
+        when = max(when, t0 + timedelta(days=day, hours=index % 5))  # never earlier than the last turn
         for role, text in turns:
             if role == "tool":
                 call_no += 1

@@ -141,7 +141,7 @@ _FACT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("user.location", re.compile(
         r"\bi(?: am|'m)? (?:live|living|based|located|reside|residing) in " + _PHRASE + _END, re.IGNORECASE)),
     ("user.location", re.compile(r"\bi(?: have|'ve)? (?:just )?moved to " + _PHRASE + _END, re.IGNORECASE)),
-    ("user.address", re.compile(r"\bmy (?:home |shipping |mailing )?address is " + _PHRASE + r"\s*(?:$|[;!?]|\.\s)", re.IGNORECASE)),
+    ("user.address", re.compile(r"\bmy (?:home |shipping |mailing )?address is " + _PHRASE + r"\s*(?:$|[;!?]|\.\s|\.$)", re.IGNORECASE)),
     ("user.birthday", re.compile(r"\bi was born (?:on|in) " + _PHRASE + _END, re.IGNORECASE)),
 ]
 _DATE_FACT = re.compile(
