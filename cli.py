@@ -975,5 +975,38 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
         click.echo(f"report written to {json_out}")
 
 
+# -- the seed demo (issue 7) -------------------------------------------------------------------------
+@cli.command()
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the demo's database here (a new file) to inspect it afterwards; default a temporary file.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Also draw the window meter (words per turn against the budget) into this PNG file.")
+@json_option
+def demo(db_path: str | None, plot_path: str | None, as_json: bool) -> None:
+    """Play the seed demo: compaction, forgetting and consolidation of one support ticket.
+
+    Offline and deterministic (logical clock, word tokens): every run prints the same bytes.
+    """
+    import tempfile
+
+    from .demo import plot_meter, run_demo
+
+    with tempfile.TemporaryDirectory(prefix="memfold-demo-") as tmp:
+        result = run_demo(db_path or os.path.join(tmp, "demo.db"))
+    if plot_path:
+        from .demo.session import WINDOW
+
+        plot_meter(result.meter, WINDOW.usable_tokens, plot_path)
+    if as_json:
+        emit_json({**result.to_dict(), "db": db_path, "plot": plot_path})
+        return
+    click.echo(result.text, nl=False)
+    click.echo("")
+    click.echo(f"database: {db_path} (inspect it: memfold memories {db_path} --all)" if db_path
+               else "database: a temporary file, now deleted (keep one with --db PATH)")
+    if plot_path:
+        click.echo(f"window meter drawn in {plot_path}")
+
+
 def main() -> None:  # pragma: no cover - console entry point
     cli()
