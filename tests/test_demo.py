@@ -141,3 +141,10 @@ def test_json_output(tmp_path):
 def test_demo_has_help():
     result = CliRunner().invoke(cli, ["demo", "--help"])
     assert result.exit_code == 0 and "--plot" in result.output and "--db" in result.output
+
+
+def test_readme_shows_the_demo_output():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("<!-- section: demo -->")[1].split("<!-- /section: demo -->")[0]
+    shown = section.split("```text\n")[1].split("```")[0]
+    assert shown == EXPECTED + "\n" + TEMP_NOTE
