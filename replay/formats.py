@@ -57,6 +57,8 @@ class ReplayConversation:
     questions: list[dict[str, Any]] = field(default_factory=list)
     #: secret values seen in the source (STAR PINs, security answers): must never become facts
     secrets: set[str] = field(default_factory=set)
+    #: every non-secret value the source's agent queried (STAR), for the secret check's exclusions
+    plain_values: set[str] = field(default_factory=set)
 
     @property
     def turn_count(self) -> int:
@@ -282,7 +284,7 @@ def read_star_source(folder: Path, persona: str, *, start: datetime | None = Non
     if limit is not None:
         rows = rows[:limit]
     day0 = start or datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
-    sessions, gold, secrets = [], {}, set()
+    sessions, gold, secrets, plain = [], {}, set(), set()
     for day, dialogue in enumerate(_star_dialogues(folder, [d for _, d in rows])):
         first_time = None
         turns = []
@@ -297,6 +299,7 @@ def read_star_source(folder: Path, persona: str, *, start: datetime | None = Non
                                 secrets.add(value)
                         elif value:
                             gold[key] = value
+                            plain.add(value)
                 continue
             visible = (agent == "User" and action == "utter") or (
                 agent == "Wizard" and action in ("utter", "pick_suggestion"))
@@ -318,7 +321,8 @@ def read_star_source(folder: Path, persona: str, *, start: datetime | None = Non
         if turns:
             sessions.append(ReplaySession(f"star:{dialogue.get('DialogueID')}", turns))
     slug = re.sub(r"[^a-z0-9]+", "-", persona.lower()).strip("-")
-    conv = ReplayConversation(f"star-{slug}", f"star/{slug}", sessions, gold_facts=gold, secrets=secrets)
+    conv = ReplayConversation(f"star-{slug}", f"star/{slug}", sessions, gold_facts=gold, secrets=secrets,
+                             plain_values=plain)
     return ReplaySource("star", [conv])
 
 

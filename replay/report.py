@@ -14,9 +14,10 @@ Evaluations, when the source carries gold data:
   whose value is not the gold one.
 * **secrets** (STAR): every gold secret value (PINs, security answers) is looked for, as a
   whole word, in semantic facts of any status, card texts and protected records. Values that
-  also occur inside a non-secret gold value (the surname 'Jones' of a security answer inside
-  'Tyler Jones') or that are the placeholder ``null`` are left out of the check, since finding
-  them proves nothing.
+  also occur inside a non-secret value the agent queried (the surname 'Jones' of a security
+  answer inside 'Tyler Jones'; an account number or a date of birth the wizard once typed into
+  the PIN or security-answer field) or that are the placeholder ``null`` are left out of the
+  check, since finding them proves nothing; the report lists them under ``excluded``.
 * **evidence** (LoCoMo): every evidence turn must be reachable from the final catalog through
   ``expand`` (turn refs directly, card refs down to their verbatim turns); evidence recall@10
   of the recall tools' ``search`` on the final state, strict (turn hits) and with a card hit
@@ -224,7 +225,7 @@ def secret_check(mf: "MemFold", conversations: list[Any]) -> dict[str, Any]:
     values: set[str] = set()
     excluded: set[str] = set()
     for conv in conversations:
-        plain = [str(v).lower() for v in conv.gold_facts.values()]
+        plain = [str(v).lower() for v in list(conv.gold_facts.values()) + sorted(getattr(conv, "plain_values", ()))]
         for secret in conv.secrets:
             s = str(secret).strip()
             if not s or s.lower() == "null" or any(s.lower() in p for p in plain):

@@ -12,7 +12,8 @@ Detection reads only the conversation itself, never gold data; it errs on the si
 2. a user turn that mentions a security answer, a password, a maiden name or a pet's name
    ("my mother's maiden name is Sanders");
 3. a user turn that directly follows an assistant turn asking for (or about) a PIN, password,
-   security question or answer, maiden name or pet ("What is your PIN?" -> "1596").
+   security question or answer, maiden name, pet or authentication ("What is your PIN?" ->
+   "1596"; "It's to authenticate your account" -> "Oh yes. It's 5380").
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ _USER_SECRET_WORDS = re.compile(
     r"\b(?:security (?:answer|question)s?|password|passcode|maiden|pet'?s? name|name of (?:my|the) pet)\b",
     re.IGNORECASE)
 _ASKS_SECRET = re.compile(
-    r"\b(?:pin|pins|password|passcode|security (?:question|answer)s?|maiden|pet)\b", re.IGNORECASE)
+    r"\b(?:pin|pins|password|passcode|security (?:question|answer)s?|maiden|pet|authenticat\w*)\b", re.IGNORECASE)
 
 
 class SecretDetector:
