@@ -229,8 +229,7 @@ class RulesExtractor(Extractor):
         for index, episode in enumerate(episodes):
             if episode.role == "user":
                 proposals.extend(self.user_facts(episode))
-                if index > 0:
-                    proposals.extend(answer_facts(episodes[index - 1], episode))
+                proposals.extend(answer_facts(episodes[index - 1] if index > 0 else None, episode))
             elif episode.role in ("tool", "agent", "assistant", "system"):
                 proposals.extend(self.policy_rules(episode, episodes[:index]))
         return _merge(proposals)
@@ -486,11 +485,11 @@ def answer_value(key: str, reply: str) -> str | None:
     return None
 
 
-def answer_facts(previous: Episode, episode: Episode) -> list[Proposal]:
+def answer_facts(previous: Episode | None, episode: Episode) -> list[Proposal]:
     """Facts from a user's reply to the agent's question just before it (slot filling), plus a
     stated date of birth ("my D.O.B. is 04/04/1990"). Cites both episodes for an answer.
 
-    :param previous: the episode just before ``episode`` in the batch.
+    :param previous: the episode just before ``episode`` in the batch (None for the first).
     :param episode: a user episode.
     """
     out: list[Proposal] = []
@@ -505,7 +504,7 @@ def answer_facts(previous: Episode, episode: Episode) -> list[Proposal]:
         if date:
             out.append(Proposal("semantic", "user.date_of_birth", _clean(date.group("v")), (episode.source,),
                                 DEFAULT_FACT_IMPORTANCE, episode.event_time, {"rule": "user.date_of_birth"}))
-    if previous.role in ("assistant", "agent"):
+    if previous is not None and previous.role in ("assistant", "agent"):
         slots = asked_slots(_strip_speaker(previous.text)[0])
         if len(slots) == 1 and not any(p.key == slots[0] for p in out):
             value = answer_value(slots[0], body)
