@@ -762,10 +762,14 @@ def compact(db: str, conversation_id: str, target_tokens: int | None, as_json: b
 @conversation_option
 @click.option("-k", "k", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Maximum hits.")
 @click.option("--kind", type=click.Choice(["turn", "card"]), default=None, help="Only turns or only cards.")
+@click.option("--embedder", default="auto", show_default=True,
+              help="Ranking: 'auto' (hybrid BM25 + the file's embedding model, else all-MiniLM-L6-v2), "
+                   "'none' (BM25 only, no model load), 'hashing', or a local model path.")
 @json_option
-def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, as_json: bool) -> None:
-    """Search a conversation's archived turns and summary cards for QUERY (literal words, BM25)."""
-    mf = open_db(db)
+def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, embedder: str, as_json: bool) -> None:
+    """Search a conversation's archived turns and summary cards for QUERY (literal words; hybrid
+    BM25 + embeddings unless --embedder none)."""
+    mf = open_db(db, embedder=embedder)
     hits = mf.conversation(conversation_id, create=False).search(query, k, {"kind": kind} if kind else None)
     if as_json:
         emit_json([h.to_dict() for h in hits])
@@ -876,6 +880,8 @@ def _progress_bar(label: str):
     state: dict[str, Any] = {}
 
     def progress(done: int, total: int) -> None:
+        if total < 200:  # quick work needs no bar
+            return
         if "bar" not in state:
             state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
             state["bar"].__enter__()
