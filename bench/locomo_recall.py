@@ -7,6 +7,11 @@ evidence turn is searched within its conversation, and the top-k turns are compa
 evidence ``dia_id``s (normalised as the data's README says: split on ``[;\\s]+``, ``D:`` -> ``D``,
 strip leading zeros, drop ids not in the conversation).
 
+Modes: ``fts5`` is the plain baseline (the recall tool's search without an embedder: FTS5 bm25()
+over the literal OR of the question's words); ``bm25``, ``dense`` and ``hybrid`` are
+:meth:`memfold.MemFold.search` modes (stemmed, stop-word-free BM25 with in-scope term statistics;
+cosine over all-MiniLM-L6-v2 vectors; both fused; all three with neighbouring-turn support).
+
 Metrics, per mode, overall and per category:
   recall@k  mean over questions of |evidence ∩ top-k| / |evidence|, for k = 1, 5, 10, 20
   hit@10    share of questions with at least one evidence turn in the top 10
@@ -35,7 +40,7 @@ from memfold import MemFold, SystemClock
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 KS = (1, 5, 10, 20)
-MODES = ("bm25", "dense", "hybrid")
+MODES = ("fts5", "bm25", "dense", "hybrid")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
@@ -107,6 +112,7 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
     n_turns = n_questions = n_skipped = 0
     with tempfile.TemporaryDirectory() as tmp:
         mf = MemFold(Path(tmp) / "locomo.db", clock=SystemClock(), token_counter="words", embedder=embedder)
+        plain = MemFold(mf.db, token_counter="words", embedder=None)  # same file, no embedder: FTS5 only
         for sample in samples:
             sid = sample["sample_id"]
             conv_data = sample["conversation"]
@@ -137,7 +143,11 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
                 n_questions += 1
                 for mode in MODES:
                     t0 = time.perf_counter()
-                    hits = mf.search(str(qa["question"]), conversation_id=sid, kinds=("turn",), limit=depth, mode=mode)
+                    if mode == "fts5":
+                        hits = plain.conversation(sid, create=False).search(str(qa["question"]), depth, {"kind": "turn"})
+                    else:
+                        hits = mf.search(str(qa["question"]), conversation_id=sid, kinds=("turn",), limit=depth,
+                                         mode=mode)
                     query_seconds[mode] += time.perf_counter() - t0
                     ranked = [dia_of[h.id] for h in hits]
                     for bucket in (results[mode]["overall"], results[mode][str(category)]):

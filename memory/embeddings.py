@@ -180,6 +180,9 @@ class SentenceTransformerEmbedder(Embedder):
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             try:
                 from sentence_transformers import SentenceTransformer  # heavy: imports torch
+                from transformers.utils import logging as transformers_logging
+
+                transformers_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
             except ImportError as exc:
                 raise EmbeddingError(f"sentence-transformers is not installed ({exc}): pip install sentence-transformers") from None
             try:
