@@ -24,6 +24,7 @@ import sqlite_utils
 from ..memory.clock import Clock
 from ..memory.errors import CardNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import write_transaction
+from .labels import SECRET_LABEL
 
 CARD_COLUMNS = (
     "id, family_id, conversation_id, depth, text, tokens, source_tokens, first_turn_id, last_turn_id, "
@@ -142,7 +143,12 @@ class CardStore:
                 f"a card must be strictly shorter than its sources: {tokens} tokens >= {source_tokens} source tokens"
             )
         first, last = children[0], children[-1]
-        labels = sorted({label for c in children for label in c.labels})
+        # A card requires the union of its sources' labels (DESIGN.md §1), with one exception: the
+        # ``secret`` label of a turn does not pass on, because a secret turn reaches the summarizer
+        # only as a pointer (window.protected.summarizer_input), so the card never holds its words.
+        # Without this, every card near a PIN exchange would be hidden from ordinary readers.
+        labels = sorted({label for c in children for label in c.labels
+                         if not (label == SECRET_LABEL and not isinstance(c, Card))})
         span = (
             first.first_turn_id if isinstance(first, Card) else first.id,
             last.last_turn_id if isinstance(last, Card) else last.id,
