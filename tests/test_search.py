@@ -228,3 +228,23 @@ def test_store_read_with_query_uses_hybrid_search(hmf, clock):
     assert hmf.memory.read("ns", 5, query="zebra", touch=False) == []
     touched = hmf.memory.read("ns", 1, query="locker")
     assert hmf.memory.get(touched[0].record.id).access_count == 1
+
+
+def test_summary_cards_are_searched_and_scoped(db_path):
+    from memfold import WindowSettings
+
+    mf = memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder="hashing",
+                         window=WindowSettings(budget_tokens=60, output_reserve_tokens=0, hot_turns=2,
+                                               rollup_fanin=3, leaf_chunk_tokens=20, card_target_tokens=8))
+    conv = mf.conversation("c", namespace="acme")
+    for i in range(40):
+        conv.append({"role": "user", "content": f"order ORD-{i} ships to Elm street on May {i % 28 + 1}"})
+    mf.conversation("other", namespace="globex").append({"role": "user", "content": "order ORD-1 elsewhere"})
+    cards = mf.search("ORD ships Elm", kinds=["card"], conversation_id="c", limit=50)
+    stored = {r[0]: r[1] for r in mf.db.execute("SELECT id, text FROM cards WHERE stale = 0")}
+    assert cards and all(h.kind == "card" and stored[h.id] == h.text for h in cards)
+    assert mf.search("ORD ships Elm", kinds=["card"], conversation_id="other") == []
+    assert set(stored) <= set(mf.embeddings.matrix("card")[0].tolist())  # every live card was embedded
+    mixed = mf.search("ORD ships Elm", conversation_id="c", limit=50)
+    assert {h.kind for h in mixed} == {"turn", "card"}
+    mf.close()
