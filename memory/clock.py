@@ -20,6 +20,17 @@ from numbers import Real
 from .errors import ClockError
 
 
+def _finite_time(value: object, rule: str) -> float:
+    """``value`` as a finite float time value. :raises ClockError: naming ``rule`` for a bool, a
+    non-number, NaN or an infinity."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ClockError(f"{rule}, got {value!r}")
+    v = float(value)
+    if math.isnan(v) or math.isinf(v):
+        raise ClockError(f"a time must be finite, got {value!r}")
+    return v
+
+
 class Clock(ABC):
     """An injected source of time. ``now()`` returns a time value (float) in the clock's unit."""
 
@@ -96,12 +107,7 @@ class LogicalClock(Clock):
     def coerce(self, value: object) -> float:
         if isinstance(value, datetime):
             raise ClockError("this database uses a LogicalClock: pass times as integer ticks, not datetimes")
-        if isinstance(value, bool) or not isinstance(value, Real):
-            raise ClockError(f"a time on a LogicalClock must be a number of ticks, got {value!r}")
-        v = float(value)
-        if math.isnan(v) or math.isinf(v):
-            raise ClockError(f"a time must be finite, got {value!r}")
-        return v
+        return _finite_time(value, "a time on a LogicalClock must be a number of ticks")
 
     def format(self, value: float | None) -> str:
         if value is None:
@@ -130,12 +136,7 @@ class SystemClock(Clock):
                     "(for example datetime(..., tzinfo=timezone.utc))"
                 )
             return value.timestamp()
-        if isinstance(value, bool) or not isinstance(value, Real):
-            raise ClockError(f"a time on the SystemClock must be an aware datetime or POSIX seconds, got {value!r}")
-        v = float(value)
-        if math.isnan(v) or math.isinf(v):
-            raise ClockError(f"a time must be finite, got {value!r}")
-        return v
+        return _finite_time(value, "a time on the SystemClock must be an aware datetime or POSIX seconds")
 
     def format(self, value: float | None) -> str:
         if value is None:
