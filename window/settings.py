@@ -101,6 +101,11 @@ class WindowSettings:
         """A copy with some fields replaced (aliases ``budget``/``output_reserve`` accepted;
         ``None`` values are ignored).
 
+        A new ``budget`` given without an ``output_reserve`` keeps the inherited reserve only up
+        to a quarter of that budget: ``min(output_reserve_tokens, budget // 4)`` (the rule the
+        replay uses), so ``context(budget=2000)`` works with the default 4,096-token reserve
+        (reserve 500, usable 1,500). An explicit ``output_reserve`` is always taken as given.
+
         :raises InvalidInput: for an unknown field or an invalid value.
         """
         changes: dict[str, Any] = {}
@@ -112,6 +117,10 @@ class WindowSettings:
                 known = ", ".join(sorted({f.name for f in dataclasses.fields(self)} | set(ALIASES)))
                 raise InvalidInput(f"unknown window setting {key!r}: known settings are {known}")
             changes[field] = value
+        budget = changes.get("budget_tokens")
+        if ("output_reserve_tokens" not in changes and budget != self.budget_tokens
+                and isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1):
+            changes["output_reserve_tokens"] = min(self.output_reserve_tokens, budget // 4)
         return dataclasses.replace(self, **changes) if changes else self
 
     def to_dict(self) -> dict[str, Any]:
