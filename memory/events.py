@@ -14,6 +14,8 @@ from typing import Any
 
 import sqlite_utils
 
+from .validation import check_id
+
 
 @dataclass(frozen=True)
 class Event:
@@ -62,6 +64,8 @@ def list_events(
 ) -> list[Event]:
     """Events in the order they happened, optionally filtered; ``limit`` keeps the newest N."""
     where, params = [], []
+    if record_id is not None:
+        check_id(record_id, "record id")
     if namespace is not None:
         where.append("namespace = ?")
         params.append(namespace)

@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import InvalidInput
+from .validation import MAX_ID
 from .records import MemoryRecord
 from .scoring import eviction_order
 
@@ -97,6 +98,8 @@ class StorePolicy:
                 raise InvalidInput(f"capacity must be a whole number of records or None, got {self.capacity!r}")
             if self.capacity < 1:
                 raise InvalidInput(f"capacity must be at least 1 record (or None for unbounded), got {self.capacity}")
+            if self.capacity > MAX_ID:
+                raise InvalidInput(f"capacity {self.capacity} is more than SQLite can count ({MAX_ID}); use None for unbounded")
         if self.half_life is not None:
             object.__setattr__(self, "half_life", _check_positive_number(self.half_life, "half_life", allow_zero=False))
         object.__setattr__(

@@ -35,7 +35,7 @@ from .forgetting import (
 from .records import RECORD_COLUMNS, RECORD_TYPES, STATUSES, MemoryRecord
 from .scoring import ScoredRecord, rank, score
 from .storage import write_transaction
-from .validation import check_importance, check_labels, check_name, check_text
+from .validation import check_id, check_importance, check_labels, check_name, check_text
 
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
 _UNSET: Any = object()
@@ -371,8 +371,7 @@ class MemoryStore:
     # -- reading -------------------------------------------------------------------------
     def get(self, record_id: int) -> MemoryRecord:
         """The record with ``record_id``. :raises RecordNotFound: if there is none."""
-        if isinstance(record_id, bool) or not isinstance(record_id, int):
-            raise InvalidInput(f"record id must be an integer, got {record_id!r}")
+        check_id(record_id, "record id")
         row = self.db.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", [record_id]).fetchone()
         if row is None:
             raise RecordNotFound(f"no memory record with id {record_id}")

@@ -68,3 +68,20 @@ def check_labels(labels: object, what: str = "labels") -> list[str]:
     if isinstance(labels, str) or not isinstance(labels, Iterable):
         raise InvalidInput(f"{what} must be a list of label names, got {labels!r}")
     return sorted({check_name(label, f"label in {what}") for label in labels})
+
+
+#: the largest id SQLite can store (a signed 64-bit INTEGER)
+MAX_ID = 2**63 - 1
+
+
+def check_id(value: object, what: str) -> int:
+    """A row id: an integer from 1 to :data:`MAX_ID` (SQLite's INTEGER range).
+
+    :raises InvalidInput: for a non-integer, a bool, or a value out of range (such an id can never
+        exist, and SQLite could not even compare it).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{what} must be an integer, got {value!r}")
+    if not 1 <= value <= MAX_ID:
+        raise InvalidInput(f"{what} {value} is out of range: ids run from 1 to {MAX_ID}")
+    return value

@@ -110,7 +110,7 @@ def test_bad_scope_writes_nothing(mfh):
         mfh.erase()
     with pytest.raises(NotFound, match="no turn with id 9999"):
         mfh.erase(turn_ids=[secret_turn, 9999])
-    with pytest.raises(InvalidInput, match="must be integers"):
+    with pytest.raises(InvalidInput, match="must be an integer"):
         mfh.erase(turn_ids=["1"])
     with pytest.raises(NotFound):
         mfh.erase(conversation_id="nope")

@@ -19,7 +19,7 @@ from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import write_transaction
 from ..memory.tokens import TokenCounter
-from ..memory.validation import check_labels, check_name, check_text
+from ..memory.validation import check_id, check_labels, check_name, check_text
 
 ROLES = ("user", "assistant", "tool", "system")
 TURN_COLUMNS = (
@@ -290,8 +290,7 @@ class Archive:
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""
-        if isinstance(turn_id, bool) or not isinstance(turn_id, int):
-            raise InvalidInput(f"turn id must be an integer, got {turn_id!r}")
+        check_id(turn_id, "turn id")
         row = self.db.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", [turn_id]).fetchone()
         if row is None:
             raise TurnNotFound(f"no archived turn with id {turn_id}")

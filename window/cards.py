@@ -24,6 +24,7 @@ import sqlite_utils
 from ..memory.clock import Clock
 from ..memory.errors import CardNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import write_transaction
+from ..memory.validation import check_id
 from .labels import SECRET_LABEL
 
 CARD_COLUMNS = (
@@ -173,8 +174,7 @@ class CardStore:
 
     def get(self, card_id: int) -> Card:
         """The card with ``card_id``, with its covers. :raises CardNotFound: if there is none."""
-        if isinstance(card_id, bool) or not isinstance(card_id, int):
-            raise InvalidInput(f"card id must be an integer, got {card_id!r}")
+        check_id(card_id, "card id")
         row = self.db.execute(f"SELECT {CARD_COLUMNS} FROM cards WHERE id = ?", [card_id]).fetchone()
         if row is None:
             raise CardNotFound(f"no summary card c{card_id}: list cards with 'memfold context' or search for one")

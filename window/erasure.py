@@ -26,6 +26,7 @@ import sqlite_utils
 
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, StorageError
+from ..memory.validation import check_id
 from ..memory.events import log_event
 from ..memory.storage import write_transaction
 from ..memory.tokens import TokenCounter
@@ -56,9 +57,7 @@ class ErasurePlan:
 def _ids(values: Iterable[object] | None, what: str) -> list[int]:
     out = []
     for v in values or []:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise InvalidInput(f"{what} ids must be integers, got {v!r}")
-        out.append(v)
+        out.append(check_id(v, f"{what} id"))
     return out
 
 

@@ -32,7 +32,7 @@ from ..memory.errors import InvalidInput, ProtectedNotFound
 from ..memory.events import log_event
 from ..memory.storage import write_transaction
 from ..memory.tokens import TokenCounter
-from ..memory.validation import check_labels, check_name, check_text
+from ..memory.validation import check_id, check_labels, check_name, check_text
 from .labels import Reader, as_reader, can_read
 
 #: what a protected record can be (issue 8, point 1)
@@ -310,8 +310,7 @@ class ProtectedChannel:
     # -- reading -------------------------------------------------------------------------
     def get(self, record_id: int) -> ProtectedRecord:
         """The record with ``record_id``. :raises ProtectedNotFound: if there is none."""
-        if isinstance(record_id, bool) or not isinstance(record_id, int):
-            raise InvalidInput(f"protected record id must be an integer, got {record_id!r}")
+        check_id(record_id, "protected record id")
         row = self.db.execute(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ?", [record_id]).fetchone()
         if row is None:
             raise ProtectedNotFound(f"no protected record with id {record_id}")
