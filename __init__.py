@@ -93,6 +93,9 @@ def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
 def _resume_logical_clock(db: sqlite_utils.Database) -> LogicalClock:
     """A LogicalClock that continues from the newest time stored in ``db``."""
     newest = 0.0
+    row = db.execute("SELECT value FROM meta WHERE key = 'logical_tick'").fetchone()
+    if row is not None:  # advanced by MemFold.advance_clock (e.g. memfold clock --advance)
+        newest = float(row[0])
     for table, column in (("turns", "created_at"), ("records", "written_at"), ("events", "at")):
         value = db.execute(f"SELECT MAX({column}) FROM {table}").fetchone()[0]
         if value is not None:
@@ -120,6 +123,8 @@ class MemFold:
     :param constraint_extractor: reads every appended user turn for standing instructions
         (issue 8): ``None``/``"rules"`` (deterministic, default), ``"llm"`` (from ``MEMFOLD_LLM_*``)
         or a :class:`ConstraintExtractor`.
+    :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
+        initialising it; a file holding another application's tables is always refused.
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if ``clock`` is of another kind than the one that wrote the file.
     """
@@ -135,15 +140,16 @@ class MemFold:
         constraint_extractor: ConstraintExtractor | str | None = None,
         summarizer: Summarizer | None = None,
         window: WindowSettings | None = None,
+        create: bool = True,
     ) -> None:
         if clock is None:
-            probe = open_database(path)
+            probe = open_database(path, create=create)
             kind = stored_clock_kind(probe) or "system"
             self.db = probe
             clock = _resume_logical_clock(probe) if kind == "logical" else SystemClock()
             open_database(self.db, clock.kind)
         else:
-            self.db = open_database(path, clock.kind)
+            self.db = open_database(path, clock.kind, create=create)
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
         self.extractor = _make_extractor(extractor)
@@ -309,6 +315,34 @@ class MemFold:
     def vacuum(self) -> None:
         """Rewrite the file so erased bytes are gone; see :meth:`Eraser.vacuum`."""
         self.eraser.vacuum()
+
+    def ingest_jsonl(self, conversation_id: str, path: str | os.PathLike, *, namespace: str = "default",
+                     progress: Any = None) -> list[int]:
+        """Append a JSONL transcript (OpenAI chat messages) to a conversation, creating it if
+        needed, all or nothing: a bad line leaves neither turns nor a new empty conversation.
+
+        :param progress: called as ``progress(done, total)`` while writing.
+        :returns: the new turn ids.
+        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line; nothing is written.
+        """
+        with write_transaction(self.db):
+            conv = self.conversation(conversation_id, namespace=namespace)
+            return conv.import_jsonl(path, progress=progress)
+
+    def advance_clock(self, ticks: int) -> int:
+        """Move a logical clock forward by ``ticks`` and remember it in the file, so later
+        processes (each CLI command is one) resume from there; returns the new tick.
+
+        :raises ClockError: if this facade's clock is not a :class:`LogicalClock` (real time
+            cannot be advanced), or ``ticks`` is negative or not an integer.
+        """
+        if not isinstance(self.clock, LogicalClock):
+            raise ClockError(f"this database runs on the {self.clock.kind} clock; only a logical clock can be advanced")
+        tick = self.clock.advance(ticks)
+        with write_transaction(self.db):
+            self.db.execute("INSERT INTO meta(key, value) VALUES ('logical_tick', ?) "
+                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", [str(tick)])
+        return tick
 
     def close(self) -> None:
         """Close the database connection."""

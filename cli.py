@@ -44,7 +44,9 @@ def open_db(db: str, *, must_exist: bool = True, **kwargs: Any):
 
     if must_exist and not os.path.exists(db):
         raise InvalidInput(f"no database at {db}: create it with 'memfold init {db}'")
-    return MemFold(db, **kwargs)
+    if os.path.isdir(db):
+        raise InvalidInput(f"{db} is a directory, not a database file")
+    return MemFold(db, create=not must_exist, **kwargs)
 
 
 def emit_json(data: Any) -> None:
@@ -65,18 +67,20 @@ def cli() -> None:
 # -- foundation: database, conversations, records -------------------------------------------------
 @cli.command()
 @db_argument
-@click.option("--clock", type=click.Choice(["system", "logical"]), default="system", show_default=True,
-              help="Clock kind recorded in the file: real UTC time or integer ticks.")
-@click.option("--tokens", "token_counter", default="cl100k_base", show_default=True,
-              help="Token counter: cl100k_base, o200k_base or words.")
+@click.option("--clock", type=click.Choice(["system", "logical"]), default=None,
+              help="Clock kind recorded in a new file: real UTC time (default) or integer ticks. "
+                   "An existing file keeps its own.")
+@click.option("--tokens", "token_counter", default=None,
+              help="Token counter for a new file: cl100k_base (default), o200k_base or words. "
+                   "An existing file keeps its own.")
 @json_option
-def init(db: str, clock: str, token_counter: str, as_json: bool) -> None:
+def init(db: str, clock: str | None, token_counter: str | None, as_json: bool) -> None:
     """Create (or upgrade) the database file DB."""
     from . import LogicalClock, SystemClock
     from .memory.migrations import current_version
 
-    mf = open_db(db, must_exist=False, clock=LogicalClock() if clock == "logical" else SystemClock(),
-                 token_counter=token_counter)
+    chosen = None if clock is None else (LogicalClock() if clock == "logical" else SystemClock())
+    mf = open_db(db, must_exist=False, clock=chosen, token_counter=token_counter)
     info = {"db": db, "schema_version": current_version(mf.db), "clock": mf.clock.kind,
             "token_counter": mf.token_counter.id}
     mf.close()
@@ -89,6 +93,29 @@ def init(db: str, clock: str, token_counter: str, as_json: bool) -> None:
 
 @cli.command()
 @db_argument
+@click.option("--advance", type=click.IntRange(min=0), default=None,
+              help="Logical clock only: move it forward this many ticks (remembered in the file).")
+@json_option
+def clock(db: str, advance: int | None, as_json: bool) -> None:
+    """Show the database's clock (kind and current time); --advance moves a logical clock on.
+
+    Each CLI command is its own process: a logical clock resumes from the newest time stored in
+    the file, so advancing it here is how ticks pass between commands (decay, deadlines).
+    """
+    mf = open_db(db)
+    if advance is not None:
+        mf.advance_clock(advance)
+    info = {"clock": mf.clock.kind, "unit": mf.clock.unit, "now": mf.clock.now(),
+            "now_text": mf.clock.format(mf.clock.now())}
+    mf.close()
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"{info['clock']} clock at {info['now_text']}")
+
+
+@cli.command()
+@db_argument
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id to append to.")
 @click.option("--namespace", "-n", default="default", show_default=True, help="Namespace for a new conversation.")
@@ -96,7 +123,6 @@ def init(db: str, clock: str, token_counter: str, as_json: bool) -> None:
 def ingest(db: str, file: str, conversation_id: str, namespace: str, as_json: bool) -> None:
     """Append every message of FILE (OpenAI chat-messages JSONL) to a conversation, all or nothing."""
     mf = open_db(db)
-    conv = mf.conversation(conversation_id, namespace=namespace)
     bar_state: dict[str, Any] = {}
 
     def progress(done: int, total: int) -> None:
@@ -110,7 +136,7 @@ def ingest(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
         bar_state["done"] = done
 
     try:
-        ids = conv.import_jsonl(file, progress=progress)
+        ids = mf.ingest_jsonl(conversation_id, file, namespace=namespace, progress=progress)
     finally:
         if "bar" in bar_state:
             bar_state["bar"].__exit__(None, None, None)

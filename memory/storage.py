@@ -57,6 +57,8 @@ def connect(path: str | os.PathLike | None) -> sqlite_utils.Database:
 def open_database(
     path: str | os.PathLike | sqlite_utils.Database | None,
     clock_kind: str | None = None,
+    *,
+    create: bool = True,
 ) -> sqlite_utils.Database:
     """Open a database and bring it to the newest schema.
 
@@ -66,11 +68,25 @@ def open_database(
     :returns: the migrated ``sqlite_utils.Database``.
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if the file was written with another kind of clock.
-    :raises StorageError: if the file is not a usable SQLite database.
+    :param create: when False, a file that is not yet a memfold database (empty) is refused
+        instead of initialised (the CLI's read commands use this).
+    :raises StorageError: if the file is not a usable SQLite database, holds another
+        application's tables (memfold never adds its tables beside them), or is empty while
+        ``create`` is False.
     """
     db = path if isinstance(path, sqlite_utils.Database) else connect(path)
+    where = "the database" if isinstance(path, sqlite_utils.Database) or path in (None, ":memory:") else str(path)
     try:
         with write_transaction(db):
+            tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
+            if "schema_version" not in tables:
+                if tables:
+                    raise StorageError(
+                        f"{where} is not a memfold database: it holds other tables ({', '.join(sorted(tables)[:5])}); "
+                        "give memfold a file of its own"
+                    )
+                if not create:
+                    raise StorageError(f"{where} is not a memfold database (it is empty): create it with 'memfold init {where}'")
             apply_migrations(db)
             if clock_kind is not None:
                 row = db.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
