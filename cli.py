@@ -54,6 +54,62 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 turn"``, ``"2 turns"`` (``many`` for irregular plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def check_output_path(path: str, option: str, *, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written, before any work runs (so none is lost).
+
+    For a file: it must not be a folder, its folder must exist, and a file must be creatable or
+    appendable there (probed by creating and removing an empty file; an existing file is opened for
+    append, never truncated). For a folder (``folder=True``): it must not be a file, and a folder
+    must be creatable under its nearest existing ancestor (probed the same way). ``"-"`` (stdout)
+    passes.
+
+    :param option: the option or argument name shown in the message, e.g. ``"--json"``.
+    :raises InvalidInput: ``cannot write --json /x/r.json: folder /x does not exist`` and the like.
+    """
+    import tempfile
+
+    if path == "-":
+        return
+
+    def refuse(reason: str) -> None:
+        raise InvalidInput(f"cannot write {option} {path}: {reason}")
+
+    def reason_of(exc: OSError) -> str:
+        return (exc.strerror or str(exc)).lower()
+
+    if folder:
+        if os.path.exists(path) and not os.path.isdir(path):
+            refuse("it exists and is not a folder")
+        base = os.path.abspath(path)
+        while not os.path.exists(base):
+            base = os.path.dirname(base)
+        if not os.path.isdir(base):
+            refuse(f"{base} is not a folder")
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".memfold-probe-", dir=base))
+        except OSError as exc:
+            refuse(f"cannot create a folder in {base} ({reason_of(exc)})")
+        return
+    if os.path.isdir(path):
+        refuse("it is a folder")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        refuse(f"folder {os.path.dirname(path) or parent} does not exist")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        refuse(reason_of(exc))
+    if not existed:
+        os.remove(path)
+
+
 @click.group(cls=MemfoldGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memfold")
 def cli() -> None:
@@ -145,7 +201,7 @@ def ingest(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
         emit_json({"conversation": conversation_id, "appended": len(ids), "first_id": ids[0] if ids else None,
                    "last_id": ids[-1] if ids else None})
     else:
-        click.echo(f"appended {len(ids)} turns to {conversation_id}")
+        click.echo(f"appended {plural(len(ids), 'turn')} to {conversation_id}")
 
 
 @cli.command()
@@ -162,7 +218,7 @@ def history(db: str, conversation_id: str, limit: int | None, as_json: bool) -> 
     else:
         for t in turns:
             who = t.role + (f"({t.name})" if t.name else "")
-            click.echo(f"[{t.seq}] #{t.id} {mf.clock.format(t.created_at)} {who}: {t.content}")
+            click.echo(f"[{t.seq}] #{t.id} {mf.clock.format(t.created_at)} {who}: {turn_text(t)}")
     mf.close()
 
 
@@ -198,11 +254,21 @@ def remember(db: str, content: str, namespace: str, record_type: str, key: str |
     mf.close()
 
 
-def format_record(record, clock) -> str:
-    """One human line for a record: id, status, type, key, importance, content."""
+def turn_text(turn) -> str:
+    """A turn's content for people, followed by its tool calls written out:
+    ``call policy_lookup({"topic": "returns"})`` (an assistant turn that only calls a tool has no content)."""
+    calls = "; ".join(f"call {c.get('function', {}).get('name', '?')}({c.get('function', {}).get('arguments', '')})"
+                      for c in (turn.tool_calls or []))
+    return " ".join(part for part in (turn.content, calls) if part)
+
+
+def format_record(record, clock, *, namespace: bool = False) -> str:
+    """One human line for a record: id, status, type, key, importance, content (and its
+    namespace when ``namespace`` is set: listings that span namespaces need it)."""
     key = f" {record.key}" if record.key else ""
     pin = " pinned" if record.pinned else ""
-    return (f"#{record.id} [{record.status}{pin}] {record.type}{key} "
+    ns = f" {record.namespace}" if namespace else ""
+    return (f"#{record.id} [{record.status}{pin}]{ns} {record.type}{key} "
             f"importance={record.importance:.2f} written {clock.format(record.written_at)}: {record.content}")
 
 
@@ -221,7 +287,11 @@ def format_record(record, clock) -> str:
 @json_option
 def memories(db: str, namespace: str | None, record_type: str | None, include_inactive: bool, status: str | None,
              top: int | None, at: str | None, touch: bool, as_json: bool) -> None:
-    """List memory records (active ones unless --all or --status), or the top K by score (--top)."""
+    """List memory records (active ones unless --all or --status), or the top K by score (--top).
+
+    Without --namespace each line names the record's namespace after its status, since records
+    of different namespaces (tenants, users) may share a key.
+    """
     mf = open_db(db)
     if top is not None:
         if namespace is None:
@@ -241,7 +311,7 @@ def memories(db: str, namespace: str | None, record_type: str | None, include_in
         emit_json([r.to_dict() for r in records])
     else:
         for r in records:
-            click.echo(format_record(r, mf.clock) + format_links(r))
+            click.echo(format_record(r, mf.clock, namespace=namespace is None) + format_links(r))
         if not records:
             click.echo("no records")
     mf.close()
@@ -250,31 +320,57 @@ def memories(db: str, namespace: str | None, record_type: str | None, include_in
 @cli.command()
 @db_argument
 @click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-",
+@click.option("--output", "-o", type=click.Path(allow_dash=True), default="-",
               show_default=True, help="File to write ('-' for stdout).")
 @click.option("--with-times", is_flag=True, help="Also write each turn's created_at.")
-@click.option("--tree", "tree_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--tree", "tree_dir", type=click.Path(), default=None,
               help="Instead write the archive as a directory tree: folders per card depth, one file per "
                    "card listing its children's paths, and the verbatim turns (for grep-based tools).")
-def export(db: str, conversation_id: str, output: str, with_times: bool, tree_dir: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON summary on stdout: {conversation, turns, output} (with --tree: the tree's "
+                   "turns, cards and path). The exported data itself stays JSONL, so it needs -o FILE or --tree.")
+def export(db: str, conversation_id: str, output: str, with_times: bool, tree_dir: str | None, as_json: bool) -> None:
     """Export a conversation as OpenAI chat-messages JSONL (the format ingest reads), or as a tree."""
+    if as_json and tree_dir is None and output == "-":
+        raise InvalidInput("--json prints a summary on stdout, where the JSONL would go: add -o FILE (or --tree DIR)")
+    if tree_dir is not None:
+        check_output_path(tree_dir, "--tree", folder=True)
+    else:
+        check_output_path(output, "--output")
     mf = open_db(db)
     conv = mf.conversation(conversation_id, create=False)
     if tree_dir is not None:
         info = conv.export_tree(tree_dir)
-        click.echo(f"wrote {info['turns']} turns and {info['cards']} cards under {info['path']}")
+        summary = {"conversation": conversation_id, **info}
+        message = (f"wrote {plural(info['turns'], 'turn')} and {plural(info['cards'], 'card')} "
+                   f"under {info['path']}")
     elif output == "-":
         conv.export_jsonl(sys.stdout, with_times=with_times)
+        summary, message = None, None
     else:
-        with open(output, "w", encoding="utf-8") as fh:
-            n = conv.export_jsonl(fh, with_times=with_times)
-        click.echo(f"wrote {n} turns to {output}", err=True)
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                n = conv.export_jsonl(fh, with_times=with_times)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write --output {output}: {(exc.strerror or str(exc)).lower()}") from None
+        summary = {"conversation": conversation_id, "turns": n, "output": output}
+        message = f"wrote {plural(n, 'turn')} to {output}"
     mf.close()
+    if as_json:
+        emit_json(summary)
+    elif message and tree_dir is not None:
+        click.echo(message)
+    elif message:
+        click.echo(message, err=True)
 
 
 # -- forgetting: scores, pins, retirement, revert, policy, audit log (issue 3) --------------------
-def parse_time(value: str | None) -> object:
-    """A ``--at`` value: a number (ticks or POSIX seconds) or an ISO-8601 time with a timezone."""
+def parse_time(value: str | None, option: str = "--at") -> object:
+    """A time option's value: a number (ticks or POSIX seconds) or an ISO-8601 time with a UTC offset.
+
+    :param option: the option's name for messages (``--at``, ``--due``).
+    :raises InvalidInput: naming ``option`` for text that is neither, or an ISO time without offset.
+    """
     if value is None:
         return None
     try:
@@ -284,9 +380,13 @@ def parse_time(value: str | None) -> object:
     from datetime import datetime
 
     try:
-        return datetime.fromisoformat(value)
+        when = datetime.fromisoformat(value)
     except ValueError:
-        raise InvalidInput(f"--at {value!r} is neither a number nor an ISO-8601 time such as 2026-01-31T12:00:00+00:00")
+        raise InvalidInput(f"{option} {value!r} is neither a number nor an ISO-8601 time such as "
+                           "2026-01-31T12:00:00+00:00") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise InvalidInput(f"{option} {value!r} has no timezone: add a UTC offset, e.g. 2027-01-01T00:00:00+00:00")
+    return when
 
 
 def format_links(record) -> str:
@@ -309,10 +409,15 @@ def _record_command(verb: str, done: str, summary: str, with_cause: bool):
         mf = open_db(db)
         kwargs = {"cause": cause} if with_cause else {}
         record = getattr(mf.memory, verb)(record_id, **kwargs)
+        side = _revert_side_effects(mf, record_id) if verb == "revert" else None
         if as_json:
-            emit_json(record.to_dict())
+            emit_json({**record.to_dict(), **side} if side is not None else record.to_dict())
         else:
             click.echo(f"{done} " + format_record(record, mf.clock) + format_links(record))
+            for other in (side or {}).get("retired", []):
+                click.echo(f"retired #{other} (#{record_id} is its slot's current value again)")
+            for other in (side or {}).get("evicted", []):
+                click.echo(f"evicted #{other} (over capacity after the revert)")
         mf.close()
 
     command.__doc__ = summary
@@ -322,11 +427,23 @@ def _record_command(verb: str, done: str, summary: str, with_cause: bool):
     return cli.command(name=verb)(command)
 
 
+def _revert_side_effects(mf, record_id: int) -> dict[str, list[int]]:
+    """What the revert of ``record_id`` just did to other records, read from its audit events:
+    ``{"retired": [...], "evicted": [...]}`` (the slot's previous current value is retired; a
+    full store evicts one record)."""
+    revert = mf.memory.events(record_id=record_id, kind="revert", limit=1)[-1]
+    evicted = [e.record_id for e in mf.memory.events(revert.namespace, kind="evict")
+               if e.id > revert.id and e.cause == f"over capacity after revert of record {record_id}"]
+    return {"retired": list(revert.details.get("retired", [])), "evicted": evicted}
+
+
 _record_command("pin", "pinned", "Pin record ID so eviction never picks it (supersession still applies).", False)
 _record_command("unpin", "unpinned", "Unpin record ID, making it evictable again.", False)
 _record_command("retire", "retired", "Retire active record ID by hand; its bytes and links stay.", True)
 _record_command("revert", "reverted",
-                "Revert retired or evicted record ID: it becomes active (and its slot's current value) again.", True)
+                "Revert retired or evicted record ID: it becomes active (and its slot's current value) again.\n\n"
+                "The record that held the slot until now is retired, and a full store evicts one record; "
+                "both are printed (--json: \"retired\" and \"evicted\" id lists).", True)
 
 
 @cli.command()
@@ -429,20 +546,59 @@ def protect() -> None:
 @click.option("--kind", "-k", default="constraint", show_default=True,
               type=click.Choice(["obligation", "constraint", "permission", "deadline", "prerequisite", "approval",
                                  "evidence", "policy_state"]), help="What the record is.")
-@click.option("--due", "due", default=None, help="For deadlines: expiry time (ticks, or ISO-8601 with a timezone).")
+@click.option("--due", "due", default=None,
+              help="Only with --kind deadline: expiry time (ticks >= 0, or ISO-8601 with a UTC offset). "
+                   "A time already past is stored and reported expired at once.")
 @click.option("--label", "labels", multiple=True, help="Access label a reader must hold (repeatable).")
 @json_option
 def protect_add(db: str, text: str, conversation_id: str | None, namespace: str | None, kind: str, due: str | None,
                 labels: tuple[str, ...], as_json: bool) -> None:
-    """Add TEXT to the protected channel, verbatim."""
+    """Add TEXT to the protected channel, verbatim.
+
+    The scope is one conversation (--conversation/-c) or a whole namespace (--namespace/-n).
+    """
+    due_at = parse_due(due, kind)
+    if conversation_id is None and namespace is None:
+        raise InvalidInput("a protected record needs a scope: pass --conversation/-c or --namespace/-n")
     mf = open_db(db)
     record = mf.protected.add(text, kind=kind, conversation_id=conversation_id, namespace=namespace,
-                              due_at=parse_time(due), labels=list(labels))
+                              due_at=due_at, labels=list(labels))
+    _after_due_check(mf, record, as_json)
+    mf.close()
+
+
+def parse_due(value: str | None, kind: str) -> object:
+    """A ``--due`` value for a record of ``kind``: only deadlines take one (a constraint or an
+    obligation stays in force until satisfied, revoked or superseded; a due time would make it
+    vanish silently), and a time before 0 exists on neither clock.
+
+    :raises InvalidInput: for a due time on another kind, a negative or an unparsable time.
+    """
+    if value is None:
+        return None
+    if kind != "deadline":
+        raise InvalidInput(f"--due is only for --kind deadline, not {kind}: a {kind} stays in force until it is "
+                           "satisfied, revoked or superseded")
+    when = parse_time(value, "--due")
+    if isinstance(when, float) and when < 0:
+        raise InvalidInput(f"--due {value} is negative: give ticks from 0 on a logical clock, or an ISO-8601 time "
+                           "with a UTC offset, e.g. 2027-01-01T00:00:00+00:00")
+    return when
+
+
+def _after_due_check(mf, record, as_json: bool) -> None:
+    """Print a just-written protected record in its real state: a deadline whose due time has
+    already passed is expired by the channel at once, and the output says so."""
+    if record.due_at is not None:
+        mf.protected.expire_due()
+        record = mf.protected.get(record.id)
     if as_json:
         emit_json(record.to_dict())
-    else:
-        click.echo("added " + format_protected(record, mf.clock))
-    mf.close()
+        return
+    click.echo("added " + format_protected(record, mf.clock))
+    if record.state == "expired":
+        click.echo(f"note: due {mf.clock.format(record.due_at)} is not after now ({mf.clock.format(mf.clock.now())}): "
+                   "the deadline expired at once and is not in force")
 
 
 @protect.command(name="list")
@@ -508,19 +664,33 @@ _protect_transition("revoke", "revoked", "Revoke protected record ID: it leaves 
 @click.option("--kind", "-k", default=None,
               type=click.Choice(["obligation", "constraint", "permission", "deadline", "prerequisite", "approval",
                                  "evidence", "policy_state"]), help="Kind of the new record (default: the old one's).")
-@click.option("--due", "due", default=None, help="For deadlines: expiry time of the new record.")
+@click.option("--due", "due", default=None,
+              help="Only for a deadline: expiry time of the new record (ticks >= 0, or ISO-8601 with a UTC offset).")
 @click.option("--cause", default="manual", show_default=True, help="Why, recorded in the event log.")
 @json_option
 def protect_supersede(db: str, record_id: int, text: str, kind: str | None, due: str | None, cause: str,
                       as_json: bool) -> None:
     """Replace protected record ID with TEXT (same scope, linked both ways)."""
     mf = open_db(db)
-    record = mf.protected.supersede(record_id, text, kind=kind, due_at=parse_time(due), cause=cause)
+    due_at = parse_due(due, kind or mf.protected.get(record_id).kind)
+    record = mf.protected.supersede(record_id, text, kind=kind, due_at=due_at, cause=cause)
+    if record.due_at is not None:
+        mf.protected.expire_due()
+        record = mf.protected.get(record.id)
     if as_json:
         emit_json(record.to_dict())
     else:
         click.echo(f"P{record_id} superseded by " + format_protected(record, mf.clock))
+        if record.state == "expired":
+            click.echo(f"note: due {mf.clock.format(record.due_at)} is not after now "
+                       f"({mf.clock.format(mf.clock.now())}): the deadline expired at once and is not in force")
     mf.close()
+
+
+def erase_counts(counts: dict[str, int]) -> str:
+    """``1 turn, 0 records, 2 protected records, 0 cards`` from an erasure plan's counts."""
+    words = {"turns": "turn", "records": "record", "protected": "protected record", "cards": "card"}
+    return ", ".join(plural(n, words.get(k, k)) for k, n in counts.items())
 
 
 @cli.command()
@@ -544,7 +714,7 @@ def erase(db: str, namespace: str | None, conversation_id: str | None, turn_ids:
                  record_ids=list(record_ids), protected_ids=list(protected_ids))
     plan = mf.eraser.plan(**scope)
     counts = plan.to_dict()["counts"]
-    summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+    summary = erase_counts(counts)
     if not yes and not click.confirm(f"erase {summary}? This cannot be undone", default=False, err=True):
         mf.close()
         raise click.ClickException("nothing erased")
@@ -552,7 +722,7 @@ def erase(db: str, namespace: str | None, conversation_id: str | None, turn_ids:
     if as_json:
         emit_json(done.to_dict())
     else:
-        click.echo("erased " + ", ".join(f"{n} {k}" for k, n in done.to_dict()["counts"].items())
+        click.echo("erased " + erase_counts(done.to_dict()["counts"])
                    + ("" if no_vacuum else " (file vacuumed)"))
     mf.close()
 
@@ -564,7 +734,7 @@ def format_run(run, clock) -> list[str]:
     facts = sum(1 for p in run.proposals if p.type == "semantic")
     rules = len(run.proposals) - facts
     head = "dry run" if run.dry_run else f"run {run.id}"
-    lines = [f"{head} {run.namespace} [{run.status}]: {len(run.consumed)} sources "
+    lines = [f"{head} {run.namespace} [{run.status}]: {plural(len(run.consumed), 'source')} "
              f"{'would be consumed' if run.dry_run else 'consumed'}, "
              f"{verb} {facts} fact{'s' * (facts != 1)} and {rules} rule{'s' * (rules != 1)} ({run.extractor})"]
     for p in run.proposals:
@@ -596,7 +766,7 @@ def consolidate(db: str, namespaces: tuple[str, ...], dry_run: bool, batch_size:
 
     def progress(done: int) -> None:
         if show:
-            click.echo(f"\r  {done} sources consumed", err=True, nl=False)
+            click.echo(f"\r  {plural(done, 'source')} consumed", err=True, nl=False)
 
     results = [run_pass(mf, ns, dry_run=dry_run, batch_size=batch_size, include_turns=include_turns,
                         trigger="cli", progress=progress) for ns in targets]
@@ -631,8 +801,9 @@ def runs(db: str, namespace: str | None, limit: int, as_json: bool) -> None:
     else:
         for r in found:
             click.echo(f"#{r.id} {r.namespace} [{r.status}] {r.trigger} {mf.clock.format(r.started_at)} -> "
-                       f"{mf.clock.format(r.finished_at)}: {r.batches} batches, {r.episodes_consumed} episodes, "
-                       f"{r.turns_consumed} turns, {r.facts_written} facts, {r.rules_written} rules"
+                       f"{mf.clock.format(r.finished_at)}: {plural(r.batches, 'batch', 'batches')}, "
+                       f"{plural(r.episodes_consumed, 'episode')}, {plural(r.turns_consumed, 'turn')}, "
+                       f"{plural(r.facts_written, 'fact')}, {plural(r.rules_written, 'rule')}"
                        + (f", errors: {'; '.join(r.errors)}" if r.errors else ""))
         if not found:
             click.echo("no consolidation runs")
@@ -861,19 +1032,38 @@ def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
     """Append FILE (chat-messages JSONL) turn by turn, printing the window meter after each turn.
 
     A line reads ``turn 4: window 41/40 OVER -> compacted -> 29/40``: the compiled context's
-    tokens over the usable budget after the append, and after compaction when one ran.
+    tokens over the usable budget after the append, and after compaction when one ran. Turns go
+    through the conversation's append, so standing instructions reach the protected channel
+    exactly as with ``ingest``. When compaction cannot bring a turn within the budget, its line
+    ends ``STILL OVER: ...`` naming what needs the room, a summary line follows at the end and the
+    command exits 1 (every turn is still appended and kept). A bad line appends nothing.
     """
+    import dataclasses
+
+    from .window.archive import normalize_turn
+    from .window.context import layout
     from .window.transcripts import read_jsonl
 
     mf = open_db(db)
-    conv = mf.conversation(conversation_id, namespace=namespace)
     values = _window_settings(mf, **settings)
-    mf.window = values  # this run's settings also drive the watermarks checked on append
-    messages = read_jsonl(file)
+    messages = []
+    for message in read_jsonl(file):  # validate every line first: a bad line appends nothing
+        line = message.pop("__line__", None)
+        normalize_turn(message, mf.clock, where=f"{file} line {line}: ")
+        messages.append(message)
+    conv = mf.conversation(conversation_id, namespace=namespace)
+    # conv.append compacts at the watermarks of mf.window before it returns; the meter must show
+    # the size between the append and that compaction, so the append runs with a window that never
+    # reaches a watermark and this loop then applies the same rule (hard watermark, or soft with
+    # compact_on_append) with this run's settings.
+    unbounded = dataclasses.replace(values, budget_tokens=2**62, output_reserve_tokens=0)
     rows = []
     for message in messages:
-        message.pop("__line__", None)
-        turn_id = conv.archive.append_many(conv.id, [message])[0]
+        mf.window = unbounded
+        try:
+            turn_id = conv.append(message)
+        finally:
+            mf.window = values
         status = conv.window_status()
         row = {"turn": conv.archive.last_seq(conv.id), "id": turn_id, "tokens": status["tokens"],
                "usable": status["usable"], "state": "ok", "after": None}
@@ -885,19 +1075,45 @@ def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
             report = conv.compact()
             row["after"] = report.after_tokens
             row["failures"] = len(report.failures)
+            if report.after_tokens > status["usable"]:
+                lay = layout(conv, values)
+                row["still_over"] = {"hot_turns": lay.hot_tokens, "system_note": lay.note_tokens,
+                                     "protected": lay.protected_tokens,
+                                     "older": lay.catalog_tokens - lay.hot_tokens, "total": lay.total_tokens}
         rows.append(row)
         if not as_json:
-            line = f"turn {row['turn']}: window {row['tokens']}/{row['usable']}"
-            if row["state"] == "over":
-                line += " OVER"
-            elif row["state"] == "due":
-                line += " due"
-            if row["after"] is not None:
-                line += f" -> compacted -> {row['after']}/{row['usable']}"
-            click.echo(line)
+            click.echo(_meter_line(row))
     if as_json:
         emit_json(rows)
     mf.close()
+    over = [r["turn"] for r in rows if "still_over" in r]
+    if over:
+        usable = rows[-1]["usable"]
+        raise click.ClickException(
+            f"{plural(len(over), 'turn')} of {len(rows)} stayed over the {usable}-token budget after compaction "
+            f"(turn{'s' * (len(over) != 1)} {', '.join(map(str, over))}): raise --budget or lower --hot-turns"
+        )
+
+
+def _meter_line(row: dict[str, Any]) -> str:
+    """One window meter line: ``turn 7: window 42/40 OVER -> compacted -> 35/40``, and when
+    compaction could not get within the budget ``... STILL OVER: hot turns 30 + ... need 45``."""
+    line = f"turn {row['turn']}: window {row['tokens']}/{row['usable']}"
+    if row["state"] == "over":
+        line += " OVER"
+    elif row["state"] == "due":
+        line += " due"
+    if row["after"] is not None:
+        line += f" -> compacted -> {row['after']}/{row['usable']}"
+    need = row.get("still_over")
+    if need:
+        names = (("hot_turns", "hot turns"), ("system_note", "system note"), ("protected", "protected"),
+                 ("older", "cards and older turns"))
+        parts = " + ".join(f"{label} {need[key]}" for key, label in names if need[key])
+        line += f" STILL OVER: {parts} need {need['total']}"
+        if row.get("failures"):
+            line += f" ({plural(row['failures'], 'summarizer failure')})"
+    return line
 
 
 # -- embeddings (issue 6) -------------------------------------------------------------------------
@@ -941,7 +1157,7 @@ def reembed(db: str, model: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(info)
     else:
-        click.echo(f"embedded {count} items with {info['model']} ({info['dim']} dimensions)")
+        click.echo(f"embedded {plural(count, 'item')} with {info['model']} ({info['dim']} dimensions)")
 
 
 # -- replay: the main job on real input (issue 9) -------------------------------------------------
@@ -953,8 +1169,9 @@ def reembed(db: str, model: str | None, as_json: bool) -> None:
                    "a folder with index.tsv = STAR).")
 @click.option("--persona", default=None, help="STAR: the persona whose dialogues to replay, e.g. 'Tyler Jones'.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="STAR: only the first N dialogues.")
-@click.option("--db", type=click.Path(dir_okay=False), default=None,
-              help="Database file to write (must not hold these conversations yet); default a temporary file.")
+@click.option("--db", type=click.Path(), default=None,
+              help="Database file to write (must not hold these conversations yet); default a temporary file. "
+                   "--sample writes its generated transcript to a temporary folder, never next to it.")
 @click.option("--budget", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Token budget of every compiled context.")
 @click.option("--output-reserve", type=click.IntRange(min=0), default=None,
@@ -967,7 +1184,7 @@ def reembed(db: str, model: str | None, as_json: bool) -> None:
               help="Search embedder: none (BM25 only), hashing, or default (all-MiniLM-L6-v2).")
 @click.option("--no-consolidate", is_flag=True, help="Skip the nightly consolidation passes.")
 @click.option("--no-secrets", is_flag=True, help="Do not label PINs, passwords and security answers secret.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+@click.option("--json", "json_out", type=click.Path(allow_dash=True), default=None,
               metavar="OUT", help="Also write the report as JSON to OUT ('-' for stdout instead of the table).")
 def replay(source: str | None, sample: bool, fmt: str | None, persona: str | None, limit: int | None,
            db: str | None, budget: int, output_reserve: int | None, hot_turns: int, token_counter: str,
@@ -985,6 +1202,10 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
     from .replay.report import write_json
     from .replay.runner import ReplaySettings, replay_path
 
+    if db is not None:
+        check_output_path(db, "--db")
+    if json_out is not None:
+        check_output_path(json_out, "--json")  # before the replay runs, so its work is not lost
     settings = ReplaySettings(budget_tokens=budget, output_reserve_tokens=output_reserve, hot_turns=hot_turns,
                               consolidate=not no_consolidate, detect_secrets=not no_secrets)
     err = Console(stderr=True)
@@ -1003,15 +1224,18 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
     title = "memfold replay: " + ("generated sample history" if sample else str(source))
     report.render(Console(), title=title)
     if json_out:
-        write_json(report, json_out)
+        try:
+            write_json(report, json_out)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write --json {json_out}: {(exc.strerror or str(exc)).lower()}") from None
         click.echo(f"report written to {json_out}")
 
 
 # -- the seed demo (issue 7) -------------------------------------------------------------------------
 @cli.command()
-@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--db", "db_path", type=click.Path(), default=None,
               help="Write the demo's database here (a new file) to inspect it afterwards; default a temporary file.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, writable=True), default=None,
+@click.option("--plot", "plot_path", type=click.Path(), default=None,
               help="Also draw the window meter (words per turn against the budget) into this PNG file.")
 @json_option
 def demo(db_path: str | None, plot_path: str | None, as_json: bool) -> None:
@@ -1023,6 +1247,10 @@ def demo(db_path: str | None, plot_path: str | None, as_json: bool) -> None:
 
     from .demo import plot_meter, run_demo
 
+    if db_path is not None:
+        check_output_path(db_path, "--db")
+    if plot_path is not None:
+        check_output_path(plot_path, "--plot")
     with tempfile.TemporaryDirectory(prefix="memfold-demo-") as tmp:
         result = run_demo(db_path or os.path.join(tmp, "demo.db"))
     if plot_path:

@@ -257,8 +257,8 @@ def replay_path(path: str | os.PathLike | None = None, *, sample: bool = False, 
 
     :param path: a JSONL file or folder, a LoCoMo JSON file or a STAR folder (or None with ``sample``).
     :param sample: replay the generated sample history (:mod:`memfold.replay.sample`) and score
-        it against its gold facts and secrets; written next to the database (or in a temporary
-        folder).
+        it against its gold facts and secrets; the transcript is written to a temporary folder
+        (never next to ``db``, where it could overwrite a user's file) and removed afterwards.
     :param db: the database file to write (must not hold the source's conversations); default a
         temporary file, removed after the report is collected.
     :param on_source: called with the source once it is read (the CLI sizes its progress bar).
@@ -275,8 +275,7 @@ def replay_path(path: str | os.PathLike | None = None, *, sample: bool = False, 
         raise InvalidInput("give a SOURCE file or folder to replay, or --sample (not both)")
     with tempfile.TemporaryDirectory(prefix="memfold-replay-") as tmp:
         if sample:
-            folder = Path(db).resolve().parent if db is not None else Path(tmp)
-            path = write_sample_history(folder / "sample-history.jsonl")
+            path = write_sample_history(Path(tmp) / "sample-history.jsonl")
         source = read_source(path, format=format, persona=persona, limit=limit)
         if sample:
             source.conversations[0].gold_facts = dict(GOLD_FACTS)

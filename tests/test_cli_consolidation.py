@@ -46,7 +46,7 @@ def test_consolidate_prints_the_fact_and_the_rule(seeded):
     again = runner.invoke(cli, ["consolidate", seeded])
     assert (again.exit_code, again.output) == (0, "nothing to consolidate\n")
     runs = runner.invoke(cli, ["runs", seeded])
-    assert runs.output == "#1 acme/dana [ok] cli t=0 -> t=0: 1 batches, 4 episodes, 0 turns, 1 facts, 1 rules\n"
+    assert runs.output == "#1 acme/dana [ok] cli t=0 -> t=0: 1 batch, 4 episodes, 0 turns, 1 fact, 1 rule\n"
     memories = runner.invoke(cli, ["memories", seeded, "--all", "--json"])
     statuses = [(r["type"], r["status"]) for r in json.loads(memories.output)]
     assert statuses == [("episodic", "consumed")] * 4 + [("procedural", "active"), ("semantic", "active")]

@@ -72,9 +72,9 @@ def test_policy_top_and_supersession(runner, db):
     (top,) = json.loads(result.output)
     assert (top["id"], top["score"], top["access_count"]) == (1, 0.9, 0)
     result = run(runner, "memories", db, "--all")
-    assert "#2 [retired] semantic user.contact_preference importance=0.60 written t=0: Dana prefers email contact " \
-           "(superseded by #3)" in result.output
-    assert "#3 [evicted] semantic user.contact_preference" in result.output
+    assert "#2 [retired] acme/dana semantic user.contact_preference importance=0.60 written t=0: Dana prefers email " \
+           "contact (superseded by #3)" in result.output  # no --namespace: each line names its namespace
+    assert "#3 [evicted] acme/dana semantic user.contact_preference" in result.output
     result = run(runner, "memories", db, "--status", "evicted", "--json")
     assert [r["id"] for r in json.loads(result.output)] == [3]
 

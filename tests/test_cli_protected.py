@@ -68,12 +68,12 @@ def test_erase_asks_for_confirmation(db, tmp_path):
     with memfold.MemFold(db, embedder=None) as m:
         m.conversation("t", namespace="acme").append({"role": "user", "content": "my pin is 4417-secret"})
     r = run("erase", db, "-c", "t", input="n\n")
-    assert r.exit_code == 1 and "erase 1 turns, 0 records, 0 protected, 0 cards? This cannot be undone" in r.output
+    assert r.exit_code == 1 and "erase 1 turn, 0 records, 0 protected records, 0 cards? This cannot be undone" in r.output
     assert r.output.strip().endswith("Error: nothing erased")
     with memfold.MemFold(db, embedder=None) as m:
         assert m.conversation("t").history()[0].content == "my pin is 4417-secret"
     r = run("erase", db, "-c", "t", input="y\n")
-    assert r.exit_code == 0 and r.output.strip().endswith("erased 1 turns, 0 records, 0 protected, 0 cards (file vacuumed)")
+    assert r.exit_code == 0 and r.output.strip().endswith("erased 1 turn, 0 records, 0 protected records, 0 cards (file vacuumed)")
     r = run("erase", db, "-n", "acme", "--yes", "--json")
     assert json.loads(r.output)["counts"] == {"turns": 0, "records": 0, "protected": 0, "cards": 0}
     assert b"4417-secret" not in open(db, "rb").read()

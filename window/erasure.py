@@ -81,9 +81,11 @@ class Eraser:
         and cards. Already-erased items are left out.
 
         :raises InvalidInput: when no scope is given, or an id is not an integer.
-        :raises NotFound: for an unknown conversation, turn, record or protected id.
+        :raises NotFound: for an unknown conversation, turn, record or protected id, or a namespace
+            that nothing belongs to (an erasure that matches nothing fails loudly: a typo must not
+            look like a completed erasure).
         """
-        from ..memory.errors import ConversationNotFound, ProtectedNotFound, RecordNotFound, TurnNotFound
+        from ..memory.errors import ConversationNotFound, NotFound, ProtectedNotFound, RecordNotFound, TurnNotFound
 
         t_ids, r_ids, p_ids = _ids(turn_ids, "turn"), _ids(record_ids, "record"), _ids(protected_ids, "protected")
         if namespace is None and conversation_id is None and not (t_ids or r_ids or p_ids):
@@ -102,6 +104,10 @@ class Eraser:
         protected.update(p_ids)
         if namespace is not None:
             check_name(namespace, "namespace")
+            if not any(db.execute(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace]).fetchone()
+                       for table in ("conversations", "records", "protected")):
+                raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
+                               "belongs to it; nothing erased")
             turns.update(r[0] for r in db.execute(
                 "SELECT t.id FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE c.namespace = ?", [namespace]))
             records.update(r[0] for r in db.execute("SELECT id FROM records WHERE namespace = ?", [namespace]))
