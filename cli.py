@@ -1038,8 +1038,6 @@ def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
     ends ``STILL OVER: ...`` naming what needs the room, a summary line follows at the end and the
     command exits 1 (every turn is still appended and kept). A bad line appends nothing.
     """
-    import dataclasses
-
     from .window.archive import normalize_turn
     from .window.context import layout
     from .window.transcripts import read_jsonl
@@ -1052,18 +1050,13 @@ def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
         normalize_turn(message, mf.clock, where=f"{file} line {line}: ")
         messages.append(message)
     conv = mf.conversation(conversation_id, namespace=namespace)
-    # conv.append compacts at the watermarks of mf.window before it returns; the meter must show
-    # the size between the append and that compaction, so the append runs with a window that never
-    # reaches a watermark and this loop then applies the same rule (hard watermark, or soft with
-    # compact_on_append) with this run's settings.
-    unbounded = dataclasses.replace(values, budget_tokens=2**62, output_reserve_tokens=0)
+    mf.window = values
+    # The meter shows the size between the append and its compaction, so the append skips its
+    # own watermark compaction (compact=False) and this loop applies the same rule (hard
+    # watermark, or soft with compact_on_append) itself.
     rows = []
     for message in messages:
-        mf.window = unbounded
-        try:
-            turn_id = conv.append(message)
-        finally:
-            mf.window = values
+        turn_id = conv.append(message, compact=False)
         status = conv.window_status()
         row = {"turn": conv.archive.last_seq(conv.id), "id": turn_id, "tokens": status["tokens"],
                "usable": status["usable"], "state": "ok", "after": None}

@@ -44,23 +44,30 @@ class Conversation:
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"
 
-    def append(self, turn: Mapping[str, Any]) -> int:
+    def append(self, turn: Mapping[str, Any], *, compact: bool = True) -> int:
         """Archive one turn verbatim and return its id.
 
         :param turn: an OpenAI-shaped message, e.g. ``{"role": "user", "content": "hi"}``; may also
             carry ``created_at`` (ticks or an aware datetime), ``metadata`` and ``labels``.
+        :param compact: apply the watermarks (compact at the hard one, or at the soft one with
+            ``compact_on_append``). ``False`` is for callers that compact themselves right after,
+            such as a meter that shows the size before compaction; keeping the budget (DESIGN.md
+            §4.5) is then the caller's job.
         :raises InvalidInput: for a malformed turn (nothing is written).
         """
         turn_id = self.archive.append_many(self.id, [turn])[0]
         self._observe_constraints([turn_id])
-        self._after_append()
+        if compact:
+            self._after_append()
         return turn_id
 
-    def append_many(self, turns: Iterable[Mapping[str, Any]]) -> list[int]:
-        """Archive several turns in one transaction (all or nothing); returns their ids."""
+    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True) -> list[int]:
+        """Archive several turns in one transaction (all or nothing); returns their ids.
+        ``compact`` as in :meth:`append`."""
         ids = self.archive.append_many(self.id, list(turns))
         self._observe_constraints(ids)
-        self._after_append()
+        if compact:
+            self._after_append()
         return ids
 
     def _observe_constraints(self, turn_ids: Iterable[int]) -> None:
@@ -155,7 +162,9 @@ class Conversation:
         Compacts first when pressure reached the hard watermark or the context does not fit.
 
         :param budget: ``budget_tokens`` for this call (default: the facade's window settings).
-        :param output_reserve: ``output_reserve_tokens`` for this call.
+        :param output_reserve: ``output_reserve_tokens`` for this call (default: the facade's,
+            capped at ``budget // 4`` when only ``budget`` is given, so ``context(budget=2000)``
+            works with the default 4,096-token reserve; see ``WindowSettings.with_overrides``).
         :param reader: the reader's labels (``None`` = every label); passed to the section builder.
         :param overrides: any other :class:`~memfold.window.settings.WindowSettings` field.
         :returns: a :class:`~memfold.window.context.CompiledContext` within ``budget - output_reserve``.
