@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -33,16 +34,26 @@ def test_every_command_has_help(runner):
     names = sorted(cli.commands)
     assert {"init", "ingest", "history", "remember", "memories", "export"} <= set(names)
 
+    assert (cli.help or "").strip() and "Commands:" in result.output
+    seen = []
+
     def walk(group, prefix):
         for name, command in group.commands.items():
             res = runner.invoke(cli, prefix + [name, "--help"])
             assert res.exit_code == 0, (name, res.output)
             assert "Usage:" in res.output
             assert (command.help or "").strip(), f"{name} has no help text"
+            # the first line of the help text is what --help shows, and so is every option's help
+            assert command.help.strip().splitlines()[0].split()[0] in res.output
+            for param in command.params:
+                if isinstance(param, click.Option) and not param.hidden:
+                    assert (param.help or "").strip(), f"memfold {' '.join(prefix + [name])} {param.opts[0]} has no help"
+            seen.append(" ".join(prefix + [name]))
             if hasattr(command, "commands"):
                 walk(command, prefix + [name])
 
     walk(cli, [])
+    assert {"protect add", "scheduler run", "window"} <= set(seen)  # subcommands are walked too
 
 
 def test_init_output(runner, tmp_path):
