@@ -88,6 +88,25 @@ class Catalog:
         ).fetchall()
         return [CatalogItem(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7])) for r in rows]
 
+    def totals(self, glimpse_over: int) -> tuple[int, list[tuple[int, int]], bool]:
+        """Aggregate sizes without reading every item into Python (the per-append pressure check).
+
+        :param glimpse_over: turns above this many tokens are shown as glimpses.
+        :returns: ``(tokens of the cards and of the turns shown whole, [(turn_id, tokens)] of the
+            oversized turns, whether any card is in the catalog)``, after :meth:`sync`.
+        """
+        self.sync()
+        row = self.db.execute(
+            "SELECT COALESCE(SUM(CASE WHEN kind = 'card' OR tokens <= ? THEN tokens ELSE 0 END), 0), "
+            "COALESCE(SUM(kind = 'card'), 0) FROM catalog_items WHERE conversation_id = ?",
+            [glimpse_over, self.conversation_id],
+        ).fetchone()
+        oversized = self.db.execute(
+            "SELECT item_id, tokens FROM catalog_items WHERE conversation_id = ? AND kind = 'turn' AND tokens > ? "
+            "ORDER BY first_seq", [self.conversation_id, glimpse_over],
+        ).fetchall()
+        return row[0], [(r[0], r[1]) for r in oversized], bool(row[1])
+
     def last_seq(self) -> int:
         """The newest seq the catalog covers (0 when empty)."""
         row = self.db.execute(

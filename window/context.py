@@ -139,6 +139,29 @@ def layout(conv: "Conversation", settings: WindowSettings, reader: Iterable[str]
     return Layout(items, shown, hot, note_tokens, protected_tokens)
 
 
+def measure_total(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None) -> int:
+    """``layout(conv, settings, reader).total_tokens``, computed from SQL aggregates instead of
+    every catalog item, so the pressure check after each append costs the same at any catalog
+    size. Glimpses, the system note and the protected channel are counted exactly as
+    :func:`layout` counts them (a test keeps the two equal)."""
+    counter = conv.memfold.token_counter
+    limit = glimpse_threshold(settings)
+    whole, oversized, has_card = conv.catalog.totals(limit)
+    shown_oversized = 0
+    any_glimpse = False
+    for turn_id, tokens in oversized:
+        size = counter.count(glimpse_text(conv.archive.get(turn_id), settings, counter))
+        if size < tokens:
+            any_glimpse = True
+            shown_oversized += size
+        else:
+            shown_oversized += tokens
+    note = note_text(settings)
+    note_tokens = counter.count(note) if ((any_glimpse or has_card) and note) else 0
+    protected_tokens = sum(m_tokens for _, m_tokens in protected_messages(conv, reader))
+    return note_tokens + protected_tokens + whole + shown_oversized
+
+
 def protected_messages(conv: "Conversation", reader: Iterable[str] | None) -> list[tuple[dict[str, Any], int]]:
     """The protected channel's messages with their tokens: every active record in force for the
     conversation that the reader may see, verbatim (issue 8; :meth:`ProtectedChannel.render`)."""

@@ -138,17 +138,17 @@ class Conversation:
     def pressure(self, **overrides: Any) -> int:
         """Watermark pressure in tokens: the larger of the compiled context's own size (without
         memories) and the prompt tokens last reported with :meth:`report_usage`."""
-        from .context import layout
+        from .context import measure_total
 
-        return max(layout(self, self.window_settings(overrides)).total_tokens, self.reported_usage() or 0)
+        return max(measure_total(self, self.window_settings(overrides)), self.reported_usage() or 0)
 
     def window_status(self, **overrides: Any) -> dict[str, Any]:
         """``{"tokens", "reported", "pressure", "usable", "soft", "hard", "due", "over"}``:
         ``due`` when pressure reached the soft watermark, ``over`` when it passed the usable budget."""
-        from .context import layout
+        from .context import measure_total
 
         settings = self.window_settings(overrides)
-        tokens = layout(self, settings).total_tokens
+        tokens = measure_total(self, settings)
         reported = self.reported_usage()
         pressure = max(tokens, reported or 0)
         return {"tokens": tokens, "reported": reported, "pressure": pressure, "usable": settings.usable_tokens,
