@@ -70,6 +70,7 @@ from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, S
 from .window.erasure import Eraser, ErasurePlan
 from .window.labels import Reader
 from .window.protected import ProtectedChannel, ProtectedRecord
+from .window.secrets import SecretDetector, make_secret_detector
 
 __version__ = "0.1.0"
 
@@ -123,6 +124,10 @@ class MemFold:
     :param constraint_extractor: reads every appended user turn for standing instructions
         (issue 8): ``None``/``"rules"`` (deterministic, default), ``"llm"`` (from ``MEMFOLD_LLM_*``)
         or a :class:`ConstraintExtractor`.
+    :param secrets: how appended turns are checked for secrets (issue 9): ``"detect"`` (default,
+        :class:`SecretDetector`: PINs, passwords and security answers are labelled ``secret`` with
+        their spans, see :mod:`memfold.window.secrets`), ``"off"`` (nothing is labelled), or a
+        detector object with a ``spans(turn, previous)`` method.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
     :raises SchemaTooNew: if the file was written by a newer memfold.
@@ -140,6 +145,7 @@ class MemFold:
         constraint_extractor: ConstraintExtractor | str | None = None,
         summarizer: Summarizer | None = None,
         window: WindowSettings | None = None,
+        secrets: Any = "detect",
         create: bool = True,
     ) -> None:
         if clock is None:
@@ -169,6 +175,7 @@ class MemFold:
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
         self.summarizer = summarizer or ExtractiveSummarizer(self.token_counter)
+        self.secret_detector = make_secret_detector(secrets)  # issue 9: None when "off"
 
     def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
@@ -408,6 +415,7 @@ __all__ = [
     "SchemaTooNew",
     "ScoredRecord",
     "SearchHit",
+    "SecretDetector",
     "SentenceTransformerEmbedder",
     "StorageError",
     "StorePolicy",

@@ -33,6 +33,7 @@ from ..memory.events import log_event
 from ..memory.storage import write_transaction
 from ..memory.validation import check_name
 from . import runs
+from ..window.secrets import SECRET_MASK, readable_text
 from .extractors.base import Episode, Extractor, Proposal, speaker_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,7 +106,7 @@ def consolidate(
                 if not batch:
                     break
                 try:
-                    proposals = extractor.extract(batch)
+                    proposals = _without_masks(extractor.extract(batch))
                     _check_proposals(memfold, namespace, proposals, batch)
                 except (ExtractorError, InvalidInput) as exc:
                     _fail(memfold, run, f"batch of {len(batch)} {kind} from {batch[0].source}: {exc}")
@@ -172,11 +173,26 @@ def _read_batch(db, kind: str, namespace: str, after_id: int, horizon: float,
         rows = runs.pending_episodes(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
         episodes = [episode_from_record(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
     else:
-        rows = runs.pending_turns(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
-        episodes = [Episode(f"turn:{r[0]}", r[1], r[2], r[3]) for r in rows]
+        rows, episodes = [], []
+        while not episodes:  # a batch of only unreadable secret turns is read past, never ends the pass
+            more = runs.pending_turns(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
+            if not more:
+                break
+            rows.extend(more)
+            after_id = more[-1][0]
+            for r in more:
+                text = readable_text(r[2], json.loads(r[4]), json.loads(r[5]))
+                if text is not None:  # issue 9: secret spans masked, a wholly secret turn skipped
+                    episodes.append(Episode(f"turn:{r[0]}", r[1], text, r[3], masked=text != r[2]))
     ids = [r[0] for r in rows]
     episodes.sort(key=lambda e: (e.event_time if e.event_time is not None else float("-inf"), int(e.source.split(":")[1])))
     return episodes, ids
+
+
+def _without_masks(proposals: Sequence[Any]) -> list[Any]:
+    """Drop proposals whose content repeats a secret mask: a masked span is no value (issue 9)."""
+    return [p for p in proposals if not (isinstance(p, Proposal) and isinstance(p.content, str)
+                                         and SECRET_MASK in p.content)]
 
 
 def _check_proposals(memfold: "MemFold", namespace: str, proposals: Sequence[Proposal], batch: Sequence[Episode]) -> None:

@@ -181,13 +181,19 @@ def set_turn_cursor(db: sqlite_utils.Database, namespace: str, last_turn_id: int
 
 
 def pending_turns(db: sqlite_utils.Database, namespace: str, *, after_id: int, horizon: float,
-                  limit: int) -> list[tuple[int, str, str, float]]:
+                  limit: int) -> list[tuple[int, str, str, float, str, str]]:
     """Unerased archived turns of ``namespace``'s conversations with id > ``after_id``, created at
-    or before ``horizon``, id order; turns labelled ``secret`` are never read (secrets are not
-    memories, issue 9). :returns: rows ``(id, role, content, created_at)``."""
+    or before ``horizon``, id order. A turn labelled ``secret`` is read only when its metadata
+    records secret spans (the pass masks them; :func:`memfold.window.secrets.readable_text`); a
+    secret turn without spans is never read (secrets are not memories, issue 9).
+
+    :returns: rows ``(id, role, content, created_at, labels_json, metadata_json)``.
+    """
     return db.execute(
-        "SELECT t.id, t.role, t.content, t.created_at FROM turns t JOIN conversations c ON c.id = t.conversation_id "
+        "SELECT t.id, t.role, t.content, t.created_at, t.labels, t.metadata FROM turns t "
+        "JOIN conversations c ON c.id = t.conversation_id "
         "WHERE c.namespace = ? AND t.erased = 0 AND t.id > ? AND t.created_at <= ? "
-        "AND NOT EXISTS (SELECT 1 FROM json_each(t.labels) WHERE json_each.value = 'secret') ORDER BY t.id LIMIT ?",
+        "AND (NOT EXISTS (SELECT 1 FROM json_each(t.labels) WHERE json_each.value = 'secret') "
+        "OR json_type(t.metadata, '$.secret_spans') = 'array') ORDER BY t.id LIMIT ?",
         [namespace, after_id, horizon, limit],
     ).fetchall()

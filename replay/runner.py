@@ -10,8 +10,9 @@ serves many customers at once, so a multi-conversation source is interleaved by 
    (:func:`memfold.consolidation.consolidate.consolidate`, ``include_turns=True``);
 3. an assistant turn is *answered*: the context for the model call is compiled first with the
    configured budget (:meth:`Conversation.context`), measured, then the reply is appended;
-4. the turn is appended (labelled ``secret`` when :class:`~memfold.replay.secrets.SecretDetector`
-   says it holds one) and the window is compacted when the soft watermark says it is due.
+4. the turn is appended through :meth:`Conversation.append`, whose secret detector (the
+   library's, :mod:`memfold.window.secrets`) labels it ``secret`` when it holds a PIN, password
+   or security answer, and the window is compacted when the soft watermark says it is due.
 
 A last pass runs at the midnight after the final turn. Then the figures are collected from the
 database (:mod:`memfold.replay.report`), so what the report says is what the file holds.
@@ -19,6 +20,7 @@ database (:mod:`memfold.replay.report`), so what the report says is what the fil
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import time
@@ -28,10 +30,10 @@ from typing import Any, Callable, Sequence
 
 from ..memory.clock import ReplayClock
 from ..memory.errors import BudgetError, InvalidInput
+from ..window.labels import SECRET_LABEL
 from ..window.settings import WindowSettings
 from ..window.summarizers.base import FoldItem, Summarizer
 from .formats import ReplayConversation, ReplaySource
-from .secrets import SecretDetector
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,8 @@ class ReplaySettings:
         chunk (at least 32), the 16:1-ish fold ratio of the design notes scaled to the budget.
     :param rollup_fanin: same-depth cards per roll-up.
     :param consolidate: run the nightly consolidation pass at every day boundary.
-    :param detect_secrets: label PINs, passwords and security answers ``secret`` at append.
+    :param detect_secrets: label PINs, passwords and security answers ``secret`` at append
+        (``MemFold(secrets="detect")``; False gives ``secrets="off"``).
     :param batch_size: consolidation batch size (a day's turns usually fit one batch, so an
         agent's question and the user's answer land in the same batch).
     """
@@ -154,7 +157,8 @@ def replay(source: ReplaySource, db: str | os.PathLike, *, settings: ReplaySetti
     stream.sort(key=lambda e: (e[0], e[1], e[2]))
     clock = ReplayClock(stream[0][0])
     started = time.perf_counter()
-    mf = MemFold(db, clock=clock, token_counter=token_counter, embedder=embedder, window=window)
+    mf = MemFold(db, clock=clock, token_counter=token_counter, embedder=embedder, window=window,
+                 secrets="detect" if settings.detect_secrets else "off")
     try:
         existing = set(mf.conversations())
         clash = [c.conversation_id for c in source.conversations if c.conversation_id in existing]
@@ -163,7 +167,6 @@ def replay(source: ReplaySource, db: str | os.PathLike, *, settings: ReplaySetti
         counting = CountingSummarizer(mf.summarizer)
         mf.summarizer = counting
         convs = [mf.conversation(c.conversation_id, namespace=c.namespace) for c in source.conversations]
-        detectors = [SecretDetector() for _ in source.conversations]
         transcript = [0] * len(convs)
         touched: set[str] = set()
         day = None
@@ -178,11 +181,6 @@ def replay(source: ReplaySource, db: str | os.PathLike, *, settings: ReplaySetti
             conv = convs[ci]
             message = {k: v for k, v in turn.items() if k != "created_at"}
             message["created_at"] = when
-            if settings.detect_secrets:
-                labels = detectors[ci].labels(turn)
-                if labels:
-                    message["labels"] = sorted(set(message.get("labels") or []) | set(labels))
-                    run.secret_turns += 1
             if turn["role"] == "assistant":
                 t0 = time.perf_counter()
                 try:
@@ -198,7 +196,10 @@ def replay(source: ReplaySource, db: str | os.PathLike, *, settings: ReplaySetti
             t0 = time.perf_counter()
             turn_id = conv.append(message)
             run.append_seconds.append(time.perf_counter() - t0)
-            transcript[ci] += mf.db.execute("SELECT tokens FROM turns WHERE id = ?", [turn_id]).fetchone()[0]
+            tokens, labels = mf.db.execute("SELECT tokens, labels FROM turns WHERE id = ?", [turn_id]).fetchone()
+            transcript[ci] += tokens
+            if SECRET_LABEL in json.loads(labels):
+                run.secret_turns += 1
             dia = (turn.get("metadata") or {}).get("dia_id")
             if dia is not None:
                 run.turn_ids.setdefault(conv.id, {})[dia] = turn_id

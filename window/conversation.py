@@ -53,9 +53,15 @@ class Conversation:
             ``compact_on_append``). ``False`` is for callers that compact themselves right after,
             such as a meter that shows the size before compaction; keeping the budget (DESIGN.md
             §4.5) is then the caller's job.
+
+        The facade's secret detector (``MemFold(secrets=...)``, issue 9) reads the turn with the
+        one before it: a turn holding a PIN, password or security answer is labelled ``secret``
+        and its secret spans are kept in ``metadata["secret_spans"]``
+        (:mod:`memfold.window.secrets`); labels the caller gave are kept.
+
         :raises InvalidInput: for a malformed turn (nothing is written).
         """
-        turn_id = self.archive.append_many(self.id, [turn])[0]
+        turn_id = self.archive.append_many(self.id, self._detect_secrets([turn]))[0]
         self._observe_constraints([turn_id])
         if compact:
             self._after_append()
@@ -63,12 +69,35 @@ class Conversation:
 
     def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids.
-        ``compact`` as in :meth:`append`."""
-        ids = self.archive.append_many(self.id, list(turns))
+        ``compact`` and secret detection as in :meth:`append`."""
+        ids = self.archive.append_many(self.id, self._detect_secrets(list(turns)))
         self._observe_constraints(ids)
         if compact:
             self._after_append()
         return ids
+
+    def _detect_secrets(self, turns: list[Any]) -> list[Any]:
+        """``turns`` with the ``secret`` label (and spans) added where the facade's detector finds
+        a secret; the first is read after the last archived turn, each next one after the one
+        before it. Unchanged when detection is off. :raises InvalidInput: for a detector's bad span."""
+        from .secrets import check_detector_spans, label_turn
+
+        detector = getattr(self.memfold, "secret_detector", None)
+        if detector is None or not turns:
+            return turns
+        last = self.archive.last_seq(self.id)
+        tail = self.archive.history(self.id, after_seq=last - 1) if last else []
+        previous: Any = {"role": tail[-1].role, "content": tail[-1].content} if tail else None
+        out = []
+        for turn in turns:
+            if isinstance(turn, Mapping) and isinstance(turn.get("content"), str):
+                spans = check_detector_spans(detector.spans(turn, previous), turn["content"], detector)
+                out.append(label_turn(turn, spans))
+                previous = turn
+            else:  # malformed or content-less (tool calls): validation decides
+                out.append(turn)
+                previous = turn if isinstance(turn, Mapping) else previous
+        return out
 
     def _observe_constraints(self, turn_ids: Iterable[int]) -> None:
         """Pass every new user turn through the constraint extractor (issue 8, point 2): standing
@@ -94,6 +123,8 @@ class Conversation:
 
         :param progress: called as ``progress(done, total)`` while writing.
 
+        Every message passes the secret detector as in :meth:`append`.
+
         :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line; nothing is written.
         """
         messages = read_jsonl(path)
@@ -108,7 +139,7 @@ class Conversation:
             normalize_turn(msg, self.archive.clock, where=f"{path} line {line}: ")
         total = len(normalized)
         report = (lambda done: progress(done, total)) if progress else None
-        ids = self.archive.append_many(self.id, [m for _, m in normalized], progress=report)
+        ids = self.archive.append_many(self.id, self._detect_secrets([m for _, m in normalized]), progress=report)
         self._observe_constraints(ids)
         return ids
 

@@ -51,14 +51,18 @@ class Episode:
     :ivar source: the id that derived records cite, ``"record:12"`` (an episodic record) or
         ``"turn:5"`` (an archived turn).
     :ivar role: who spoke, one of :data:`SPEAKER_ROLES`.
-    :ivar text: the episode's text exactly as stored.
+    :ivar text: the episode's text exactly as stored, except that in a turn labelled ``secret``
+        each secret span is replaced by :data:`memfold.window.secrets.SECRET_MASK` (issue 9).
     :ivar event_time: when it happened (clock units), or None if unknown.
+    :ivar masked: True when ``text`` had secret spans masked (set by the pass, never by the
+        text, so typing ``[secret]`` does not make a turn masked).
     """
 
     source: str
     role: str
     text: str
     event_time: float | None = None
+    masked: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (also what the LLM extractor sends)."""

@@ -62,6 +62,12 @@ key                          the agent asks for                           the re
 Nothing is filled when the question also asks for a secret (PIN, password, security question or
 answer, maiden name, pet's name: secrets are not memories, issue 9), when it asks for two slots
 at once, or when the reply is a question, negated or a refusal ("I forgot", "I can't remember").
+One exception: the secret detector found and masked the secret part of the reply (the pass sets
+``Episode.masked``; the text holds ``[secret]``), the question asks for one slot with a distinct
+shape (an account number or a date of birth, never a name, which a masked answer could stand
+next to) and the unmasked rest holds exactly one value of that shape: "account number and PIN?"
+-> "85731890, with PIN [secret]" fills ``user.account_id`` = 85731890. The masked part is never
+read: it is cut out before any value is looked for.
 The question is cited in the fact's sources next to the answer. The user may also state the date
 of birth outright ("my D.O.B. is 04/04/1990", "my birthdate is ...").
 
@@ -72,6 +78,8 @@ from __future__ import annotations
 
 import re
 from typing import Mapping, Sequence
+
+from ...window.secrets import SECRET_MASK
 
 from .base import Episode, Extractor, Proposal
 
@@ -444,6 +452,30 @@ _DATE_VALUE = re.compile(
 _DOB_STATEMENT = re.compile(r"\bmy (?:birth ?date|d\.?o\.?b\.?|dob)\s+is\s+", re.IGNORECASE)
 
 
+#: slots a reply to a question that also asks for a secret may fill once the secret is masked
+_MASKED_FILLABLE = ("user.account_id", "user.date_of_birth")
+
+
+def masked_answer_value(question: str, reply: str) -> tuple[str, str] | None:
+    """``(slot, value)`` from a masked reply to a question asking for a secret and one slot
+    (module docstring), or None. ``reply`` must hold :data:`SECRET_MASK`; every masked span is
+    cut out first, and the rest must hold exactly one value of the slot's shape."""
+    if SECRET_MASK not in reply or not ASKS_SECRET.search(question):
+        return None
+    asked = [key for key, pattern in _ASKS_SLOT.items() if pattern.search(question)]
+    if len(asked) != 1 or asked[0] not in _MASKED_FILLABLE:
+        return None
+    rest = " ; ".join(part for part in reply.split(SECRET_MASK))
+    if asked[0] == "user.account_id":
+        found = _ACCOUNT_VALUE.findall(_PIN_SPAN.sub(" ", rest))
+    else:
+        found = [m.group("v") for m in _DATE_VALUE.finditer(rest)]
+    if len(found) != 1:
+        return None
+    value = answer_value(asked[0], rest)
+    return (asked[0], value) if value else None
+
+
 def asked_slots(question: str) -> list[str]:
     """The ``user.*`` slots an agent's turn asks for (empty if it asks for a secret too)."""
     if ASKS_SECRET.search(question):
@@ -505,7 +537,13 @@ def answer_facts(previous: Episode | None, episode: Episode) -> list[Proposal]:
             out.append(Proposal("semantic", "user.date_of_birth", _clean(date.group("v")), (episode.source,),
                                 DEFAULT_FACT_IMPORTANCE, episode.event_time, {"rule": "user.date_of_birth"}))
     if previous is not None and previous.role in ("assistant", "agent"):
-        slots = asked_slots(_strip_speaker(previous.text)[0])
+        asked = _strip_speaker(previous.text)[0]
+        slots = asked_slots(asked)
+        masked = masked_answer_value(asked, body) if episode.masked and not slots else None
+        if masked is not None and not any(p.key == masked[0] for p in out):
+            out.append(Proposal("semantic", masked[0], masked[1], (previous.source, episode.source),
+                                FACT_IMPORTANCE.get(masked[0], DEFAULT_FACT_IMPORTANCE), episode.event_time,
+                                {"rule": "answer", "masked": True}))
         if len(slots) == 1 and not any(p.key == slots[0] for p in out):
             value = answer_value(slots[0], body)
             if value:
