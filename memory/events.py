@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
+from .storage import where_equal
 from .validation import check_id
 
 
@@ -63,21 +64,10 @@ def list_events(
     limit: int | None = None,
 ) -> list[Event]:
     """Events in the order they happened, optionally filtered; ``limit`` keeps the newest N."""
-    where, params = [], []
     if record_id is not None:
         check_id(record_id, "record id")
-    if namespace is not None:
-        where.append("namespace = ?")
-        params.append(namespace)
-    if record_id is not None:
-        where.append("record_id = ?")
-        params.append(record_id)
-    if kind is not None:
-        where.append("kind = ?")
-        params.append(kind)
-    sql = "SELECT id, at, kind, namespace, subject, record_id, cause, details FROM events"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
+    where, params = where_equal(namespace=namespace, record_id=record_id, kind=kind)
+    sql = "SELECT id, at, kind, namespace, subject, record_id, cause, details FROM events" + where
     sql += " ORDER BY id DESC"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"

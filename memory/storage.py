@@ -156,3 +156,14 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
                         conn.execute("ROLLBACK")
                     raise StorageError(f"commit failed: {exc}") from exc
                 time.sleep(random.uniform(0.005, 0.05))
+
+
+def where_equal(**columns: object) -> tuple[str, list[object]]:
+    """A ``WHERE`` clause matching every column given a value that is not ``None``.
+
+    ``where_equal(namespace="a", kind=None)`` is ``(" WHERE namespace = ?", ["a"])``; with no
+    value at all it is ``("", [])``. Column names come from the caller's code, never from input.
+    """
+    clauses = [f"{name} = ?" for name, value in columns.items() if value is not None]
+    params = [value for value in columns.values() if value is not None]
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

@@ -34,7 +34,7 @@ from .forgetting import (
 )
 from .records import RECORD_COLUMNS, RECORD_TYPES, STATUSES, MemoryRecord
 from .scoring import ScoredRecord, rank, score
-from .storage import write_transaction
+from .storage import where_equal, write_transaction
 from .validation import check_id, check_importance, check_labels, check_name, check_text
 
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
@@ -390,25 +390,15 @@ class MemoryStore:
 
         :raises InvalidInput: for an unknown type or status.
         """
-        where, params = [], []
-        if namespace is not None:
-            where.append("namespace = ?")
-            params.append(namespace)
-        if type is not None:
-            where.append("type = ?")
-            params.append(check_record_type(type))
-        if key is not None:
-            where.append("key = ?")
-            params.append(key)
-        if status is not None:
-            where.append("status = ?")
-            params.append(check_status(status))
-        elif not include_inactive:
-            where.append("status = 'active'")
-        sql = f"SELECT {RECORD_COLUMNS} FROM records"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id"
+        if status is None and not include_inactive:
+            status = "active"
+        where, params = where_equal(
+            namespace=namespace,
+            type=None if type is None else check_record_type(type),
+            key=key,
+            status=None if status is None else check_status(status),
+        )
+        sql = f"SELECT {RECORD_COLUMNS} FROM records{where} ORDER BY id"
         return [MemoryRecord.from_row(r) for r in self.db.execute(sql, params).fetchall()]
 
     def namespaces(self) -> list[str]:

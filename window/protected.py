@@ -30,7 +30,7 @@ import sqlite_utils
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, ProtectedNotFound
 from ..memory.events import log_event
-from ..memory.storage import write_transaction
+from ..memory.storage import where_equal, write_transaction
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_text
 from .labels import Reader, as_reader, can_read
@@ -327,20 +327,9 @@ class ProtectedChannel:
         """
         self.expire_due()
         rdr = as_reader(reader)
-        where, params = [], []
-        if namespace is not None:
-            where.append("namespace = ?")
-            params.append(namespace)
-        if conversation_id is not None:
-            where.append("conversation_id = ?")
-            params.append(conversation_id)
-        if state is not None:
-            where.append("state = ?")
-            params.append(_check_state(state))
-        sql = f"SELECT {PROTECTED_COLUMNS} FROM protected"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id"
+        where, params = where_equal(namespace=namespace, conversation_id=conversation_id,
+                                    state=None if state is None else _check_state(state))
+        sql = f"SELECT {PROTECTED_COLUMNS} FROM protected{where} ORDER BY id"
         records = [ProtectedRecord.from_row(r) for r in self.db.execute(sql, params)]
         return [r for r in records if can_read(rdr, r.labels)]
 
