@@ -71,7 +71,9 @@ def _scope(conv: "Conversation", table: str) -> tuple[str, list[Any]]:
 def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *,
            reader: Any = None) -> list[SearchHit]:
     """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
-    when the facade has an embedder (the default; :mod:`memfold.memory.search`), else SQLite FTS5 BM25.
+    when the facade has an embedder (the default; :mod:`memfold.memory.search`), else the same BM25
+    ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
+    conversation whose facade has no searcher.
 
     :param query: user text, searched literally (any word may match; more matches rank higher).
     :param k: at most this many hits, 1..100.
@@ -97,7 +99,7 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
         return []
     rdr = as_reader(reader)
     searcher = getattr(getattr(conv, "memfold", None), "searcher", None)
-    if searcher is not None and searcher.embedder is not None:
+    if searcher is not None:  # hybrid with an embedder, else the same BM25 ranking alone
         return _hybrid_search(conv, searcher, query, match, k, kind, rdr)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     hits: list[SearchHit] = []
