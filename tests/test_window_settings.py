@@ -36,3 +36,15 @@ def test_context_with_only_a_budget_works_on_default_settings(db_path):
     assert 0 < ctx.total_tokens <= 1500
     assert ctx.sections["protected"] > 0
     mf.close()
+
+
+def test_budget_alone_also_scales_the_fold_sizes():
+    defaults = WindowSettings()
+    small = defaults.with_overrides(budget=1000)
+    # usable 750: a leaf chunk of at most a third of it, a card of at most an eighth of the chunk
+    assert (small.usable_tokens, small.leaf_chunk_tokens, small.card_target_tokens) == (750, 250, 31)
+    # given sizes are kept; a big budget keeps the production defaults (they already fit)
+    assert defaults.with_overrides(budget=1000, card_target_tokens=50).card_target_tokens == 50
+    assert defaults.with_overrides(budget=1000, leaf_chunk_tokens=400).leaf_chunk_tokens == 400
+    big = defaults.with_overrides(budget=200_000)
+    assert (big.leaf_chunk_tokens, big.card_target_tokens) == (20_000, 1_200)

@@ -105,6 +105,9 @@ class WindowSettings:
         to a quarter of that budget: ``min(output_reserve_tokens, budget // 4)`` (the rule the
         replay uses), so ``context(budget=2000)`` works with the default 4,096-token reserve
         (reserve 500, usable 1,500). An explicit ``output_reserve`` is always taken as given.
+        Likewise ``leaf_chunk_tokens`` is capped at a third of the new usable budget and
+        ``card_target_tokens`` at an eighth of that leaf chunk, unless given, so folds at a small
+        per-call budget make cards that fit it (``budget=1000``: leaf chunk 250, card target 31).
 
         :raises InvalidInput: for an unknown field or an invalid value.
         """
@@ -118,9 +121,20 @@ class WindowSettings:
                 raise InvalidInput(f"unknown window setting {key!r}: known settings are {known}")
             changes[field] = value
         budget = changes.get("budget_tokens")
-        if ("output_reserve_tokens" not in changes and budget != self.budget_tokens
-                and isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1):
-            changes["output_reserve_tokens"] = min(self.output_reserve_tokens, budget // 4)
+        if (budget != self.budget_tokens and isinstance(budget, int) and not isinstance(budget, bool)
+                and budget >= 1):
+            if "output_reserve_tokens" not in changes:
+                changes["output_reserve_tokens"] = min(self.output_reserve_tokens, budget // 4)
+            reserve = changes["output_reserve_tokens"]
+            usable = budget - reserve if isinstance(reserve, int) and 0 <= reserve < budget else budget
+            # Fold sizes follow a smaller budget too (DESIGN.md §1a: a leaf chunk is about a sixth
+            # of the window, a card about 1/16 of its sources), unless given: the 1,200-token card
+            # target of a 128K window would never fit a 1,000-token budget.
+            if "leaf_chunk_tokens" not in changes:
+                changes["leaf_chunk_tokens"] = max(1, min(self.leaf_chunk_tokens, usable // 3))
+            if "card_target_tokens" not in changes:
+                leaf = changes["leaf_chunk_tokens"]
+                changes["card_target_tokens"] = max(1, min(self.card_target_tokens, leaf // 8))
         return dataclasses.replace(self, **changes) if changes else self
 
     def to_dict(self) -> dict[str, Any]:
