@@ -189,20 +189,31 @@ class MemFold:
 
     # -- conversations -------------------------------------------------------------------
     def conversation(
-        self, conversation_id: str, *, namespace: str = "default", create: bool = True,
+        self, conversation_id: str, *, namespace: str | None = None, create: bool = True,
         labels: Iterable[str] | None = None,
     ) -> Conversation:
         """The conversation with this id, created in ``namespace`` if it does not exist yet.
 
+        :param namespace: the namespace of a new conversation (``None``: ``"default"``). For an
+            existing conversation ``None`` accepts whatever namespace it has; a namespace given
+            explicitly must be the conversation's own (a conversation never moves namespace).
         :raises ConversationNotFound: if it does not exist and ``create`` is False.
-        :raises InvalidInput: for an empty id or namespace.
+        :raises InvalidInput: for an empty id or namespace, or an existing conversation of
+            another namespace than the one given (naming both).
         """
         try:
-            return Conversation(self, conversation_id)
+            conv = Conversation(self, conversation_id)
         except ConversationNotFound:
             if not create:
                 raise
-        self.archive.create_conversation(conversation_id, namespace, labels=labels)
+        else:
+            if namespace is not None and namespace != conv.namespace:
+                raise InvalidInput(f"conversation {conversation_id!r} is in namespace {conv.namespace!r}, "
+                                   f"not {namespace!r}: a conversation keeps its namespace (use a new "
+                                   f"conversation id, or leave the namespace out)")
+            return conv
+        self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
+                                         labels=labels)
         return Conversation(self, conversation_id)
 
     def conversations(self) -> list[str]:
@@ -270,9 +281,14 @@ class MemFold:
     # -- consolidation (issue 5) -----------------------------------------------------------------
     def consolidate(self, namespace: str, **kwargs: Any) -> ConsolidationRun:
         """Run the sleep-time pass on ``namespace`` now (``now=``, ``dry_run=``, ``batch_size=``,
-        ``include_turns=``, ``extractor=``); see :func:`memfold.consolidation.consolidate.consolidate`."""
-        from .consolidation.consolidate import consolidate
+        ``include_turns=``, ``extractor=``); see :func:`memfold.consolidation.consolidate.consolidate`.
 
+        :raises NotFound: ``no namespace 'nope'`` when no conversation, memory record or protected
+            record belongs to ``namespace`` (nothing is written; the nightly job is not affected)."""
+        from .consolidation.consolidate import consolidate
+        from .consolidation.runs import check_namespace_exists
+
+        check_namespace_exists(self.db, namespace)
         return consolidate(self, namespace, **kwargs)
 
     def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
@@ -323,14 +339,17 @@ class MemFold:
         """Rewrite the file so erased bytes are gone; see :meth:`Eraser.vacuum`."""
         self.eraser.vacuum()
 
-    def ingest_jsonl(self, conversation_id: str, path: str | os.PathLike, *, namespace: str = "default",
+    def ingest_jsonl(self, conversation_id: str, path: str | os.PathLike, *, namespace: str | None = None,
                      progress: Any = None) -> list[int]:
         """Append a JSONL transcript (OpenAI chat messages) to a conversation, creating it if
         needed, all or nothing: a bad line leaves neither turns nor a new empty conversation.
 
+        :param namespace: as in :meth:`conversation`: a new conversation's namespace (``None``:
+            ``"default"``); given for an existing conversation, it must be that conversation's.
         :param progress: called as ``progress(done, total)`` while writing.
         :returns: the new turn ids.
-        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line; nothing is written.
+        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, or a namespace
+            other than the existing conversation's; nothing is written.
         """
         with write_transaction(self.db):
             conv = self.conversation(conversation_id, namespace=namespace)

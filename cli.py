@@ -18,14 +18,53 @@ import click
 from .memory.errors import InvalidInput, MemfoldError
 
 
+_JSON_META = "memfold.json"  # ctx.meta key: True once the running command was given --json
+
+
+class ReportedError(click.ClickException):
+    """A failure whose details the command already printed on stdout as JSON: the group adds only
+    the ``Error: ...`` line on stderr, never a second JSON document."""
+
+
+class MemfoldCommand(click.Command):
+    """A click command that notes in ``ctx.meta`` whether it was given ``--json`` (a flag named
+    ``as_json``), so :class:`MemfoldGroup` can report an error as JSON too, usage errors included."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if any(p.name == "as_json" for p in self.params):
+            ctx.meta[_JSON_META] = "--json" in args[:args.index("--")] if "--" in args else "--json" in args
+        return super().parse_args(ctx, args)
+
+
 class MemfoldGroup(click.Group):
-    """A click group that turns every :class:`MemfoldError` into one ``Error: ...`` line, exit 1."""
+    """A click group that turns every :class:`MemfoldError` into one ``Error: ...`` line, exit 1.
+
+    When the failing command was given ``--json`` it also prints
+    ``{"error": "<message>", "type": "<ExceptionClass>"}`` on stdout (library errors, click usage
+    errors and aborted prompts alike), so a script reading stdout always gets JSON."""
+
+    command_class = MemfoldCommand
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MemfoldError as exc:
+            self._json_error(ctx, exc, str(exc))
             raise click.ClickException(str(exc)) from None
+        except click.Abort as exc:
+            self._json_error(ctx, exc, "aborted")
+            raise
+        except click.ClickException as exc:
+            if not isinstance(exc, ReportedError):
+                self._json_error(ctx, exc, exc.format_message())
+            raise
+
+    @staticmethod
+    def _json_error(ctx: click.Context, exc: BaseException, message: str) -> None:
+        """Print the error object on stdout once, if the command was given ``--json``."""
+        if ctx.meta.get(_JSON_META):
+            ctx.meta[_JSON_META] = False  # once: an enclosing group sees the same meta
+            click.echo(json.dumps({"error": message, "type": type(exc).__name__}, ensure_ascii=False))
 
 
 def db_argument(fn):
@@ -52,6 +91,28 @@ def open_db(db: str, *, must_exist: bool = True, **kwargs: Any):
 def emit_json(data: Any) -> None:
     """Print ``data`` as indented JSON."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+READER_HELP = ("Read as a reader holding this access label (repeatable); what needs a label it lacks is "
+               "hidden. --reader '' is a reader holding no label (secrets hidden). Without --reader: the "
+               "owner, who sees everything.")
+
+
+def reader_option(fn):
+    """The ``--reader LABEL`` option (repeatable; ``--reader ''`` = a reader holding no label)."""
+    return click.option("--reader", "reader_labels", multiple=True, metavar="LABEL", help=READER_HELP)(fn)
+
+
+def reader_from(labels: tuple[str, ...]):
+    """The :class:`~memfold.window.labels.Reader` for ``--reader`` values: ``None`` (the owner)
+    when the option was not given, else a reader holding the non-empty labels (so ``--reader ''``
+    holds none). :raises InvalidInput: for a bad label name."""
+    from .window.labels import Reader
+
+    if not labels:
+        return None
+    held = [label for label in labels if label != ""]
+    return Reader.of(held, name=f"a reader holding {', '.join(held) if held else 'no label'}")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -174,9 +235,11 @@ def clock(db: str, advance: int | None, as_json: bool) -> None:
 @db_argument
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id to append to.")
-@click.option("--namespace", "-n", default="default", show_default=True, help="Namespace for a new conversation.")
+@click.option("--namespace", "-n", default=None,
+              help="Namespace for a new conversation (default: default). Given for an existing conversation, "
+                   "it must be that conversation's namespace.")
 @json_option
-def ingest(db: str, file: str, conversation_id: str, namespace: str, as_json: bool) -> None:
+def ingest(db: str, file: str, conversation_id: str, namespace: str | None, as_json: bool) -> None:
     """Append every message of FILE (OpenAI chat-messages JSONL) to a conversation, all or nothing."""
     mf = open_db(db)
     bar_state: dict[str, Any] = {}
@@ -208,11 +271,13 @@ def ingest(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
 @db_argument
 @click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most this many turns.")
+@reader_option
 @json_option
-def history(db: str, conversation_id: str, limit: int | None, as_json: bool) -> None:
-    """Print a conversation's archived turns in append order."""
+def history(db: str, conversation_id: str, limit: int | None, reader_labels: tuple[str, ...], as_json: bool) -> None:
+    """Print a conversation's archived turns in append order (with --reader: only those it may see)."""
+    reader = reader_from(reader_labels)
     mf = open_db(db)
-    turns = mf.conversation(conversation_id, create=False).history(limit=limit)
+    turns = mf.conversation(conversation_id, create=False).history(limit=limit, reader=reader)
     if as_json:
         emit_json([t.to_dict() for t in turns])
     else:
@@ -329,10 +394,19 @@ def memories(db: str, namespace: str | None, record_type: str | None, include_in
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON summary on stdout: {conversation, turns, output} (with --tree: the tree's "
                    "turns, cards and path). The exported data itself stays JSONL, so it needs -o FILE or --tree.")
-def export(db: str, conversation_id: str, output: str, with_times: bool, tree_dir: str | None, as_json: bool) -> None:
-    """Export a conversation as OpenAI chat-messages JSONL (the format ingest reads), or as a tree."""
+@reader_option
+def export(db: str, conversation_id: str, output: str, with_times: bool, tree_dir: str | None, as_json: bool,
+           reader_labels: tuple[str, ...]) -> None:
+    """Export a conversation as OpenAI chat-messages JSONL (the format ingest reads), or as a tree.
+
+    With --reader only the turns that reader may see are written (JSONL only: the tree is the
+    owner's full archive, so --reader with --tree is refused)."""
     if as_json and tree_dir is None and output == "-":
         raise InvalidInput("--json prints a summary on stdout, where the JSONL would go: add -o FILE (or --tree DIR)")
+    reader = reader_from(reader_labels)
+    if reader is not None and tree_dir is not None:
+        raise InvalidInput("--reader cannot be combined with --tree: the tree is the owner's full archive; "
+                           "export JSONL for a reader instead")
     if tree_dir is not None:
         check_output_path(tree_dir, "--tree", folder=True)
     else:
@@ -345,12 +419,12 @@ def export(db: str, conversation_id: str, output: str, with_times: bool, tree_di
         message = (f"wrote {plural(info['turns'], 'turn')} and {plural(info['cards'], 'card')} "
                    f"under {info['path']}")
     elif output == "-":
-        conv.export_jsonl(sys.stdout, with_times=with_times)
+        conv.export_jsonl(sys.stdout, with_times=with_times, reader=reader)
         summary, message = None, None
     else:
         try:
             with open(output, "w", encoding="utf-8") as fh:
-                n = conv.export_jsonl(fh, with_times=with_times)
+                n = conv.export_jsonl(fh, with_times=with_times, reader=reader)
         except OSError as exc:
             raise InvalidInput(f"cannot write --output {output}: {(exc.strerror or str(exc)).lower()}") from None
         summary = {"conversation": conversation_id, "turns": n, "output": output}
@@ -609,14 +683,13 @@ def _after_due_check(mf, record, as_json: bool) -> None:
 @click.option("--state", default="active", show_default=True,
               type=click.Choice(["active", "satisfied", "expired", "revoked", "superseded", "erased", "all"]),
               help="Only records in this state.")
-@click.option("--reader", "reader_labels", multiple=True,
-              help="List as a reader holding this label (repeatable); hides what it may not see.")
+@reader_option
 @json_option
 def protect_list(db: str, conversation_id: str | None, namespace: str | None, state: str,
                  reader_labels: tuple[str, ...], as_json: bool) -> None:
     """List protected records (due deadlines expire first)."""
+    reader = reader_from(reader_labels)
     mf = open_db(db)
-    reader = list(reader_labels) if reader_labels else None
     if conversation_id is not None and state == "active":
         records = mf.protected.active_for(conversation_id, reader=reader)
     else:
@@ -758,9 +831,11 @@ def consolidate(db: str, namespaces: tuple[str, ...], dry_run: bool, batch_size:
                 extractor: str, as_json: bool) -> None:
     """Run the consolidation pass now: episodes become facts and rules, then are consumed."""
     from .consolidation.consolidate import consolidate as run_pass
-    from .consolidation.runs import pending_namespaces
+    from .consolidation.runs import check_namespace_exists, pending_namespaces
 
     mf = open_db(db, extractor=extractor)
+    for ns in namespaces:  # every named namespace first, so a typo writes nothing at all
+        check_namespace_exists(mf.db, ns)
     targets = list(namespaces) or pending_namespaces(mf.db, include_turns=include_turns)
     show = not as_json and sys.stderr.isatty()
 
@@ -782,7 +857,8 @@ def consolidate(db: str, namespaces: tuple[str, ...], dry_run: bool, batch_size:
             click.echo("nothing to consolidate")
     mf.close()
     if any(r.status == "failed" for r in results):
-        raise click.ClickException("consolidation failed: " + "; ".join(e for r in results for e in r.errors))
+        raise (ReportedError if as_json else click.ClickException)(
+            "consolidation failed: " + "; ".join(e for r in results for e in r.errors))
 
 
 @cli.command()
@@ -912,12 +988,16 @@ def conversation_option(fn):
 @db_argument
 @conversation_option
 @window_options
+@reader_option
 @json_option
-def context(db: str, conversation_id: str, as_json: bool, **settings: Any) -> None:
-    """Print the compiled context (compacting first if it is over the hard watermark)."""
+def context(db: str, conversation_id: str, reader_labels: tuple[str, ...], as_json: bool, **settings: Any) -> None:
+    """Print the compiled context (compacting first if it is over the hard watermark); with
+    --reader, the context compiled for that reader (turns, cards and protected records it may
+    not see are left out)."""
+    reader = reader_from(reader_labels)
     mf = open_db(db)
     conv = mf.conversation(conversation_id, create=False)
-    ctx = conv.context(**settings)
+    ctx = conv.context(reader=reader, **settings)
     if as_json:
         emit_json(ctx.to_dict())
     else:
@@ -962,12 +1042,19 @@ def compact(db: str, conversation_id: str, target_tokens: int | None, as_json: b
 @click.option("--embedder", default="auto", show_default=True,
               help="Ranking: 'auto' (hybrid BM25 + the file's embedding model, else all-MiniLM-L6-v2), "
                    "'none' (BM25 only, no model load), 'hashing', or a local model path.")
+@reader_option
 @json_option
-def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, embedder: str, as_json: bool) -> None:
-    """Search a conversation's archived turns and summary cards for QUERY (literal words; hybrid
-    BM25 + embeddings unless --embedder none)."""
+def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, embedder: str,
+           reader_labels: tuple[str, ...], as_json: bool) -> None:
+    """Search a conversation's archived turns and summary cards for QUERY.
+
+    Any word of QUERY may match and more matches rank higher: BM25 with prefix matching (pay
+    finds payment), stop words ignored and support from neighbouring turns; hybrid with
+    embeddings unless --embedder none. With --reader, hits it may not see are left out."""
+    reader = reader_from(reader_labels)
     mf = open_db(db, embedder=embedder)
-    hits = mf.conversation(conversation_id, create=False).search(query, k, {"kind": kind} if kind else None)
+    hits = mf.conversation(conversation_id, create=False).search(query, k, {"kind": kind} if kind else None,
+                                                                  reader=reader)
     if as_json:
         emit_json([h.to_dict() for h in hits])
     else:
@@ -982,11 +1069,14 @@ def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, 
 @db_argument
 @click.argument("card_id")
 @conversation_option
+@reader_option
 @json_option
-def describe(db: str, card_id: str, conversation_id: str, as_json: bool) -> None:
-    """Describe summary card CARD_ID (c12): depth, span, time range, children, tokens."""
+def describe(db: str, card_id: str, conversation_id: str, reader_labels: tuple[str, ...], as_json: bool) -> None:
+    """Describe summary card CARD_ID (c12): depth, span, time range, children, tokens (with
+    --reader: an error if that reader may not see it)."""
+    reader = reader_from(reader_labels)
     mf = open_db(db)
-    info = mf.conversation(conversation_id, create=False).describe(card_id)
+    info = mf.conversation(conversation_id, create=False).describe(card_id, reader=reader)
     if as_json:
         emit_json(info)
     elif info["kind"] == "turn":
@@ -1006,13 +1096,17 @@ def describe(db: str, card_id: str, conversation_id: str, as_json: bool) -> None
 @click.argument("card_id")
 @conversation_option
 @click.option("--turns", "to_turns", is_flag=True, help="Down to every verbatim turn the card covers.")
+@reader_option
 @json_option
-def expand(db: str, card_id: str, conversation_id: str, to_turns: bool, as_json: bool) -> None:
-    """Print the children of summary card CARD_ID (c12), or a whole turn (t34)."""
+def expand(db: str, card_id: str, conversation_id: str, to_turns: bool, reader_labels: tuple[str, ...],
+           as_json: bool) -> None:
+    """Print the children of summary card CARD_ID (c12), or a whole turn (t34); with --reader,
+    children it may not see are left out (and an item it may not see is an error)."""
     from .window.recall import format_item
 
+    reader = reader_from(reader_labels)
     mf = open_db(db)
-    items = mf.conversation(conversation_id, create=False).expand(card_id, to_turns=to_turns)
+    items = mf.conversation(conversation_id, create=False).expand(card_id, to_turns=to_turns, reader=reader)
     if as_json:
         emit_json([i.to_dict() for i in items])
     else:
@@ -1025,10 +1119,12 @@ def expand(db: str, card_id: str, conversation_id: str, to_turns: bool, as_json:
 @db_argument
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @conversation_option
-@click.option("--namespace", "-n", default="default", show_default=True, help="Namespace for a new conversation.")
+@click.option("--namespace", "-n", default=None,
+              help="Namespace for a new conversation (default: default). Given for an existing conversation, "
+                   "it must be that conversation's namespace.")
 @window_options
 @json_option
-def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bool, **settings: Any) -> None:
+def window(db: str, file: str, conversation_id: str, namespace: str | None, as_json: bool, **settings: Any) -> None:
     """Append FILE (chat-messages JSONL) turn by turn, printing the window meter after each turn.
 
     A line reads ``turn 4: window 41/40 OVER -> compacted -> 29/40``: the compiled context's
@@ -1082,7 +1178,7 @@ def window(db: str, file: str, conversation_id: str, namespace: str, as_json: bo
     over = [r["turn"] for r in rows if "still_over" in r]
     if over:
         usable = rows[-1]["usable"]
-        raise click.ClickException(
+        raise (ReportedError if as_json else click.ClickException)(
             f"{plural(len(over), 'turn')} of {len(rows)} stayed over the {usable}-token budget after compaction "
             f"(turn{'s' * (len(over) != 1)} {', '.join(map(str, over))}): raise --budget or lower --hot-turns"
         )

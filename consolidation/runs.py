@@ -154,6 +154,23 @@ def count_active(db: sqlite_utils.Database, record_ids: list[int]) -> int:
                       record_ids).fetchone()[0]
 
 
+def check_namespace_exists(db: sqlite_utils.Database, namespace: str) -> None:
+    """Refuse a namespace that holds nothing at all (no conversation, memory record or protected
+    record), so a typo such as ``consolidate -n nope`` fails instead of recording an empty "ok"
+    run. The nightly job never asks: it only visits namespaces with pending work.
+
+    :raises InvalidInput: for an empty or malformed name. :raises NotFound: for an unknown namespace.
+    """
+    from ..memory.errors import NotFound
+    from ..memory.validation import check_name
+
+    check_name(namespace, "namespace")
+    if not any(db.execute(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace]).fetchone()
+               for table in ("conversations", "records", "protected")):
+        raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
+                       f"belongs to it; nothing consolidated")
+
+
 def pending_namespaces(db: sqlite_utils.Database, *, include_turns: bool = False) -> list[str]:
     """Namespaces with active episodic records (and, with ``include_turns``, unread turns), sorted."""
     names = {r[0] for r in db.execute("SELECT DISTINCT namespace FROM records WHERE type = 'episodic' AND status = 'active'")}

@@ -191,8 +191,11 @@ def test_export_json_summary(runner, db, tmp_path):
     assert len(out.read_text().splitlines()) == 8
     tree = json.loads(runner.invoke(cli, ["export", db, "-c", "c", "--tree", str(tmp_path / "t"), "--json"]).output)
     assert (tree["conversation"], tree["turns"], tree["cards"]) == ("c", 8, 0)
-    one_error(runner.invoke(cli, ["export", db, "-c", "c", "--json"]),
-              "--json prints a summary on stdout, where the JSONL would go: add -o FILE (or --tree DIR)")
+    refused = runner.invoke(cli, ["export", db, "-c", "c", "--json"])
+    message = "--json prints a summary on stdout, where the JSONL would go: add -o FILE (or --tree DIR)"
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines() == [f"Error: {message}"]
+    assert json.loads(refused.stdout) == {"error": message, "type": "InvalidInput"}  # --json errors: JSON on stdout
 
 
 # 9. plurals, tool calls in history, namespaces in memories

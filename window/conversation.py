@@ -109,9 +109,22 @@ class Conversation:
             if turn.role == "user":
                 tracker.observe(turn, namespace=self.namespace)
 
-    def history(self, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
-        """Every turn in append order, including a fork's inherited turns."""
-        return self.archive.history(self.id, after_seq=after_seq, limit=limit)
+    def history(self, *, after_seq: int = 0, limit: int | None = None, reader: Any = None) -> list[Turn]:
+        """Every turn in append order, including a fork's inherited turns.
+
+        :param after_seq: only turns with a larger seq.
+        :param limit: at most this many turns (counted after the reader's filter).
+        :param reader: a :class:`~memfold.window.labels.Reader` or label list: turns whose labels it
+            lacks are left out (``None`` = the trusted owner, every turn; DESIGN.md §4.9).
+        :raises InvalidInput: for a bad ``reader``.
+        """
+        from .labels import as_reader, can_read
+
+        rdr = as_reader(reader)
+        if rdr is None:
+            return self.archive.history(self.id, after_seq=after_seq, limit=limit)
+        visible = [t for t in self.archive.history(self.id, after_seq=after_seq) if can_read(rdr, t.labels)]
+        return visible if limit is None else visible[:limit]
 
     def fork(self, new_id: str) -> "Conversation":
         """A new conversation that shares this one's turns so far (by pointer, not copy)."""
@@ -143,14 +156,19 @@ class Conversation:
         self._observe_constraints(ids)
         return ids
 
-    def export_jsonl(self, out: Any = None, *, with_times: bool = False) -> str | int:
+    def export_jsonl(self, out: Any = None, *, with_times: bool = False, reader: Any = None) -> str | int:
         """Write the history as JSONL chat messages to ``out`` (a text stream), or return it as a
-        string when ``out`` is None."""
+        string when ``out`` is None.
+
+        :param reader: as in :meth:`history`: turns whose labels the reader lacks are not written.
+        :returns: the JSONL text (``out`` None) or the number of turns written.
+        """
+        turns = self.history(reader=reader)
         if out is None:
             buf = io.StringIO()
-            write_jsonl(self.history(), buf, with_times=with_times)
+            write_jsonl(turns, buf, with_times=with_times)
             return buf.getvalue()
-        return write_jsonl(self.history(), out, with_times=with_times)
+        return write_jsonl(turns, out, with_times=with_times)
 
     # -- the window (issue 4) ----------------------------------------------------------------
     def window_settings(self, overrides: Mapping[str, Any] | None = None, **more: Any):
@@ -296,7 +314,8 @@ class Conversation:
         return out
 
     def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None):
-        """Search archived turns and cards (FTS5 BM25, literal); see :func:`memfold.window.recall.search`.
+        """Search archived turns and cards (BM25 with prefixes, stop words and neighbours; hybrid with
+        an embedder); see :func:`memfold.window.recall.search`.
         ``reader``: hide hits whose labels the reader lacks (issue 8)."""
         from .recall import search
 
@@ -317,18 +336,26 @@ class Conversation:
         return expand(self, card_id, to_turns=to_turns, reader=reader)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
-        """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools."""
+        """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools.
+
+        The definitions are the same for every reader (they name no content); what a call
+        returns depends on the ``reader`` given to :meth:`handle_tool_call`."""
         import copy
 
         from .recall import TOOL_DEFINITIONS
 
         return copy.deepcopy(TOOL_DEFINITIONS)
 
-    def handle_tool_call(self, name: str, arguments: str | Mapping[str, Any] | None) -> str:
-        """Run one recall tool call and return its text; see :func:`memfold.window.recall.handle_tool_call`."""
+    def handle_tool_call(self, name: str, arguments: str | Mapping[str, Any] | None, *, reader: Any = None) -> str:
+        """Run one recall tool call and return its text; see :func:`memfold.window.recall.handle_tool_call`.
+
+        **Pass the same ``reader`` as the agent's** :meth:`context`. ``reader=None`` runs the
+        tools as the trusted owner, so an agent whose context was compiled for
+        ``Reader.of([])`` could otherwise ``expand`` or ``search`` its way to the secret turns
+        its context hides (DESIGN.md §4.9)."""
         from .recall import handle_tool_call
 
-        return handle_tool_call(self, name, arguments)
+        return handle_tool_call(self, name, arguments, reader=reader)
 
     def export_tree(self, directory: str | os.PathLike) -> dict[str, Any]:
         """Write the archive as a directory tree (folders per depth, verbatim turns); see

@@ -272,14 +272,26 @@ def format_item(item: Turn | Card) -> str:
     return f"t{item.id} [turn {item.seq}, {who}] {item.content}{calls}"
 
 
-def handle_tool_call(conv: "Conversation", name: str, arguments: str | Mapping[str, Any] | None) -> str:
+def handle_tool_call(conv: "Conversation", name: str, arguments: str | Mapping[str, Any] | None, *,
+                     reader: Any = None) -> str:
     """Run one recall tool call as an agent would send it and return text for the tool message.
+
+    **Security: handle an agent's tool calls with the same ``reader`` as its compiled context.**
+    ``reader=None`` means the trusted owner, who sees every turn: an agent whose context was
+    compiled with ``context(reader=Reader.of([]))`` (secrets hidden) would otherwise read a
+    secret turn back with ``expand t12`` or ``search 4471``. With a reader, ``search`` leaves out
+    hits whose labels it lacks, and ``describe``/``expand`` of such an item answer
+    ``"error: ... may not read ..."`` (DESIGN.md §4.9, :mod:`memfold.window.labels`).
 
     :param name: ``"search"``, ``"describe"`` or ``"expand"``.
     :param arguments: the call's arguments, as the JSON string the model produced or a dict.
-    :returns: the result text; problems the model can fix (unknown tool, bad JSON, unknown id)
-        come back as ``"error: ..."`` text instead of an exception, so the agent loop goes on.
+    :param reader: a :class:`~memfold.window.labels.Reader`, a label list, or ``None`` (owner).
+    :returns: the result text; problems the model can fix (unknown tool, bad JSON, unknown id,
+        an item the reader may not see) come back as ``"error: ..."`` text instead of an
+        exception, so the agent loop goes on.
+    :raises InvalidInput: for a bad ``reader`` (the caller's mistake, not the model's).
     """
+    rdr = as_reader(reader)
     try:
         if isinstance(arguments, str):
             try:
@@ -291,12 +303,12 @@ def handle_tool_call(conv: "Conversation", name: str, arguments: str | Mapping[s
         if not isinstance(args, dict):
             raise InvalidInput("arguments must be a JSON object")
         if name == "search":
-            hits = search(conv, args.get("query", ""), int(args.get("k", 5)))
+            hits = search(conv, args.get("query", ""), int(args.get("k", 5)), reader=rdr)
             return "\n".join(h.line() for h in hits) if hits else "no matches"
         if name == "describe":
-            return json.dumps(describe(conv, args.get("id")), ensure_ascii=False)
+            return json.dumps(describe(conv, args.get("id"), reader=rdr), ensure_ascii=False)
         if name == "expand":
-            items = expand(conv, args.get("id"), to_turns=bool(args.get("to_turns", False)))
+            items = expand(conv, args.get("id"), to_turns=bool(args.get("to_turns", False)), reader=rdr)
             return "\n".join(format_item(i) for i in items)
         raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
     except (MemfoldError, ValueError, TypeError) as exc:

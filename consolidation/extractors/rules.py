@@ -131,27 +131,74 @@ _PHRASE = r"(?P<v>[^.;!?]+?)"
 _END = r"\s*(?:$|[.;!?]|,\s*(?:and|but)\b|\s+(?:and|but)\s)"
 _NOT_NAMES = {"a", "an", "the", "not", "here", "there", "calling", "asking", "looking", "trying", "sorry",
               "happy", "fine", "good", "ok", "okay", "sure", "just", "also", "still", "so", "very", "in", "at",
-              "on", "from", "with", "going", "writing", "interested", "unhappy", "glad"}
+              "on", "from", "with", "going", "writing", "interested", "unhappy", "glad", "now", "currently"}
+#: words that may follow a name in a sentence but are no part of it ("changed my name to Dana Smith now")
+_NAME_TAIL = {"now", "today", "please", "thanks", "instead", "officially", "legally"}
 
-# (key or None, pattern, importance or None); key None means the pattern names the key itself
+# a value shaped like a street address: a house number and a street word, or a PO box
+_STREET_WORDS = (r"street|st|avenue|ave|road|rd|lane|ln|drive|dr|court|ct|way|boulevard|blvd|place|pl|terrace|"
+                 r"circle|cir|parkway|pkwy|highway|hwy|square|sq|close|crescent|row|trail|alley|grove|walk|mews")
+_STREET = (r"(?:(?:apt|apartment|unit|flat|suite)\.?\s*#?\w+,?\s+)?\d+[A-Za-z]?(?:-\d+)?,?\s+"
+           r"(?:[A-Za-z0-9.'\-]+\s+){0,4}?(?:" + _STREET_WORDS + r")\b|p\.?\s?o\.?\s?box\s+\d+|post office box\s+\d+")
+_STREET_START = re.compile(r"^(?:" + _STREET + r")", re.IGNORECASE)
+_ADDRESS_END = r"(?=\s*(?:$|[;!?]|\.\s|\.$|,?\s+and\s+(?:my|i)\b))"
+_ADDRESS_OF = r"my (?:new |current |updated |correct )?(?:home |shipping |mailing |billing |delivery |postal |street )?address"
+_CHANGED = r"(?:(?:has |have |was )?(?:just |now )?changed from [^.;!?]+? to |is (?:now |currently )?|has (?:now )?changed to |(?:has been |was |just )?changed to |(?:is |has been )?updated to |should (?:now )?be )"
+_CONTACT = r"(?P<v>e-?mail|phone calls?|phone|text messages?|texts?|sms|post|mail|live chat|chat)"
+_SET = r"(?:change|update|switch|set|correct)"
+_NAME_END = r"(?=\s*(?:$|[.,;!?]|\s(?:and|but|now|please)\b))"
+
+# (key, pattern): the first pattern of a key that matches a sentence gives its value. Key
+# "user.moved" is resolved per value: a street address is user.address, a place user.location.
 _FACT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("user.name", re.compile(r"\bmy (?:full |first )?name is " + _NAME + r"(?=\s*(?:$|[.,;!?]|\s(?:and|but)\b))", re.IGNORECASE)),
+    ("user.name", re.compile(r"\bmy (?:new |legal |real )?(?:full |first )?name " + _CHANGED + _NAME + _NAME_END, re.IGNORECASE)),
+    ("user.name", re.compile(r"\b(?:i(?: have|'ve)?(?: just| recently| legally| officially)? )?"
+                             r"(?:change|changed|update|updated|correct) my (?:full |first )?name to " + _NAME + _NAME_END,
+                             re.IGNORECASE)),
     ("user.name", re.compile(r"\b(?i:call me|i'm|i am) " + r"(?P<v>[A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})(?=\s*(?:$|[.,;!?]|\s(?:and|but|here)\b))")),
-    ("user.account_id", re.compile(r"\bmy account (?:number |no\.? |id |#)?(?:is )?" + _ID, re.IGNORECASE)),
+    ("user.account_id", re.compile(r"\bmy (?:new |current |updated |correct )?account (?:number |no\.? |id |#)?"
+                                   r"(?:" + _CHANGED + r"|:\s*)?" + _ID, re.IGNORECASE)),
+    ("user.account_id", re.compile(r"\b" + _SET + r" my account (?:number |no\.? |id |#)?(?:to|:)\s*" + _ID, re.IGNORECASE)),
     ("user.order_id", re.compile(r"\bmy (?:current |latest )?order (?:number |no\.? |id |#)?(?:is )?" + _ID, re.IGNORECASE)),
     ("user.contact_preference", re.compile(
         r"\b(?:i )?prefer(?:s)? (?:to be (?:contacted|reached) (?:by|via|over|through) |being contacted by |"
-        r"contact (?:by|via) |)(?P<v>e-?mail|phone calls?|phone|text messages?|texts?|sms|post|mail|live chat|chat)\b",
+        r"contact (?:by|via) |)" + _CONTACT + r"\b",
         re.IGNORECASE)),
     ("user.contact_preference", re.compile(
         r"\b(?:contact|reach) me (?:by|via|over|through) (?P<v>e-?mail|phone|text|sms|post|mail|chat)\b",
         re.IGNORECASE)),
+    ("user.contact_preference", re.compile(
+        r"\bmy (?:new |current |updated )?(?:preferred )?(?:contact|communication)(?: preference| method| channel)s? "
+        r"(?:" + _CHANGED + r"|:\s*)(?:by |via )?" + _CONTACT + r"\b", re.IGNORECASE)),
+    ("user.contact_preference", re.compile(
+        r"\b" + _SET + r" my (?:preferred )?(?:contact|communication)(?: preference| method| channel)?s? (?:to|:)\s*(?:be )?"
+        r"(?:by |via )?" + _CONTACT + r"\b", re.IGNORECASE)),
     ("user.location", re.compile(
         r"\bi(?: am|'m)? (?:live|living|based|located|reside|residing) in " + _PHRASE + _END, re.IGNORECASE)),
-    ("user.location", re.compile(r"\bi(?: have|'ve)? (?:just )?moved to " + _PHRASE + _END, re.IGNORECASE)),
-    ("user.address", re.compile(r"\bmy (?:home |shipping |mailing )?address is " + _PHRASE + r"\s*(?:$|[;!?]|\.\s|\.$)", re.IGNORECASE)),
+    ("user.address", re.compile(r"\b" + _ADDRESS_OF + r" " + _CHANGED + _PHRASE + _ADDRESS_END, re.IGNORECASE)),
+    ("user.address", re.compile(r"\b" + _SET + r" my (?:home |shipping |mailing |billing |delivery |postal )?address "
+                                r"(?:to|:)\s*(?:be )?(?P<v>(?:" + _STREET + r")[^;!?]*?)" + _ADDRESS_END, re.IGNORECASE)),
+    ("user.address", re.compile(r"\b" + _ADDRESS_OF + r"\s*(?:,|:|-|\bat\b)\s*(?P<v>(?:" + _STREET + r")[^;!?]*?)"
+                                + _ADDRESS_END, re.IGNORECASE)),
+    ("user.address", re.compile(r"\bi(?: now)? live at (?P<v>(?:" + _STREET + r")[^;!?]*?)" + _ADDRESS_END, re.IGNORECASE)),
+    ("user.moved", re.compile(r"\bi(?: have|'ve)?(?: just| recently| now)? moved (?:from [^.;!?]+? )?to " + _PHRASE + _END,
+                              re.IGNORECASE)),
     ("user.birthday", re.compile(r"\bi was born (?:on|in) " + _PHRASE + _END, re.IGNORECASE)),
 ]
+#: "please text me instead of emailing", "from now on call me": an instruction naming a channel,
+#: with a word saying it is standing ("instead", "from now on", ...), never "email me the receipt"
+_CONTACT_ME = re.compile(r"\b(?P<v>text|sms|message|e-?mail|call|phone|ring) me\b(?=(?P<after>[^.;!?]*))", re.IGNORECASE)
+_CONTACT_AFTER = re.compile(
+    r"^\s*(?:$|,|instead\b|from now on\b|going forward\b|from here on\b|in (?:the )?future\b|rather than\b|"
+    r"at \+?\(?\d|on my (?:phone|mobile|cell|email)\b|by default\b)", re.IGNORECASE)
+_STANDING = re.compile(
+    r"\b(?:instead|from now on|going forward|from here on|henceforth|in (?:the )?future|rather than|by default)\b"
+    r"|\bonly$", re.IGNORECASE)
+_CONTACT_NEGATED = re.compile(r"(?:\bnot|\bnever|n't|\bstop|\bno need to|\bno longer)\s+(?:\w+\s+)?$", re.IGNORECASE)
+#: trailing time words that are no part of a value ("5 Birch Lane last week" -> "5 Birch Lane")
+_TRAILING_TIME = re.compile(
+    r"(?:,?\s+(?:last|this|next) (?:week|weekend|month|year)|,?\s+(?:yesterday|today|recently|now)|"
+    r",?\s+(?:a|\d+) (?:few |couple of )?(?:days?|weeks?|months?|years?) ago)+$", re.IGNORECASE)
 _DATE_FACT = re.compile(
     r"\bmy (?P<what>birthday|date of birth|anniversary|[a-z\-]+(?: [a-z\-]+)? (?:date|deadline))"
     r" is (?:on )?" + _PHRASE + _END,
@@ -270,10 +317,22 @@ class RulesExtractor(Extractor):
             if not match or _negated(sentence, match):
                 continue
             value = _clean(match.group("v"))
+            if SECRET_MASK in value:  # a masked span is no value (issue 9)
+                continue
+            if key in ("user.moved", "user.address", "user.location"):
+                value = _clean(_TRAILING_TIME.sub("", re.sub(r"^(?:now|currently)\s+", "", value, flags=re.I)))
+                if key == "user.moved":
+                    key = "user.address" if _STREET_START.match(value) else "user.location"
+                    if key in taken:
+                        continue
             if key == "user.name":
                 first = value.split()[0]
                 if first.lower() in _NOT_NAMES or value.endswith("'s"):
                     continue
+                words = value.split()
+                while len(words) > 1 and words[-1].lower() in _NAME_TAIL:
+                    words.pop()
+                value = " ".join(words)
                 value = " ".join(w[:1].upper() + w[1:] for w in value.split())
             elif key in ("user.account_id", "user.order_id"):
                 if not re.search(r"\d", value):
@@ -285,6 +344,11 @@ class RulesExtractor(Extractor):
                 continue
             taken.add(key)
             out.append((key, value, FACT_IMPORTANCE.get(key, DEFAULT_FACT_IMPORTANCE)))
+        if "user.contact_preference" not in taken:
+            channel = _contact_instruction(sentence)
+            if channel:
+                taken.add("user.contact_preference")
+                out.append(("user.contact_preference", channel, DEFAULT_FACT_IMPORTANCE))
         date = _DATE_FACT.search(sentence)
         if date and not _negated(sentence, date) and _DATE_LIKE.search(date.group("v")):
             key = "user." + _slug(date.group("what"))
@@ -399,8 +463,30 @@ def _clean(value: str) -> str:
     return re.sub(r"\s+", " ", value).strip(" ,.;:!?\"'")
 
 
+def _contact_instruction(sentence: str) -> str | None:
+    """The channel of a standing contact instruction ("please text me instead of emailing",
+    "from now on call me", "only email me"), or None. The last un-negated instruction wins
+    ("don't call me, text me instead" -> text); one without a word saying it stands
+    ("email me the receipt", "call me back") and "call me <Name>" give None."""
+    found = None
+    for match in _CONTACT_ME.finditer(sentence):
+        before, after = sentence[: match.start()], match.group("after")
+        if _CONTACT_NEGATED.search(before) or not _CONTACT_AFTER.match(after):
+            continue
+        if re.match(r"^\s+[A-Z]", after):  # "call me Dana" is a name
+            continue
+        if not (_STANDING.search(before.rstrip(" ,")) or _STANDING.search(after)):
+            continue
+        found = _contact_value(match.group("v"))
+    return found
+
+
 def _contact_value(value: str) -> str:
     v = value.lower()
+    if v in ("call", "ring"):
+        return "phone"
+    if v == "message":
+        return "text"
     if v.startswith(("email", "e-mail")):
         return "email"
     if v.startswith("phone"):
