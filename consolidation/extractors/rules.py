@@ -20,12 +20,36 @@ Two kinds of output, each with a strict rule about who may state it:
                                order; a newer one supersedes it)
   ``user.contact_preference``  I prefer email / contact me by phone 0.6
   ``user.location``            I live in Lyon / I moved to Oslo     0.6
-  ``user.address``             my address is 4 Elm St               0.6
+  ``user.address``             my address is 4 Elm St / I moved to  0.6
+                               5 Birch Lane / I live at 5 Birch Ln
   ``user.birthday``, ...       my birthday is May 3 / my delivery   0.6
                                date is June 1 (``user.<what>``)
   ``user.preference.<thing>``  I love tea -> "likes tea";           0.4
                                I hate tea -> "dislikes tea"
   ===========================  ===================================  ==========
+
+  Values change, and the ways of saying so are read as statements of the new value (the
+  consolidation pass then supersedes the old record in the slot):
+
+  * "my new address is X", "my address is now X", "my address (has) changed (from Y) to X",
+    "please update/change my address to/: X", "ship it to my new address, X" (a bare
+    "my address, X" / "my address: X" / "update my address to X" needs X to be a street
+    address, so "update my address to the one on file" gives nothing);
+  * "I moved to X": X shaped like a street address (a house number then a street word such as
+    Street/St/Lane/Road/Way/Court, or a PO Box) is ``user.address``; anything else (a city, a
+    region, "5th Avenue") is ``user.location``. One statement fills one of the two, never both;
+    trailing time words ("last week", "recently") are no part of the value;
+  * "my new name is X", "my name is now X", "I (have) changed my name to X";
+  * "my new account number is X", "my account number is now X", "update my account number to X";
+  * "switch my contact preference to phone", "my preferred contact method is now email", and a
+    standing contact instruction: "please text me instead of emailing", "from now on call me",
+    "only email me", "don't call me, text me instead" (the last un-negated one wins). It must
+    say it stands ("instead", "from now on", "going forward", "only ...") and name no object,
+    so "email me the receipt instead", "call me back" and "only call me if it's urgent" give
+    nothing, and "from now on call me Dana" is a name.
+
+  A past value ("my old address was ...", "my previous address is ...") is not a current one,
+  and a value that is or holds a secret mask (``[secret]``) is dropped.
 
 * **Procedural rules** come only from policy statements by a tool, an agent, the assistant or
   the system ("after the window a 10% restocking fee applies"), never from the user. A rule is
