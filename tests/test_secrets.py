@@ -224,3 +224,145 @@ def test_memfold_ingest_labels_secrets(tmp_path):
         assert [t.labels for t in mf.conversation("t1", create=False).history()] == [(), ("secret",)]
     finally:
         mf.close()
+
+
+# --- the reviewer's misses (issue 9 follow-up): keywords, value shapes, any role -------------------
+
+@pytest.mark.parametrize("role, text, masked", [
+    ("user", "my pincode is 8123", "my pincode is [secret]"),
+    ("user", "PIN4471", "PIN[secret]"),
+    ("user", "my PIN is four four seven one", "my PIN is [secret]"),
+    ("user", "the PIN is 44 71", "the PIN is [secret]"),
+    ("user", "pin is 4-4-7-1", "pin is [secret]"),
+    ("user", "My security code is 9911", "My security code is [secret]"),
+    ("user", "the pin code is 2580, account 85731890", "the pin code is [secret], account 85731890"),
+    ("user", "My OTP is 123456 and the CVV: 321", "My OTP is [secret] and the CVV: [secret]"),
+    ("user", "verification code 774411", "verification code [secret]"),
+    ("user", "my personal identification number is 4471", "my personal identification number is [secret]"),
+    ("tool", "Temporary password: xK9mq7Lz", "Temporary password: [secret]"),
+    ("assistant", "Your new password is BlueSky!", "Your new password is [secret]"),
+    ("assistant", "Done. The passphrase is correct horse battery staple. Keep it safe.",
+     "Done. The passphrase is [secret]. Keep it safe."),
+    ("tool", "one-time code: 884213 (valid 10 minutes)", "one-time code: [secret] (valid 10 minutes)"),
+])
+def test_detector_finds_every_keyword_and_value_shape_in_any_role(role, text, masked):
+    assert redact(text, SecretDetector().spans({"role": role, "content": text})) == masked
+
+
+@pytest.mark.parametrize("role, text", [
+    ("assistant", "Your password is wrong, please try again."),
+    ("assistant", "The password is case sensitive."),
+    ("tool", "password: expired"),
+    ("user", "I pinned 300 photos to the board"),
+    ("user", "We adopted a pet last year, 2 dogs and 1 cat"),
+    ("assistant", "Pins and needles in your feet for 3 days? See a doctor."),
+])
+def test_detector_leaves_ordinary_text_alone(role, text):
+    assert SecretDetector().spans({"role": role, "content": text}) == []
+
+
+def _replies(turns):
+    """Feed (role, text) pairs in order; the texts as a reader without the secret label sees them."""
+    detector = SecretDetector()
+    return [redact(text, detector.detect({"role": role, "content": text})) for role, text in turns]
+
+
+@pytest.mark.parametrize("question", ["what is your personal identification number?",
+                                      "Please enter your 4-digit code.", "What's the verification code we sent?",
+                                      "Could you give me your passcode?"])
+def test_a_bare_reply_to_a_secret_question_is_secret(question):
+    assert _replies([("assistant", question), ("user", "4471")]) == [question, "[secret]"]
+
+
+SECURITY_Q = "What is your pet name for the security question?"
+
+
+def test_a_standing_instruction_is_not_the_answer_and_the_next_reply_is():
+    assert _replies([("assistant", SECURITY_Q), ("user", "Never call me after 6pm."), ("user", "Fluffy the cat"),
+                     ("user", "thanks")]) == [SECURITY_Q, "Never call me after 6pm.", "[secret]", "thanks"]
+
+
+@pytest.mark.parametrize("not_yet", ["one sec", "Hold on, let me check.", "ok let me see", "Why do you need that?",
+                                     "Please don't store my answers anywhere."])
+def test_a_stall_or_a_question_back_keeps_the_question_pending(not_yet):
+    assert _replies([("assistant", SECURITY_Q), ("user", not_yet), ("user", "Fluffy the cat")]) == [
+        SECURITY_Q, not_yet, "[secret]"]
+
+
+def test_the_question_stays_pending_for_two_user_turns_only():
+    assert _replies([("assistant", SECURITY_Q), ("user", "one sec"), ("user", "hold on"),
+                     ("user", "Fluffy")])[-1] == "Fluffy"
+
+
+def test_an_assistant_turn_that_moves_on_closes_the_question_one_that_asks_again_or_waits_does_not():
+    moved_on = _replies([("assistant", SECURITY_Q), ("user", "one sec"), ("assistant", "Anything else today?"),
+                         ("user", "Fluffy")])
+    assert moved_on[-1] == "Fluffy"
+    asked_again = _replies([("assistant", SECURITY_Q), ("user", "Why?"), ("user", "What for?"),
+                            ("assistant", "I need the security answer to verify you."), ("user", "Fluffy")])
+    assert asked_again[-1] == "[secret]"
+    waited = _replies([("assistant", SECURITY_Q), ("user", "one sec"), ("assistant", "Sure, take your time."),
+                       ("user", "Fluffy")])
+    assert waited[-1] == "[secret]"
+
+
+def test_a_stall_that_carries_the_value_is_the_answer():
+    assert _replies([("assistant", "What was your mother's maiden name?"),
+                     ("user", "Hold on, I think it's either 3100 or 7402 actually.")])[-1] == "[secret]"
+
+
+def test_chit_chat_about_pets_is_not_a_security_question():
+    assert _replies([("assistant", "We're thinking of adopting a rescue pet soon!"),
+                     ("user", "Oh nice, a dog or a cat?"), ("user", "We got a cat last year.")]) == [
+        "We're thinking of adopting a rescue pet soon!", "Oh nice, a dog or a cat?", "We got a cat last year."]
+
+
+def test_a_pending_question_survives_separate_appends_and_a_new_handle(mf):
+    mf.conversation("bank").append({"role": "assistant", "content": SECURITY_Q})
+    stall = mf.conversation("bank").append({"role": "user", "content": "one sec"})
+    answer = mf.conversation("bank").append({"role": "user", "content": "Fluffy the cat"})
+    assert _stored(mf, stall) == ([], {})
+    assert _stored(mf, answer) == (["secret"], {"secret_spans": [[0, 14]]})
+
+
+def test_a_custom_detector_without_context_turns_gets_only_the_previous_turn(db_path, clock):
+    seen = []
+
+    class Recorder:
+        def spans(self, turn, previous=None):
+            seen.append(previous and previous["content"])
+            return []
+
+    mf = MemFold(db_path, clock=clock, token_counter="words", secrets=Recorder())
+    try:
+        conv = mf.conversation("c")
+        conv.append({"role": "user", "content": "first"})
+        conv.append_many([{"role": "user", "content": "second"}, {"role": "user", "content": "third"}])
+        assert seen == [None, "first", "second"]
+    finally:
+        mf.close()
+
+
+# --- a standing instruction that mentions a secret becomes a masked protected record ------------
+
+def _protected_text(mf):
+    return " ".join(f"{r[0]}" for r in mf.db.execute("SELECT text FROM protected"))
+
+
+def test_a_standing_instruction_with_a_pin_is_protected_with_the_pin_masked(mf):
+    conv = mf.conversation("bank", namespace="bank/tyler")
+    turn_id = conv.append({"role": "user", "content": "Never read my PIN 4471 back to me in any reply."})
+    assert _stored(mf, turn_id) == (["secret"], {"secret_spans": [[18, 22]]})  # the turn stays secret
+    [rec] = mf.protected.active_for("bank")
+    assert rec.text == "Never read my PIN [secret] back to me in any reply."
+    assert rec.provenance == (f"turn:{turn_id}",) and "secret" not in rec.labels
+    assert "4471" not in _protected_text(mf)
+    shown = " ".join(m["content"] for m in conv.context(budget=400, output_reserve=0, reader=ORDINARY).messages)
+    assert "Never read my PIN [secret] back to me" in shown and "4471" not in shown
+
+
+def test_a_wholly_secret_turn_makes_no_protected_record(mf):
+    conv = mf.conversation("bank")
+    conv.append({"role": "user", "content": "Always use my password is hunter2 when you log in."})
+    conv.append({"role": "user", "content": "Never share this: Sam Reed", "labels": ["secret"]})
+    assert mf.protected.list(state=None) == []

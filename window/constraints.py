@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..memory.errors import ExtractorError, InvalidInput
 from ..memory.events import log_event
 from ..memory.storage import write_transaction
+from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -386,23 +387,29 @@ class ConstraintTracker:
         """Read one archived turn; for a user turn, add proposed records and apply withdrawals.
 
         Turns quoted from another conversation (metadata ``quoted_from``) and erased turns are
-        skipped: they are not the user's instructions here. Turns labelled ``secret`` are skipped
-        too: a protected record is shown verbatim in every context, a secret never (issue 9).
+        skipped: they are not the user's instructions here. A turn labelled ``secret`` is read
+        with each secret span masked (:func:`~memfold.window.secrets.readable_text`: "Never read my
+        PIN [secret] back to me"), so its instruction is kept while the secret never reaches a
+        protected record, which is shown verbatim in every context (issue 9); a turn secret as a
+        whole (no spans) is skipped. Such a record does not carry the ``secret`` label: it holds
+        no secret, and every reader must see the instruction.
 
         :returns: the protected records created by this turn (withdrawn ones are changed in place).
         """
         if turn.role != "user" or turn.erased or turn.metadata.get("quoted_from") is not None:
             return []
-        if "secret" in turn.labels:
+        text = _readable(turn)
+        if text is None:
             return []
+        labels = [label for label in turn.labels if label != SECRET_LABEL]
         db = self.channel.db
         try:
-            extraction = self.extractor.extract(turn.content, now=turn.created_at, clock=self.channel.clock)
+            extraction = self.extractor.extract(text, now=turn.created_at, clock=self.channel.clock)
         except ExtractorError as exc:
             with write_transaction(db):
                 log_event(db, at=self.channel.clock.now(), kind="extractor_failed", subject=f"turn:{turn.id}",
                           namespace=namespace, cause=str(exc)[:300], details={"extractor": self.extractor.id})
-            extraction = self.rules.extract(turn.content, now=turn.created_at, clock=self.channel.clock)
+            extraction = self.rules.extract(text, now=turn.created_at, clock=self.channel.clock)
         if not extraction.proposals and not extraction.withdrawals:
             return []
         created: list[ProtectedRecord] = []
@@ -412,7 +419,7 @@ class ConstraintTracker:
             for p in extraction.proposals:
                 rec = self.channel.add(
                     p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
-                    provenance=[f"turn:{turn.id}"], labels=turn.labels, source=self.extractor.id,
+                    provenance=[f"turn:{turn.id}"], labels=labels, source=self.extractor.id,
                     metadata={"rule": p.rule}, cause="extracted",
                 )
                 if p.replaces_previous:
@@ -451,12 +458,22 @@ class ConstraintTracker:
         earlier = [t for t in archive.history(turn.conversation_id) if t.seq < turn.seq and t.role == "user"
                    and not t.erased and t.metadata.get("quoted_from") is None][-self.lookback_turns:]
         for t in reversed(earlier):
-            if _DECISION.search(t.content):
-                old = self.channel.add(t.content.strip(), kind="policy_state", conversation_id=turn.conversation_id,
-                                       provenance=[f"turn:{t.id}"], labels=t.labels, source=self.extractor.id,
+            text = _readable(t)  # an earlier secret turn is named only masked, never verbatim
+            if text is not None and _DECISION.search(text):
+                old = self.channel.add(text.strip(), kind="policy_state", conversation_id=turn.conversation_id,
+                                       provenance=[f"turn:{t.id}"], labels=[x for x in t.labels if x != SECRET_LABEL],
+                                       source=self.extractor.id,
                                        metadata={"rule": "decision"}, cause="replaced_decision", state="superseded")
                 return self.channel.link_replaced(rec.id, [old.id])
         return rec
+
+
+def _readable(turn: "Turn") -> str | None:
+    """What the tracker may read of ``turn``: its content, masked where secret, None when the
+    whole turn is secret (:func:`memfold.window.secrets.readable_text`)."""
+    from .secrets import readable_text
+
+    return readable_text(turn.content, turn.labels, turn.metadata)
 
 
 def make_constraint_extractor(spec: object = None) -> ConstraintExtractor:

@@ -85,23 +85,30 @@ class Conversation:
         detector = getattr(self.memfold, "secret_detector", None)
         if detector is None or not turns:
             return turns
+        context = getattr(detector, "context_turns", None)  # a detector that wants more than one turn back
+        reach = max(1, context) if isinstance(context, int) and not isinstance(context, bool) else 1
         last = self.archive.last_seq(self.id)
-        tail = self.archive.history(self.id, after_seq=last - 1) if last else []
-        previous: Any = {"role": tail[-1].role, "content": tail[-1].content} if tail else None
+        tail = self.archive.history(self.id, after_seq=max(0, last - reach)) if last else []
+        earlier: list[Any] = [{"role": t.role, "content": t.content} for t in tail]
         out = []
         for turn in turns:
             if isinstance(turn, Mapping) and isinstance(turn.get("content"), str):
-                spans = check_detector_spans(detector.spans(turn, previous), turn["content"], detector)
-                out.append(label_turn(turn, spans))
-                previous = turn
+                previous = earlier[-1] if earlier else None
+                found = (detector.spans(turn, previous, earlier=list(earlier)) if context is not None
+                         else detector.spans(turn, previous))
+                out.append(label_turn(turn, check_detector_spans(found, turn["content"], detector)))
             else:  # malformed or content-less (tool calls): validation decides
                 out.append(turn)
-                previous = turn if isinstance(turn, Mapping) else previous
+            if isinstance(turn, Mapping):
+                earlier = (earlier + [turn])[-reach:]
         return out
 
     def _observe_constraints(self, turn_ids: Iterable[int]) -> None:
         """Pass every new user turn through the constraint extractor (issue 8, point 2): standing
-        instructions become protected records with the turn as provenance."""
+        instructions become protected records with the turn as provenance. A secret turn is read
+        with its secret spans masked (``[secret]``; the tracker does it, see
+        :meth:`~memfold.window.constraints.ConstraintTracker.observe`), so "Never read my PIN 4471
+        back" is protected as "Never read my PIN [secret] back" and the turn stays secret."""
         tracker = getattr(self.memfold, "constraints", None)
         if tracker is None:
             return

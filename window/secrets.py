@@ -10,16 +10,30 @@ runs the facade's detector on every turn (``MemFold(..., secrets="detect")``, th
 Detection reads only the conversation itself (the turn and the one before it), never gold data,
 and errs on the side of secrecy. It returns *spans* (character offsets into the turn's content):
 
-1. a turn by anyone that names a PIN, password or passcode next to a number: when the keyword
-   is directly followed by its value ("PIN 5380", "my pin # is 0314", "PIN is either 1596 or
-   3941") the numbers after it (within 60 characters) are the secret, so "85731890, with PIN
-   5380" masks only ``5380``; otherwise every number within 60 characters on either side is
-   ("It says 7402 and 0314. Those might be my PIN numbers");
+1. a turn by anyone (user, assistant or tool) that names a secret -- PIN, pincode, pin code,
+   passcode, password, passphrase, security / verification / one-time / access code, OTP, CVV,
+   CVC, personal identification number -- next to its value. When the value follows the keyword
+   directly ("PIN 5380", "PIN4471", "my pin # is 0314", "PIN is either 1596 or 3941", "the PIN is
+   44 71", "pin is 4-4-7-1", "my PIN is four four seven one") only the value is the secret (and
+   the numbers listed after it with "or" / "and" / ","), so "85731890, with PIN 5380" masks only
+   ``5380``; after "password is" / "password:" (passcode, passphrase likewise) the next token is
+   the value ("Temporary password: xK9mq7Lz", "Your new password is BlueSky!"), unless it is an
+   ordinary word ("your password is wrong"); a passphrase runs to the end of its sentence.
+   Otherwise every number within 60 characters on either side is ("It says 7402 and 0314. Those
+   might be my PIN numbers");
 2. a whole user turn that mentions a security answer, a password, a maiden name or a pet's name
    ("my mother's maiden name is Sanders": where the answer sits is not known, so all of it);
-3. a whole user turn that directly follows an assistant turn asking for (or about) a PIN,
-   password, security question or answer, maiden name, pet or authentication ("What is your
-   PIN?" -> "1596"; "It's to authenticate your account" -> "Oh yes. It's 5380").
+3. a whole user turn that answers an assistant turn asking for (or about) a PIN, password, code,
+   security question or answer, maiden name, a pet's name or authentication ("What is your
+   PIN?" -> "1596"; "enter your 4-digit code" -> "4471"). The question stays pending for up to
+   :data:`PENDING_USER_TURNS` user turns: a reply that is a question back ("Why do you need
+   that?"), only stalls ("one sec", "hold on, let me check") or is a standing instruction
+   ("Never call me after 6pm.": it starts with never / don't / always / from now on ...) is not
+   the answer, uses up one turn and stays readable, unless it carries a number no keyword
+   covers ("Hold on, it's 3100"); the first answer-like reply is masked whole and closes it. An
+   assistant turn that asks again reopens it; one that only waits ("take your time") keeps it;
+   any other closes it. Chit-chat about pets is no security question: a pet counts only next to
+   a name. This rule needs the turns before (``earlier=``, :attr:`SecretDetector.context_turns`).
 
 Numbers are 3-8 digits and not part of a date (``04/04/1990``) or a longer number.
 """
@@ -40,19 +54,69 @@ SECRET_MASK = "[secret]"
 SECRET_SPANS_KEY = "secret_spans"
 
 _NUMBER = re.compile(r"(?<![\d/.-])\d{3,8}(?![\d/])")  # not part of a date like 04/04/1990
-_KEYWORD = re.compile(r"\b(?:pin|pins|password|passcode)\b", re.IGNORECASE)
-#: a keyword directly followed by its value: "PIN 5380", "pin # is 0314", "PIN: either 1596"
-_DIRECT_VALUE = re.compile(
-    r"\A(?:\s*(?:number|no\.?|#|code))?(?:\s*(?:is|was|will be|would be|should be|might be|could be|"
-    r"may be|it's|it is|either|maybe|probably|:|=|-))*\s*(?=\d)", re.IGNORECASE)
+#: the names of a secret code or word; "PIN4471" and "pincode" count (no word boundary needed
+#: after "pin" before a digit)
+_KEYWORD = re.compile(
+    r"(?<![a-z])(?:personal identification numbers?|pin ?codes?|pins?(?![a-z])|pass ?codes?|passwords?|"
+    r"passphrases?|passwd|security codes?|verification codes?|one[- ]time (?:pass)?codes?|otps?(?![a-z])|"
+    r"cvv2?(?![a-z])|cvc2?(?![a-z])|access codes?)(?![a-z])", re.IGNORECASE)
+#: keywords whose value may be a word, not only digits ("password is BlueSky!")
+_WORDY = re.compile(r"pass(?:word|phrase|wd)|pass ?code", re.IGNORECASE)
+#: what may stand between a keyword and its value: "PIN 5380", "pin # is 0314", "PIN: either 1596"
+_LEAD = re.compile(
+    r"(?:\s*(?:numbers?|no\.?|#|code))?((?:\s*(?:is|was|will be|would be|should be|might be|could be|"
+    r"may be|it's|it is|either|maybe|probably|now|:|=|-))*)\s*[\"'\u201c\u2018(]?", re.IGNORECASE)
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+#: digits written with spaces or dashes ("44 71", "4-4-7-1"), read only right after a keyword
+_SPACED_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}(?![\d/])")
+#: digits spelled out ("four four seven one"), read only right after a keyword
+_SPELLED_DIGITS = re.compile(rf"{_DIGIT_WORD}(?:[\s,\-]+{_DIGIT_WORD}){{2,7}}\b", re.IGNORECASE)
+#: a password-like value: one token ("BlueSky!", "xK9mq7Lz"), read only after "is" / ":" / "="
+_TOKEN = re.compile(r"[^\s\"'\u201c\u201d\u2018\u2019]+")
+#: words that follow "password is" without being a password ("my password is wrong")
+_NOT_A_VALUE = frozenset("""
+a an the my your his her their our its this that it not too very so also just still now then
+wrong incorrect invalid expired correct right required needed missing reset changed same different
+weak strong long short easy hard simple secure safe saved stored hidden case sensitive being going
+set there here what which something nothing somewhere written on in at for to of about either maybe
+probably new old locked blocked forgotten unknown empty
+""".split())
+#: one more number listed after a value: "1596 or 3941", "0314, 9431"
+_ALTERNATIVE = re.compile(r"(?:\s*(?:,|/|\bor\b|\band\b|\bmaybe\b|\bperhaps\b))+\s*(\d{3,8})(?![\d/])",
+                          re.IGNORECASE)
 _REACH = 60  # characters between a keyword and a number that still go together
 _USER_SECRET_WORDS = re.compile(
-    r"\b(?:security (?:answer|question)s?|password|passcode|maiden|pet'?s? name|name of (?:my|the) pet)\b",
-    re.IGNORECASE)
-#: words in an assistant's turn that ask for (or about) a secret: the user's reply is secret
+    r"\b(?:security (?:answer|question)s?|password|passcode|maiden|pet'?s? name|"
+    r"name of (?:my|the) (?:\w+ )?pet)\b", re.IGNORECASE)
+#: words in an assistant's turn that ask for (or about) a secret: the user's reply is secret. A
+#: pet counts only next to a name ("the name of the pet you had"): chit-chat about pets is not
+#: a security question.
 ASKS_SECRET = re.compile(
-    r"\b(?:pin|pins|password|passcode|security (?:question|answer)s?|maiden|pet|authenticat\w*)\b",
+    r"(?<![a-z])(?:pin|pins|pin ?codes?|password|passcode|passphrase|personal identification number|"
+    r"security (?:question|answer|code)s?|verification code|one[- ]time (?:pass)?code|otp|cvv|cvc|"
+    r"access code|\d[- ]digit (?:code|number|pin)|enter (?:your|the) (?:[\w-]+ ){0,3}code|maiden|"
+    r"pet(?:'?s)? name|name of (?:the|your|my) (?:\w+ )?pet|authenticat\w*)(?![a-z])",
     re.IGNORECASE)
+#: how many user turns a secret question stays open while the user stalls, asks back or gives
+#: a standing instruction (rule 3)
+PENDING_USER_TURNS = 2
+#: an assistant turn that waits for the answer ("take your time") keeps a secret question open
+_WAITS = re.compile(r"\b(?:take your time|no (?:rush|problem|worries)|whenever you(?:'re| are) ready|"
+                    r"sure,? go ahead|i'?ll wait)\b", re.IGNORECASE)
+#: a reply that only stalls: "one sec", "hold on", "let me check"
+_STALL = re.compile(
+    r"(?:(?:ok(?:ay)?|sure|yes|yeah|um+|uh+|hmm+|oh|ah|wait|sorry|right)[\s,.!]*)*"
+    r"(?:(?:just )?(?:one|a|1) (?:sec(?:ond)?|moment|minute|min)|hold on|hang on|wait(?: a (?:sec|moment|minute))?|"
+    r"let me (?:check|see|look|think|find (?:it|that)|get (?:it|that))|give me a (?:sec(?:ond)?|moment|minute)|"
+    r"(?:i'?m |i am )?(?:checking|looking|getting it)|bear with me)"
+    r"(?:[\s,.!]*(?:please|thanks|i(?:'ll| will) (?:check|look|find it|get it)|let me (?:check|see|look)|"
+    r"(?:one|a) (?:sec(?:ond)?|moment)|hold on))*[\s,.!\u2026]*", re.IGNORECASE)
+#: the opening of a standing instruction: "never ...", "don't ...", "from now on ..."
+_INSTRUCTION = re.compile(
+    r"(?:please,? )?(?:never(?! mind)|don'?t|do not|always|stop|from now on|going forward|in (?:the )?future|"
+    r"make sure|remember (?:to|that)|no more)\b", re.IGNORECASE)
+#: a question that may well be the answer itself: "Is it Fluffy?"
+_GUESS = re.compile(r"(?:is it|was it|could it be|maybe|perhaps|i think)\b", re.IGNORECASE)
 
 Span = tuple[int, int]
 
@@ -67,39 +131,49 @@ class SecretDetectorLike(Protocol):
 class SecretDetector:
     """Finds the secret spans of a conversation's turns (rules in the module docstring).
 
-    :meth:`spans` is stateless (the previous turn is passed in); :meth:`detect`,
-    :meth:`is_secret` and :meth:`labels` remember the previous turn themselves, for a caller that
+    :meth:`spans` is stateless (the turns before are passed in); :meth:`detect`,
+    :meth:`is_secret` and :meth:`labels` remember the turns before themselves, for a caller that
     feeds every turn of one conversation in order (seed with ``SecretDetector(previous=...)``).
-    A custom detector for ``MemFold(secrets=...)`` needs only a ``spans`` method of this shape.
+    A custom detector for ``MemFold(secrets=...)`` needs only a ``spans`` method of this shape;
+    one with a ``context_turns`` attribute (as here) is also given ``earlier=``, that many turns.
     """
 
     id = "rules"
+    #: how many turns before a turn :meth:`spans` wants (``earlier=``): enough for a secret
+    #: question, two stalling replies and a waiting assistant turn between them
+    context_turns = 6
 
     def __init__(self, previous: Mapping[str, Any] | None = None) -> None:
-        self._previous: Mapping[str, Any] | None = previous
+        self._earlier: list[Mapping[str, Any]] = [previous] if previous is not None else []
 
-    def spans(self, turn: Mapping[str, Any], previous: Mapping[str, Any] | None = None) -> list[Span]:
+    def spans(self, turn: Mapping[str, Any], previous: Mapping[str, Any] | None = None, *,
+              earlier: Sequence[Mapping[str, Any]] | None = None) -> list[Span]:
         """The secret spans of ``turn``'s content, merged and sorted; ``[]`` when it holds none.
 
         :param turn: an OpenAI-shaped message (``role``, ``content``).
         :param previous: the turn just before it in the conversation (None for the first).
+        :param earlier: the turns before it, oldest first (its last is ``previous``); when not
+            given, only ``previous`` is known, so a secret question is seen one turn back only.
         :returns: ``[(start, end), ...]`` character offsets into ``content`` (end exclusive).
         """
         text = turn.get("content")
         if not isinstance(text, str) or not text:
             return []
+        if earlier is None:
+            earlier = [previous] if previous is not None else []
         role = turn.get("role")
         if role == "user" and _USER_SECRET_WORDS.search(text):
             return [(0, len(text))]
-        if (role == "user" and previous is not None and previous.get("role") == "assistant"
-                and isinstance(previous.get("content"), str) and ASKS_SECRET.search(previous["content"])):
+        found = merge_spans(_values_next_to_keywords(text, role))
+        if role == "user" and _question_pending(earlier) and _answers(text, found):
             return [(0, len(text))]
-        return merge_spans(_numbers_next_to_keywords(text))
+        return found
 
     def detect(self, turn: Mapping[str, Any]) -> list[Span]:
-        """:meth:`spans` of ``turn`` after the turn fed last; call once per turn, in order."""
-        previous, self._previous = self._previous, turn
-        return self.spans(turn, previous)
+        """:meth:`spans` of ``turn`` after the turns fed before; call once per turn, in order."""
+        earlier = list(self._earlier)
+        self._earlier = (earlier + [turn])[-self.context_turns:]
+        return self.spans(turn, earlier[-1] if earlier else None, earlier=earlier)
 
     def is_secret(self, turn: Mapping[str, Any]) -> bool:
         """True when ``turn`` holds a secret (:meth:`detect`; call once per turn, in order)."""
@@ -110,16 +184,93 @@ class SecretDetector:
         return [SECRET_LABEL] if self.is_secret(turn) else []
 
 
-def _numbers_next_to_keywords(text: str) -> list[Span]:
+def _content(turn: Any) -> str:
+    text = turn.get("content") if isinstance(turn, Mapping) else None
+    return text if isinstance(text, str) else ""
+
+
+def _question_pending(earlier: Sequence[Mapping[str, Any]]) -> bool:
+    """Is a secret question still open after ``earlier`` (rule 3)? An assistant turn asking for a
+    secret opens it for :data:`PENDING_USER_TURNS` user turns; a user turn that answers closes it,
+    one that does not answer (:func:`_answers`) uses up one of them; any other assistant turn
+    closes it unless it only waits ("take your time"); tool and system turns change nothing."""
+    open_turns = 0
+    for t in earlier:
+        role, text = t.get("role") if isinstance(t, Mapping) else None, _content(t)
+        if role == "assistant":
+            if ASKS_SECRET.search(text):
+                open_turns = PENDING_USER_TURNS
+            elif not (open_turns and _WAITS.search(text)):
+                open_turns = 0
+        elif role == "user" and open_turns:
+            found = merge_spans(_values_next_to_keywords(text, "user"))
+            if _USER_SECRET_WORDS.search(text) or _answers(text, found):
+                open_turns = 0
+            else:
+                open_turns -= 1
+    return open_turns > 0
+
+
+def _answers(text: str, found: Sequence[Span]) -> bool:
+    """Is a user turn the answer to an open secret question? Not when it is a question ("Why do
+    you need it?"), only stalls ("one sec", "hold on, let me check") or is a standing
+    instruction ("Never call me after 6pm."), unless it holds a number (or spelled-out digits)
+    that no keyword already covers: "Hold on, it's 3100" answers. Anything else answers (errs on
+    the side of secrecy: "I forgot it" is masked too)."""
+    bare = redact(text, found, mask=" ")
+    if _NUMBER.search(bare) or _SPACED_DIGITS.search(bare) or _SPELLED_DIGITS.search(bare):
+        return True
+    stripped = text.strip()
+    if not stripped:
+        return True
+    if _STALL.fullmatch(stripped):
+        return False
+    if _INSTRUCTION.match(stripped):
+        return False
+    last = re.split(r"(?<=[.!])\s+", stripped)[-1]
+    if last.endswith("?") and len(re.findall(r"\w+", last)) >= 3 and not _GUESS.match(last):
+        return False
+    return True
+
+
+def _value_at(text: str, at: int, keyword: str, connected: bool) -> Span | None:
+    """The value written right at ``at`` after ``keyword``: digits (spaced, dashed or spelled
+    out), or for a password-like keyword after "is" / ":" / "=", one token (a passphrase: the
+    rest of the sentence)."""
+    for shape in (_SPACED_DIGITS, _SPELLED_DIGITS):
+        m = shape.match(text, at)
+        if m:
+            return m.span()
+    if connected and _WORDY.search(keyword):
+        if keyword.lower().startswith("passphrase"):
+            m = re.compile(r"[^\n.!?]+").match(text, at)
+        else:
+            m = _TOKEN.match(text, at)
+        if m:
+            value = m.group().rstrip(".,;:)")
+            if value and value.lower() not in _NOT_A_VALUE and re.search(r"\w", value):
+                return (m.start(), m.start() + len(value))
+    return None
+
+
+def _values_next_to_keywords(text: str, role: Any = None) -> list[Span]:
     numbers = [(m.start(), m.end()) for m in _NUMBER.finditer(text)]
     out: list[Span] = []
     for kw in _KEYWORD.finditer(text):
+        lead = _LEAD.match(text, kw.end())
+        connected = bool(re.search(r"\b(?:is|was|be)\b|[:=]", lead.group(1) or ""))
+        value = _value_at(text, lead.end(), kw.group(), connected)
         after = [n for n in numbers if n[0] >= kw.end() and n[0] - kw.end() <= _REACH]
         before = [n for n in numbers if n[1] <= kw.start() and kw.start() - n[1] <= _REACH]
-        lead = text[kw.end():after[0][0]] if after else ""
-        direct = _DIRECT_VALUE.match(lead + "0")
-        if after and direct is not None and direct.end() == len(lead):
-            out.extend(after)  # "PIN 5380": the value follows, so a number before it is not the PIN
+        if value is not None:
+            out.append(value)
+            at = value[1]
+            while text[value[0]].isdigit():  # "PIN is either 1596 or 3941": the numbers it lists
+                more = _ALTERNATIVE.match(text, at)
+                if more is None:
+                    break
+                out.append(more.span(1))
+                at = more.end()
         else:
             out.extend(before + after)
     return out
