@@ -2,9 +2,14 @@
 
 Invariant kept here: a summary is a map, and every map leads back to the exact words. ``expand``
 walks a card's cover list down to verbatim archived turns; ``search`` finds archived turns and
-cards with SQLite FTS5 BM25, always treating the query literally (quotes, ``*``, ``-``, ``NEAR``,
-``AND``, parentheses and colons are plain text, never syntax: :func:`memfold.memory.fts.literal_query`).
-Everything is scoped to the conversation's lineage (a fork sees its parent's turns up to the fork).
+cards with the facade's BM25 ranking (any query word may match, also as a word prefix; stop words
+ignored; neighbouring turns support a match), fused with embeddings when the facade has an
+embedder. The query is never syntax (quotes, ``*``, ``-``, ``NEAR``, ``AND``, parentheses and
+colons are plain text: :func:`memfold.memory.fts.literal_query`). Everything is scoped to the
+conversation's lineage (a fork sees its parent's turns up to the fork).
+
+Every tool takes a ``reader``: an agent's tool calls must run with the same reader as its
+compiled context, or they would reveal what the context hides (:func:`handle_tool_call`).
 
 :func:`search` is the single entry point for retrieval, so a hybrid ranker can replace its body.
 """
@@ -75,7 +80,7 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
     ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
     conversation whose facade has no searcher.
 
-    :param query: user text, searched literally (any word may match; more matches rank higher).
+    :param query: user text, never FTS syntax (any word may match, also as a prefix; more matches rank higher).
     :param k: at most this many hits, 1..100.
     :param filters: optional ``{"kind": "turn" | "card"}``.
     :param reader: a :class:`~memfold.window.labels.Reader` or label list: hits whose labels it lacks
@@ -243,7 +248,7 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
         "description": "Search the full conversation archive (every past turn, verbatim) and the summary cards. "
                        "Use it to find exact commands, paths, ids, numbers and dates before relying on them.",
         "parameters": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "Words to look for; searched literally."},
+            "query": {"type": "string", "description": "Words to look for: any word may match, also as the start of a longer word."},
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Maximum hits (default 5)."},
         }, "required": ["query"], "additionalProperties": False}}},
     {"type": "function", "function": {
