@@ -103,7 +103,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from ...window.secrets import SECRET_MASK
+from ...window.secrets import ASKS_SECRET, SECRET_MASK
 
 from .base import Episode, Extractor, Proposal
 
@@ -543,9 +543,16 @@ _ASKS_SLOT = {
     "user.account_id": re.compile(r"\b(?:your )?account (?:number|no\.?|#|id)\b|\baccount #", re.IGNORECASE),
     "user.date_of_birth": re.compile(r"\b(?:date of birth|birth ?date|birthday|d\.?o\.?b\b\.?)", re.IGNORECASE),
 }
-#: words in a question that ask for a secret; such a question fills no slot
-ASKS_SECRET = re.compile(
-    r"\b(?:pin|pins|password|passcode|passphrase|security (?:question|answer)s?|maiden|pet)\b", re.IGNORECASE)
+#: a question that asks for a secret fills no slot: the library's secret-question words
+#: (:data:`memfold.window.secrets.ASKS_SECRET`, one list for detection and extraction), plus any
+#: mention of a pet, to stay on the safe side when filling slots
+_ANY_PET = re.compile(r"\bpets?\b", re.IGNORECASE)
+
+
+def asks_secret(question: str) -> bool:
+    """True when the agent's ``question`` asks for (or about) a secret."""
+    return bool(ASKS_SECRET.search(question) or _ANY_PET.search(question))
+
 _REFUSAL = re.compile(
     r"\b(?:not|never|no|don't|dont|do not|can't|cant|cannot|forgot|forget|remember|recall|unsure|not sure|"
     r"sorry|why|rather not)\b", re.IGNORECASE)
@@ -570,7 +577,7 @@ def masked_answer_value(question: str, reply: str) -> tuple[str, str] | None:
     """``(slot, value)`` from a masked reply to a question asking for a secret and one slot
     (module docstring), or None. ``reply`` must hold :data:`SECRET_MASK`; every masked span is
     cut out first, and the rest must hold exactly one value of the slot's shape."""
-    if SECRET_MASK not in reply or not ASKS_SECRET.search(question):
+    if SECRET_MASK not in reply or not asks_secret(question):
         return None
     asked = [key for key, pattern in _ASKS_SLOT.items() if pattern.search(question)]
     if len(asked) != 1 or asked[0] not in _MASKED_FILLABLE:
@@ -588,7 +595,7 @@ def masked_answer_value(question: str, reply: str) -> tuple[str, str] | None:
 
 def asked_slots(question: str) -> list[str]:
     """The ``user.*`` slots an agent's turn asks for (empty if it asks for a secret too)."""
-    if ASKS_SECRET.search(question):
+    if asks_secret(question):
         return []
     return [key for key, pattern in _ASKS_SLOT.items() if pattern.search(question)]
 
