@@ -163,10 +163,10 @@ def check_namespace_exists(db: sqlite_utils.Database, namespace: str) -> None:
     """
     from ..memory.errors import NotFound
     from ..memory.validation import check_name
+    from ..window.archive import namespace_exists
 
     check_name(namespace, "namespace")
-    if not any(db.execute(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace]).fetchone()
-               for table in ("conversations", "records", "protected")):
+    if not namespace_exists(db, namespace):
         raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
                        f"belongs to it; nothing consolidated")
 

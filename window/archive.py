@@ -159,6 +159,13 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     }
 
 
+def namespace_exists(db: sqlite_utils.Database, namespace: str) -> bool:
+    """True when a conversation, a memory record or a protected record belongs to ``namespace``
+    (the check behind erasing or consolidating a named namespace)."""
+    return any(db.execute(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace]).fetchone()
+               for table in ("conversations", "records", "protected"))
+
+
 class Archive:
     """Reads and writes archived turns and conversations.
 
@@ -295,6 +302,17 @@ class Archive:
         if row is None:
             raise TurnNotFound(f"no archived turn with id {turn_id}")
         return Turn.from_row(row)
+
+    def get_many(self, turn_ids: Iterable[int]) -> dict[int, Turn]:
+        """Turns by id, in batches of 500 (missing ids are simply absent)."""
+        ids = list(turn_ids)
+        out: dict[int, Turn] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
+                out[row[0]] = Turn.from_row(row)
+        return out
 
     def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
         """Turns of the conversation's lineage in append order (by seq, stable for equal times)."""

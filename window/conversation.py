@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from ..memory.errors import InvalidInput
 from ..memory.events import log_event
 from ..memory.storage import write_transaction
-from .archive import TURN_COLUMNS, Archive, Turn
+from .archive import Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .transcripts import read_jsonl, write_jsonl
@@ -310,15 +310,8 @@ class Conversation:
         return self.catalog.items()
 
     def turns_by_id(self, turn_ids: Iterable[int]) -> dict[int, Turn]:
-        """Archived turns by id (a batch read)."""
-        ids = list(turn_ids)
-        out: dict[int, Turn] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
-                out[row[0]] = Turn.from_row(row)
-        return out
+        """Archived turns by id (a batch read; see :meth:`Archive.get_many`)."""
+        return self.archive.get_many(turn_ids)
 
     def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None):
         """Search archived turns and cards (BM25 with prefixes, stop words and neighbours; hybrid with

@@ -27,6 +27,7 @@ import sqlite_utils
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, StorageError
 from ..memory.validation import check_id
+from .archive import namespace_exists
 from ..memory.events import log_event
 from ..memory.storage import write_transaction
 from ..memory.tokens import TokenCounter
@@ -104,8 +105,7 @@ class Eraser:
         protected.update(p_ids)
         if namespace is not None:
             check_name(namespace, "namespace")
-            if not any(db.execute(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace]).fetchone()
-                       for table in ("conversations", "records", "protected")):
+            if not namespace_exists(db, namespace):
                 raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
                                "belongs to it; nothing erased")
             turns.update(r[0] for r in db.execute(
