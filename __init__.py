@@ -29,6 +29,7 @@ from .memory.errors import (
     ProtectedNotFound,
     RecordNotFound,
     SchemaTooNew,
+    StorageConflict,
     StorageError,
     SummarizerError,
     TurnNotFound,
@@ -49,7 +50,7 @@ from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
-from .memory.storage import open_database, stored_clock_kind, write_transaction
+from .memory.storage import Storage, open_storage, stored_clock_kind, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import Archive, Turn
@@ -149,13 +150,13 @@ class MemFold:
         create: bool = True,
     ) -> None:
         if clock is None:
-            probe = open_database(path, create=create)
-            kind = stored_clock_kind(probe) or "system"
-            self.db = probe
-            clock = _resume_logical_clock(probe) if kind == "logical" else SystemClock()
-            open_database(self.db, clock.kind)
+            self.storage: Storage = open_storage(path, create=create)
+            kind = stored_clock_kind(self.storage.db) or "system"
+            clock = _resume_logical_clock(self.storage.db) if kind == "logical" else SystemClock()
+            open_storage(self.storage, clock.kind)
         else:
-            self.db = open_database(path, clock.kind, create=create)
+            self.storage = open_storage(path, clock.kind, create=create)
+        self.db = self.storage.db  # transitional (issue 12): engines move onto self.storage
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
         self.extractor = _make_extractor(extractor)
@@ -436,6 +437,7 @@ __all__ = [
     "SearchHit",
     "SecretDetector",
     "SentenceTransformerEmbedder",
+    "StorageConflict",
     "StorageError",
     "StorePolicy",
     "Summarizer",

@@ -194,7 +194,7 @@ def cli() -> None:
 def init(db: str, clock: str | None, token_counter: str | None, as_json: bool) -> None:
     """Create (or upgrade) the database file DB."""
     from . import LogicalClock, SystemClock
-    from .memory.migrations import current_version
+    from .memory.storage.sqlite.migrations import current_version
 
     chosen = None if clock is None else (LogicalClock() if clock == "logical" else SystemClock())
     mf = open_db(db, must_exist=False, clock=chosen, token_counter=token_counter)

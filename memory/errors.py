@@ -15,7 +15,8 @@
      ├── BudgetError                      what must stay verbatim does not fit the token budget
      ├── PermissionDenied (PermissionError)  the reader lacks a label the item requires
      ├── StorageError                     the database cannot be opened, migrated or written
-     │    └── SchemaTooNew                the file was written by a newer memfold
+     │    ├── SchemaTooNew                the file was written by a newer memfold
+     │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
@@ -81,6 +82,12 @@ class PermissionDenied(MemfoldError, PermissionError):
 
 class StorageError(MemfoldError):
     """The database cannot be opened, migrated or written."""
+
+
+class StorageConflict(StorageError):
+    """A write broke a uniqueness rule of the storage (a row that may exist only once already
+    does); the transaction it ran in rolls back. Storage backends raise it in place of their
+    driver's integrity error, so engines never see a driver exception."""
 
 
 class SchemaTooNew(StorageError):

@@ -5,8 +5,8 @@ import sqlite3
 import pytest
 
 from memfold import ClockError, LogicalClock, MemFold, SchemaTooNew, StorageError, SystemClock
-from memfold.memory.migrations import current_version, latest_version
-from memfold.memory.storage import open_database
+from memfold.memory.storage.sqlite.migrations import current_version, latest_version
+from memfold.memory.storage.sqlite.connection import open_database
 
 
 def test_pragmas_and_schema_version(db_path):
@@ -62,7 +62,7 @@ def test_in_memory_database_works():
 
 
 def test_failed_write_rolls_back_everything(mf):
-    from memfold.memory.storage import write_transaction
+    from memfold.memory.storage.sqlite.connection import write_transaction
 
     before = mf.db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
     with pytest.raises(RuntimeError):

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import sqlite_utils
 
-from .errors import ClockError, StorageError
+from ...errors import ClockError, StorageError
 from .migrations import apply_migrations
 
 #: milliseconds SQLite waits on a lock before returning SQLITE_BUSY

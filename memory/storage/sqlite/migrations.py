@@ -18,7 +18,7 @@ from typing import Callable
 
 import sqlite_utils
 
-from .errors import SchemaTooNew
+from ...errors import SchemaTooNew
 
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: list[tuple[int, str, Migration]] = []

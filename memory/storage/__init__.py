@@ -1,0 +1,46 @@
+"""Storage: the one seam between memfold's policy and a database (DESIGN.md §2-§3).
+
+:func:`open_storage` is the only place a path (or an open database) becomes a backend. The
+Protocols every backend implements are in :mod:`.base`; the embedded SQLite backend is in
+:mod:`.sqlite`. Nothing outside this package runs SQL or sees a driver error.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import sqlite_utils
+
+from .base import Storage
+from .sqlite import SqliteStorage
+from .sqlite.connection import open_database
+
+# transitional re-exports while engines move onto the Protocols (issue 12); removed when done
+from .sqlite.connection import stored_clock_kind, where_equal, write_transaction  # noqa: F401
+
+
+def open_storage(
+    target: "str | os.PathLike | sqlite_utils.Database | Storage | None" = None,
+    clock_kind: str | None = None,
+    *,
+    create: bool = True,
+) -> Storage:
+    """Open a backend and bring it to the newest schema.
+
+    :param target: a SQLite file path, ``None``/``":memory:"`` for an in-memory database, an open
+        ``sqlite_utils.Database``, or an already opened :class:`Storage` (returned as it is after
+        the clock check).
+    :param clock_kind: ``"logical"`` or ``"system"``: recorded on first open and checked after.
+    :param create: when False, a file that is not a memfold database yet is refused.
+    :raises SchemaTooNew: if the file was written by a newer memfold.
+    :raises ClockError: if the file was written with another kind of clock.
+    :raises StorageError: if the target cannot be opened or belongs to another application.
+    """
+    if isinstance(target, SqliteStorage):
+        open_database(target.db, clock_kind, create=create)
+        return target
+    return SqliteStorage(open_database(target, clock_kind, create=create))
+
+
+__all__ = ["Storage", "SqliteStorage", "open_storage"]

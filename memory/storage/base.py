@@ -1,0 +1,107 @@
+"""The storage seam: small Protocols, one per table family, that every backend implements.
+
+Everything above ``memory/storage/`` (policy, engines, the facade) talks to storage only through
+these Protocols and the dataclasses they return; no SQL text and no driver exception ever crosses
+this line (DESIGN.md §2-§3). A backend (``sqlite/`` today, ``postgres/`` next) implements every
+family and passes the same contract suite (``tests/test_storage_contract.py``).
+
+Invariants every backend keeps:
+
+* :meth:`Storage.transaction` is one atomic write; nested calls join the outer one (a savepoint),
+  and an exception inside rolls the whole block back, so bad input writes nothing.
+* A driver error never escapes: it becomes :class:`~memfold.memory.errors.StorageError` or a
+  subclass (:class:`~memfold.memory.errors.StorageConflict` for a broken uniqueness rule).
+* Methods return memfold's own dataclasses (or plain ``int``/``str``/``dict`` values), never
+  driver rows or cursors, so a caller cannot depend on one backend's row type.
+* Reads outside :meth:`Storage.transaction` see committed state only and take no write lock.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ContextManager, Iterable, Protocol, runtime_checkable
+
+
+# --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
+class ArchiveStorage(Protocol):
+    """The lossless archive: ``conversations`` (with lineage and per-conversation state such as
+    reported usage and summarizer failures) and ``turns`` (verbatim, immutable, with sha256)."""
+
+
+# --- cards: immutable summary cards and their cover lists (window/cards.py) -----------------------
+class CardStorage(Protocol):
+    """``cards`` and their ordered children; a card never changes once written."""
+
+
+# --- catalog: the ordered context items a conversation shows (window/catalog.py) -----------------
+class CatalogStorage(Protocol):
+    """``catalog`` rows: per conversation, the ordered card refs and turn refs the model sees."""
+
+
+# --- records: typed memory records and store policies (memory/store.py, memory/forgetting.py) ----
+class RecordStorage(Protocol):
+    """``records`` (working, semantic, episodic, procedural) and the per-store policies."""
+
+
+# --- protected: the protected channel (window/protected.py, window/constraints.py) ---------------
+class ProtectedStorage(Protocol):
+    """``protected`` records and their state history; never read by a summarizer."""
+
+
+# --- full-text: BM25 indexes over turns, cards and records (memory/search.py, window/recall.py) --
+class FullTextStorage(Protocol):
+    """The full-text indexes (FTS5 on SQLite, tsvector on PostgreSQL) and their BM25 ranking."""
+
+
+# --- vectors: stored embeddings (memory/embeddings.py) --------------------------------------------
+class VectorStorage(Protocol):
+    """Embeddings of turns, cards and records, with the model that wrote them."""
+
+
+# --- runs/leases: consolidation runs, fire-time leases, the scheduler's job store ----------------
+class RunStorage(Protocol):
+    """Consolidation ``runs``, the episodes they consumed, and leases (who works on what until when)."""
+
+
+# --- events: the append-only audit log (memory/events.py) ----------------------------------------
+class EventStorage(Protocol):
+    """The append-only ``events`` log: every state change with its time, kind and cause."""
+
+
+# --- erasure: removing content for good across every family (window/erasure.py) ------------------
+class ErasureStorage(Protocol):
+    """Cross-family scrubbing of erased content (every table and index that may hold its bytes)."""
+
+
+# --- meta: file-wide settings (clock kind, logical tick, token counter, schema version) ----------
+class MetaStorage(Protocol):
+    """Key/value settings of the file and the schema version."""
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """One opened backend: every table family plus transactions.
+
+    Made only by :func:`memfold.memory.storage.open_storage`; engines receive it from the facade.
+    """
+
+    kind: str  #: ``"sqlite"`` (and ``"postgres"`` later)
+    archive: ArchiveStorage
+    cards: CardStorage
+    catalog: CatalogStorage
+    records: RecordStorage
+    protected: ProtectedStorage
+    fulltext: FullTextStorage
+    vectors: VectorStorage
+    runs: RunStorage
+    events: EventStorage
+    erasure: ErasureStorage
+    meta: MetaStorage
+
+    def transaction(self) -> ContextManager[None]:
+        """One atomic write (nested calls join the outer one); rolls back on any exception."""
+
+    def snapshot(self) -> ContextManager[None]:
+        """One consistent read of committed state (a read transaction), taking no write lock."""
+
+    def close(self) -> None:
+        """Release the connection(s)."""

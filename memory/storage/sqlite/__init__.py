@@ -1,0 +1,66 @@
+"""The embedded backend: one SQLite file (or memory) through sqlite-utils.
+
+It owns every SQL statement and migration memfold runs on SQLite: one module per table family
+(``archive.py``, ``cards.py``, ...), each a class over the shared :class:`~.db.SqliteDB`
+(connection, lock, driver-error translation), wired together by :class:`SqliteStorage`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import sqlite_utils
+
+from .archive import SqliteArchive
+from .cards import SqliteCards
+from .catalog import SqliteCatalog
+from .db import SqliteDB
+from .erasure import SqliteErasure
+from .events import SqliteEvents
+from .fulltext import SqliteFullText
+from .meta import SqliteMeta
+from .protected import SqliteProtected
+from .records import SqliteRecords
+from .runs import SqliteRuns
+from .vectors import SqliteVectors
+
+
+class SqliteStorage:
+    """Every table family on one migrated ``sqlite_utils.Database`` (see :mod:`.db` for threads)."""
+
+    kind = "sqlite"
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.c = SqliteDB(db)
+        self.db = db  #: the ``sqlite_utils.Database``, for tests and tools that inspect the file
+        self.archive = SqliteArchive(self.c)
+        self.cards = SqliteCards(self.c)
+        self.catalog = SqliteCatalog(self.c)
+        self.records = SqliteRecords(self.c)
+        self.protected = SqliteProtected(self.c)
+        self.fulltext = SqliteFullText(self.c)
+        self.vectors = SqliteVectors(self.c)
+        self.runs = SqliteRuns(self.c)
+        self.events = SqliteEvents(self.c)
+        self.erasure = SqliteErasure(self.c)
+        self.meta = SqliteMeta(self.c)
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """One atomic write; nested calls join the outer one (a savepoint)."""
+        return self.c.transaction()
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """One consistent read of committed state, taking no write lock."""
+        return self.c.snapshot()
+
+    @property
+    def statements(self) -> int:
+        """SQL statements run through this storage since it was opened."""
+        return self.c.statements
+
+    def close(self) -> None:
+        self.db.close()
+
+
+__all__ = ["SqliteStorage", "SqliteDB"]

@@ -1,0 +1,123 @@
+"""The one SQLite connection a :class:`SqliteStorage` shares between its table families.
+
+Thread model (issue 12, point 4): one connection per :class:`SqliteStorage`, guarded by one
+re-entrant lock. A write transaction holds the lock from ``BEGIN IMMEDIATE`` to ``COMMIT``, a read
+snapshot from ``BEGIN`` to ``COMMIT``, and a single statement outside either holds it while it
+runs and its rows are fetched. So threads sharing one ``MemFold`` never see each other's
+uncommitted writes and never interleave statements inside one another's transaction; other
+processes are kept apart by SQLite's own file locks (WAL, busy timeout, retried ``BEGIN``).
+
+Every statement goes through :meth:`SqliteDB.all` / :meth:`one` / :meth:`value` / :meth:`run`,
+which turn driver errors into memfold's: ``sqlite3.IntegrityError`` becomes
+:class:`~memfold.memory.errors.StorageConflict`, any other ``sqlite3.DatabaseError`` a
+:class:`~memfold.memory.errors.StorageError` naming the statement's first words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from typing import Any, Iterable, Iterator, Sequence
+
+import sqlite_utils
+
+from ...errors import StorageConflict, StorageError
+from .connection import write_transaction
+
+
+def _translate(exc: sqlite3.DatabaseError, sql: str) -> StorageError:
+    head = " ".join(sql.split()[:4])
+    if isinstance(exc, sqlite3.IntegrityError):
+        return StorageConflict(f"the write broke a uniqueness rule ({exc}) in: {head} ...")
+    return StorageError(f"the database failed ({exc}) in: {head} ...")
+
+
+class SqliteDB:
+    """A ``sqlite_utils.Database`` plus the lock that serialises threads on it."""
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+        self.conn: sqlite3.Connection = db.conn
+        self.lock = threading.RLock()
+        self.statements = 0  #: statements run since open (tests and benchmarks read it)
+
+    # -- statements --------------------------------------------------------------------
+    def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple]:
+        """Every row of one statement, fetched under the lock."""
+        with self.lock:
+            self.statements += 1
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, sql) from exc
+
+    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple | None:
+        """The first row of one statement, or ``None``."""
+        with self.lock:
+            self.statements += 1
+            try:
+                return self.conn.execute(sql, params).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, sql) from exc
+
+    def value(self, sql: str, params: Sequence[Any] | dict[str, Any] = (), default: Any = None) -> Any:
+        """The first column of the first row, or ``default``."""
+        row = self.one(sql, params)
+        return default if row is None or row[0] is None else row[0]
+
+    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        """Run one writing statement; the cursor's ``lastrowid`` and ``rowcount`` stay readable."""
+        with self.lock:
+            self.statements += 1
+            try:
+                return self.conn.execute(sql, params)
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, sql) from exc
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run one statement for each parameter row; returns the rows changed."""
+        with self.lock:
+            self.statements += 1
+            try:
+                return self.conn.executemany(sql, rows).rowcount
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, sql) from exc
+
+    # -- transactions --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write (``BEGIN IMMEDIATE`` ... ``COMMIT``; a savepoint when nested)."""
+        with self.lock:
+            try:
+                with write_transaction(self.db):
+                    yield
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, "COMMIT") from exc
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every statement inside sees the same committed state.
+
+        Inside a write transaction it simply joins it. A deferred ``BEGIN`` takes no write lock.
+        """
+        with self.lock:
+            if self.conn.in_transaction:
+                yield
+                return
+            try:
+                self.conn.execute("BEGIN")
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, "BEGIN") from exc
+            try:
+                yield
+            finally:
+                if self.conn.in_transaction:
+                    try:
+                        self.conn.execute("COMMIT")
+                    except sqlite3.DatabaseError:
+                        self.conn.execute("ROLLBACK")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
