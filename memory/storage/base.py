@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any, ContextManager, Iterable, Protocol, runtime_checkable
 
+from .rows import Event
+
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
 class ArchiveStorage(Protocol):
@@ -65,6 +67,14 @@ class RunStorage(Protocol):
 # --- events: the append-only audit log (memory/events.py) ----------------------------------------
 class EventStorage(Protocol):
     """The append-only ``events`` log: every state change with its time, kind and cause."""
+
+    def append(self, *, at: float, kind: str, subject: str, namespace: str | None = None,
+               record_id: int | None = None, cause: str = "", details: dict[str, Any] | None = None) -> int:
+        """Append one event (inside the transaction of the change it logs); returns its id."""
+
+    def list(self, *, namespace: str | None = None, record_id: int | None = None, kind: str | None = None,
+             limit: int | None = None) -> "list[Event]":
+        """Events in the order they happened, optionally filtered; ``limit`` keeps the newest N."""
 
 
 # --- erasure: removing content for good across every family (window/erasure.py) ------------------
