@@ -160,7 +160,7 @@ class MemFold:
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
         self.extractor = _make_extractor(extractor)
-        self.memory = MemoryStore(self.db, self.clock)
+        self.memory = MemoryStore(self.storage, self.clock)
         self.archive = Archive(self.db, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.db)
         self.embedder = self._embedder(embedder)

@@ -14,8 +14,9 @@ Invariant kept here (DESIGN.md §4.7): forgetting never deletes bytes and never 
   scoring active record that is neither pinned nor the one just written is evicted, scored exactly
   as :meth:`~memfold.memory.store.MemoryStore.read` scores it (:mod:`memfold.memory.scoring`).
 
-This module decides; :mod:`memfold.memory.store` holds the SQL and applies the decisions inside
-the write's transaction, so a failing write changes nothing.
+This module decides; :mod:`memfold.memory.store` applies the decisions through the records family
+of storage (:class:`~memfold.memory.storage.base.RecordStorage`) inside the write's transaction, so
+a failing write changes nothing.
 """
 
 from __future__ import annotations

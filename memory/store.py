@@ -1,25 +1,24 @@
-"""The typed memory stores over one SQLite table: write, get, list and change status.
+"""The typed memory stores over the records family of storage: write, get, list and change status.
 
-Invariant kept here: a record's bytes are never deleted (a trigger refuses DELETE), every status
+Invariant kept here: a record's bytes are never deleted (storage refuses DELETE), every status
 change is logged in the event log inside the same transaction, and bad input is rejected before
 anything is written (DESIGN.md §4.7, §5). The policies that decide *which* status changes happen
 (scoring in :mod:`memfold.memory.scoring`, supersession, refresh and eviction in
-:mod:`memfold.memory.forgetting`) are pure functions; this module holds their SQL and applies
-their decisions inside the write's own transaction, so every write path (``write``, consolidation,
-the CLI) forgets by the same policy and a failed write changes nothing.
+:mod:`memfold.memory.forgetting`) are pure functions; this module applies their decisions through
+:class:`~memfold.memory.storage.base.RecordStorage` inside the write's own transaction, so every
+write path (``write``, consolidation, the CLI) forgets by the same policy and a failed write
+changes nothing. No SQL lives here (it is in :mod:`memfold.memory.storage.sqlite.records`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
-
-import sqlite_utils
+from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
 from .clock import Clock
-from .errors import CapacityExceeded, InvalidInput, RecordNotFound
+from .errors import CapacityExceeded, InvalidInput, MemfoldError, RecordNotFound
 from .events import Event, list_events, log_event
 from .forgetting import (
     DEFAULT_ACCESS_WEIGHT,
@@ -32,34 +31,30 @@ from .forgetting import (
     decide_write,
     same_normalised_text,
 )
-from .records import RECORD_COLUMNS, RECORD_TYPES, STATUSES, MemoryRecord
+from .records import RECORD_TYPES, STATUSES, MemoryRecord, check_record_type, check_status
 from .scoring import ScoredRecord, rank, score
-from .storage import where_equal, write_transaction
+from .storage.base import Storage
 from .validation import check_id, check_importance, check_labels, check_name, check_text
 
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
 _UNSET: Any = object()
 
 
-def check_record_type(value: object) -> str:
-    """:raises InvalidInput: unless ``value`` is one of :data:`RECORD_TYPES`."""
-    if value not in RECORD_TYPES:
-        raise InvalidInput(f"unknown record type {value!r}: use one of {', '.join(RECORD_TYPES)}")
-    return value  # type: ignore[return-value]
+class RecordSearcher(Protocol):
+    """What :meth:`MemoryStore.read` needs of a search (a :class:`memfold.memory.search.HybridSearch`
+    fits): hits with ``id``, ``type`` and ``score`` attributes, best first."""
 
-
-def check_status(value: object) -> str:
-    """:raises InvalidInput: unless ``value`` is one of :data:`STATUSES`."""
-    if value not in STATUSES:
-        raise InvalidInput(f"unknown status {value!r}: use one of {', '.join(STATUSES)}")
-    return value  # type: ignore[return-value]
+    def search(self, query: str, **kwargs: Any) -> Sequence[Any]:
+        """Hits for ``query`` (``kinds``, ``namespace``, ``type`` and ``limit`` are passed as keywords)."""
 
 
 class MemoryStore:
     """All typed stores of one database, namespaced per tenant/user.
 
-    :param db: an open, migrated ``sqlite_utils.Database`` (STYLE.md rule 5).
+    :param storage: the opened :class:`~memfold.memory.storage.base.Storage` (its ``records``
+        and ``events`` families are used).
     :param clock: the injected clock; every time column comes from it.
+    :param searcher: the search ``read(query=...)`` ranks with (see :attr:`searcher`).
     """
 
     #: The restatement test of the write path: ``same_meaning(existing_content, new_content)``.
@@ -69,9 +64,12 @@ class MemoryStore:
     #: embedding similarity test) to let restatements in other words refresh too.
     same_meaning: SameMeaning = staticmethod(same_normalised_text)
 
-    def __init__(self, db: sqlite_utils.Database, clock: Clock) -> None:
-        self.db = db
+    def __init__(self, storage: Storage, clock: Clock, searcher: RecordSearcher | None = None) -> None:
+        self.storage = storage
+        self.records = storage.records
         self.clock = clock
+        if searcher is not None:
+            self.searcher = searcher
 
     # -- writing -------------------------------------------------------------------------
     def validate(
@@ -113,30 +111,25 @@ class MemoryStore:
     def insert(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write") -> MemoryRecord:
         """Insert validated ``fields`` as a new active record and log a ``write`` event.
 
-        Call inside :func:`write_transaction`; the write path with policies is :meth:`write`.
+        Call inside ``storage.transaction()``; the write path with policies is :meth:`write`.
         """
         now = self.clock.now()
-        cur = self.db.execute(
-            "INSERT INTO records(namespace, type, key, content, importance, created_at, written_at, event_time, "
-            "status, pinned, provenance, labels, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-            [
-                fields["namespace"],
-                fields["type"],
-                fields["key"],
-                fields["content"],
-                fields["importance"],
-                now,
-                now,
-                fields["event_time"],
-                int(bool(pinned)),
-                json.dumps(fields["provenance"]),
-                json.dumps(fields["labels"]),
-                fields["metadata"],
-            ],
+        record_id = self.records.insert(
+            namespace=fields["namespace"],
+            type=fields["type"],
+            key=fields["key"],
+            content=fields["content"],
+            importance=fields["importance"],
+            created_at=now,
+            written_at=now,
+            event_time=fields["event_time"],
+            pinned=bool(pinned),
+            provenance=fields["provenance"],
+            labels=fields["labels"],
+            metadata=fields["metadata"],
         )
-        record_id = cur.lastrowid
         log_event(
-            self.db,
+            self.storage,
             at=now,
             kind="write",
             subject=f"record:{record_id}",
@@ -211,13 +204,13 @@ class MemoryStore:
             namespace, type, content, key=key, importance=importance, labels=labels,
             provenance=provenance, event_time=event_time, metadata=metadata,
         )
-        with write_transaction(self.db):
+        with self.storage.transaction():
             return self.apply_write(fields, pinned=pinned, cause=cause)
 
     def apply_write(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write") -> WriteOutcome:
         """Apply validated ``fields`` (from :meth:`validate`) with supersession, refresh and eviction.
 
-        Call inside :func:`write_transaction` (an exception rolls the whole write back).
+        Call inside ``storage.transaction()`` (an exception rolls the whole write back).
         :raises CapacityExceeded: see :meth:`write`.
         """
         key = fields["key"]
@@ -245,32 +238,23 @@ class MemoryStore:
                     details={"slot": [fields["namespace"], fields["type"], key], "by": new.id},
                 )
                 retired.append(old.id)
-            self.db.execute("UPDATE records SET supersedes = ? WHERE id = ?", [current.id, new.id])
+            self.records.set_supersedes(new.id, current.id)
         evicted = self._enforce_capacity(
             fields["namespace"], fields["type"], protect=new.id, cause=f"over capacity after write of record {new.id}"
         )
         return WriteOutcome(self.get(new.id), action, retired=tuple(retired), evicted=tuple(evicted))
 
-    # -- forgetting internals (SQL only; the decisions live in memory/forgetting.py) ------
+    # -- forgetting internals (storage calls only; the decisions live in memory/forgetting.py)
     def _active_in_slot(self, namespace: str, type: str, key: str) -> list[MemoryRecord]:
         """Active records of one slot, oldest first (normally at most one)."""
-        rows = self.db.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE namespace = ? AND type = ? AND key = ? AND status = 'active' "
-            "ORDER BY id",
-            [namespace, type, key],
-        ).fetchall()
-        return [MemoryRecord.from_row(r) for r in rows]
+        return self.records.active_in_slot(namespace, type, key)
 
     def _retire_row(self, record: MemoryRecord, *, cause: str, superseded_by: int | None = None,
                     details: dict[str, Any] | None = None) -> None:
         """Set an active record to retired (optionally linking its successor) and log it."""
-        if superseded_by is None:
-            self.db.execute("UPDATE records SET status = 'retired' WHERE id = ?", [record.id])
-        else:
-            self.db.execute("UPDATE records SET status = 'retired', superseded_by = ? WHERE id = ?",
-                            [superseded_by, record.id])
+        self.records.retire(record.id, superseded_by=superseded_by)
         log_event(
-            self.db, at=self.clock.now(), kind="retire", subject=f"record:{record.id}", namespace=record.namespace,
+            self.storage, at=self.clock.now(), kind="retire", subject=f"record:{record.id}", namespace=record.namespace,
             record_id=record.id, cause=cause,
             details={"from": record.status, "to": "retired", "superseded_by": superseded_by, **(details or {})},
         )
@@ -284,14 +268,13 @@ class MemoryStore:
         provenance = list(current.provenance) + [p for p in fields["provenance"] if p not in current.provenance]
         labels = sorted(set(current.labels) | set(fields["labels"]))
         metadata = {**current.metadata, **json.loads(fields["metadata"])}
-        self.db.execute(
-            "UPDATE records SET written_at = ?, importance = ?, event_time = ?, provenance = ?, labels = ?, "
-            "metadata = ?, pinned = ? WHERE id = ?",
-            [now, importance, event_time, json.dumps(provenance), json.dumps(labels),
-             json.dumps(metadata, sort_keys=True, ensure_ascii=False), int(current.pinned or bool(pinned)), current.id],
+        self.records.refresh(
+            current.id, written_at=now, importance=importance, event_time=event_time, provenance=provenance,
+            labels=labels, metadata=json.dumps(metadata, sort_keys=True, ensure_ascii=False),
+            pinned=current.pinned or bool(pinned),
         )
         log_event(
-            self.db, at=now, kind="refresh", subject=f"record:{current.id}", namespace=current.namespace,
+            self.storage, at=now, kind="refresh", subject=f"record:{current.id}", namespace=current.namespace,
             record_id=current.id, cause=cause,
             details={"written_at": [current.written_at, now], "importance": [current.importance, importance],
                      "key": current.key},
@@ -310,11 +293,10 @@ class MemoryStore:
             seen.add(previous.id)
             successor = previous
         predecessor = successor.supersedes
-        self.db.execute("UPDATE records SET supersedes = ? WHERE id = ?", [predecessor, new.id])
-        self.db.execute("UPDATE records SET supersedes = ? WHERE id = ?", [new.id, successor.id])
+        self.records.set_supersedes(new.id, predecessor)
+        self.records.set_supersedes(successor.id, new.id)
         if predecessor is not None:
-            self.db.execute("UPDATE records SET superseded_by = ? WHERE id = ? AND superseded_by = ?",
-                            [new.id, predecessor, successor.id])
+            self.records.replace_superseded_by(predecessor, old=successor.id, new=new.id)
         self._retire_row(
             new,
             cause=f"older statement: event time {new.event_time:g} is before record {current.id}'s "
@@ -326,11 +308,7 @@ class MemoryStore:
     def _store_arrays(self, namespace: str, type: str) -> np.ndarray:
         """Active records of one store as a float64 array ``(n, 5)``: id, importance, written_at,
         access_count, pinned."""
-        rows = self.db.execute(
-            "SELECT id, importance, written_at, access_count, pinned FROM records "
-            "WHERE namespace = ? AND type = ? AND status = 'active'",
-            [namespace, type],
-        ).fetchall()
+        rows = self.records.score_rows(namespace, type)
         return np.array(rows, dtype=np.float64).reshape(-1, 5)
 
     def _enforce_capacity(self, namespace: str, type: str, *, protect: int | None, cause: str) -> list[int]:
@@ -359,9 +337,9 @@ class MemoryStore:
             )
         by_id = dict(zip(ids.tolist(), scores.tolist()))
         for victim in victims:
-            self.db.execute("UPDATE records SET status = 'evicted' WHERE id = ?", [victim])
+            self.records.set_status(victim, "evicted")
             log_event(
-                self.db, at=now, kind="evict", subject=f"record:{victim}", namespace=namespace, record_id=victim,
+                self.storage, at=now, kind="evict", subject=f"record:{victim}", namespace=namespace, record_id=victim,
                 cause=cause,
                 details={"from": "active", "to": "evicted", "score": by_id[victim], "capacity": policy.capacity,
                          "type": type},
@@ -372,10 +350,10 @@ class MemoryStore:
     def get(self, record_id: int) -> MemoryRecord:
         """The record with ``record_id``. :raises RecordNotFound: if there is none."""
         check_id(record_id, "record id")
-        row = self.db.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", [record_id]).fetchone()
-        if row is None:
+        record = self.records.get(record_id)
+        if record is None:
             raise RecordNotFound(f"no memory record with id {record_id}")
-        return MemoryRecord.from_row(row)
+        return record
 
     def list(
         self,
@@ -392,18 +370,16 @@ class MemoryStore:
         """
         if status is None and not include_inactive:
             status = "active"
-        where, params = where_equal(
+        return self.records.list(
             namespace=namespace,
             type=None if type is None else check_record_type(type),
             key=key,
             status=None if status is None else check_status(status),
         )
-        sql = f"SELECT {RECORD_COLUMNS} FROM records{where} ORDER BY id"
-        return [MemoryRecord.from_row(r) for r in self.db.execute(sql, params).fetchall()]
 
     def namespaces(self) -> list[str]:
         """Every namespace that has records, sorted."""
-        return [r[0] for r in self.db.execute("SELECT DISTINCT namespace FROM records ORDER BY namespace")]
+        return self.records.namespaces()
 
     # -- status changes ------------------------------------------------------------------
     def set_status(self, record_id: int, status: str, *, cause: str, kind: str | None = None) -> MemoryRecord:
@@ -413,11 +389,11 @@ class MemoryStore:
         :raises InvalidInput: for an unknown status.
         """
         check_status(status)
-        with write_transaction(self.db):
+        with self.storage.transaction():
             record = self.get(record_id)
-            self.db.execute("UPDATE records SET status = ? WHERE id = ?", [status, record_id])
+            self.records.set_status(record_id, status)
             log_event(
-                self.db,
+                self.storage,
                 at=self.clock.now(),
                 kind=kind or {"retired": "retire", "evicted": "evict", "consumed": "consume", "erased": "erase", "active": "status"}[status],
                 subject=f"record:{record_id}",
@@ -480,27 +456,23 @@ class MemoryStore:
         relevance = None if query is None else self._relevance(namespace, wanted, query, k)
         if not touch:
             return self._rank(namespace, k, wanted, at_value, relevance)
-        with write_transaction(self.db):
+        with self.storage.transaction():
             result = self._rank(namespace, k, wanted, at_value, relevance)
             if result:
-                ids = [s.record.id for s in result]
-                self.db.execute(
-                    f"UPDATE records SET access_count = access_count + 1, last_access_at = ? "
-                    f"WHERE id IN ({', '.join('?' * len(ids))})",
-                    [self.clock.now(), *ids],
-                )
+                self.records.touch([s.record.id for s in result], self.clock.now())
             return result
 
-    #: The search used by ``read(query=...)``: a :class:`memfold.memory.search.HybridSearch`. The
-    #: facade sets one sharing its embedder; ``None`` builds a BM25-only one on first use.
-    searcher: Any = None
+    #: The search used by ``read(query=...)``: a :class:`RecordSearcher` such as
+    #: :class:`memfold.memory.search.HybridSearch`. The facade sets one sharing its embedder
+    #: (injected, so this module never imports the search that imports it).
+    searcher: RecordSearcher | None = None
 
     def _relevance(self, namespace: str, types: list[str], query: str, k: int) -> dict[int, float]:
         """``{record id: relevance in (0, 1]}`` for the active records of ``types`` relevant to ``query``."""
-        from .search import HybridSearch
-
         if self.searcher is None:
-            self.searcher = HybridSearch(self.db, None)
+            raise MemfoldError(
+                "read(query=...) needs a search: set MemoryStore.searcher (the MemFold facade sets its HybridSearch)"
+            )
         hits = self.searcher.search(query, kinds=("record",), namespace=namespace,
                                     type=types[0] if len(types) == 1 else None, limit=max(50, 5 * k))
         hits = [h for h in hits if h.type in types]
@@ -535,17 +507,11 @@ class MemoryStore:
             weighted = scores * np.array([relevance[int(i)] for i in ids])
             top = rank(weighted, ids, k)
             top_ids = [int(i) for i in ids[top]]
-            rows = self.db.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({', '.join('?' * len(top_ids))})", top_ids
-            ).fetchall()
-            by_id = {r[0]: MemoryRecord.from_row(r) for r in rows}
+            by_id = self.records.get_many(top_ids)
             return [ScoredRecord(by_id[i], float(s), at) for i, s in zip(top_ids, scores[top].tolist())]
         top = rank(scores, ids, k)
         top_ids = [int(i) for i in ids[top]]
-        rows = self.db.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({', '.join('?' * len(top_ids))})", top_ids
-        ).fetchall()
-        by_id = {r[0]: MemoryRecord.from_row(r) for r in rows}
+        by_id = self.records.get_many(top_ids)
         return [ScoredRecord(by_id[i], float(s), at) for i, s in zip(top_ids, scores[top].tolist())]
 
     # -- policy --------------------------------------------------------------------------
@@ -553,14 +519,11 @@ class MemoryStore:
         """The :class:`~memfold.memory.forgetting.StorePolicy` of one ``(namespace, type)`` store
         (the documented defaults when none was set). :raises InvalidInput: for an unknown type."""
         check_record_type(type)
-        row = self.db.execute(
-            "SELECT capacity, half_life, access_weight FROM store_policies WHERE namespace = ? AND type = ?",
-            [namespace, type],
-        ).fetchone()
-        if row is None:
+        stored = self.records.policy(namespace, type)
+        if stored is None:
             return StorePolicy()
-        return StorePolicy(capacity=row[0], half_life=row[1],
-                           access_weight=DEFAULT_ACCESS_WEIGHT if row[2] is None else row[2])
+        return StorePolicy(capacity=stored.capacity, half_life=stored.half_life,
+                           access_weight=DEFAULT_ACCESS_WEIGHT if stored.access_weight is None else stored.access_weight)
 
     def set_policy(
         self,
@@ -596,14 +559,11 @@ class MemoryStore:
         if access_weight is not _UNSET:
             changes["access_weight"] = DEFAULT_ACCESS_WEIGHT if access_weight is None else access_weight
         new = old.updated(**changes)
-        with write_transaction(self.db):
+        with self.storage.transaction():
             now = self.clock.now()
-            self.db.execute(
-                "INSERT OR REPLACE INTO store_policies(namespace, type, capacity, half_life, access_weight, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [namespace, type, new.capacity, new.half_life, new.access_weight, now],
-            )
-            log_event(self.db, at=now, kind="policy", subject=f"store:{namespace}/{type}", namespace=namespace,
+            self.records.put_policy(namespace, type, capacity=new.capacity, half_life=new.half_life,
+                                    access_weight=new.access_weight, updated_at=now)
+            log_event(self.storage, at=now, kind="policy", subject=f"store:{namespace}/{type}", namespace=namespace,
                       cause=cause, details={"type": type, "from": old.to_dict(), "to": new.to_dict()})
             evicted = self._enforce_capacity(namespace, type, protect=None,
                                              cause=f"capacity of the {type} store lowered to {new.capacity}")
@@ -621,11 +581,11 @@ class MemoryStore:
         return self._set_pinned(record_id, False, cause)
 
     def _set_pinned(self, record_id: int, pinned: bool, cause: str) -> MemoryRecord:
-        with write_transaction(self.db):
+        with self.storage.transaction():
             record = self.get(record_id)
             if record.pinned != pinned:
-                self.db.execute("UPDATE records SET pinned = ? WHERE id = ?", [int(pinned), record_id])
-                log_event(self.db, at=self.clock.now(), kind="pin" if pinned else "unpin",
+                self.records.set_pinned(record_id, pinned)
+                log_event(self.storage, at=self.clock.now(), kind="pin" if pinned else "unpin",
                           subject=f"record:{record_id}", namespace=record.namespace, record_id=record_id, cause=cause,
                           details={"status": record.status})
             return self.get(record_id)
@@ -636,7 +596,7 @@ class MemoryStore:
         :raises RecordNotFound: if there is no such record.
         :raises InvalidInput: if the record is not active.
         """
-        with write_transaction(self.db):
+        with self.storage.transaction():
             record = self.get(record_id)
             if record.status != "active":
                 raise InvalidInput(f"record {record_id} is {record.status}: only an active record can be retired")
@@ -656,7 +616,7 @@ class MemoryStore:
         :raises InvalidInput: unless the record is retired or evicted.
         :raises CapacityExceeded: if it cannot fit because every other record is pinned; nothing changes.
         """
-        with write_transaction(self.db):
+        with self.storage.transaction():
             record = self.get(record_id)
             if record.status not in ("retired", "evicted"):
                 raise InvalidInput(
@@ -665,17 +625,16 @@ class MemoryStore:
             unlinked = None
             if record.superseded_by is not None:
                 unlinked = record.superseded_by
-                self.db.execute("UPDATE records SET supersedes = NULL WHERE id = ? AND supersedes = ?",
-                                [unlinked, record_id])
-                self.db.execute("UPDATE records SET superseded_by = NULL WHERE id = ?", [record_id])
+                self.records.clear_supersedes(unlinked, if_predecessor=record_id)
+                self.records.set_superseded_by(record_id, None)
             displaced = []
             if record.key is not None:
                 for other in self._active_in_slot(record.namespace, record.type, record.key):
                     self._retire_row(other, cause=f"record {record_id} reinstated by revert in slot {record.key}",
                                      details={"reinstated": record_id})
                     displaced.append(other.id)
-            self.db.execute("UPDATE records SET status = 'active' WHERE id = ?", [record_id])
-            log_event(self.db, at=self.clock.now(), kind="revert", subject=f"record:{record_id}",
+            self.records.set_status(record_id, "active")
+            log_event(self.storage, at=self.clock.now(), kind="revert", subject=f"record:{record_id}",
                       namespace=record.namespace, record_id=record_id, cause=cause,
                       details={"from": record.status, "to": "active", "unlinked_successor": unlinked,
                                "retired": displaced})
@@ -686,7 +645,7 @@ class MemoryStore:
     def events(self, namespace: str | None = None, *, record_id: int | None = None, kind: str | None = None,
                limit: int | None = None) -> list[Event]:
         """The audit log (oldest first), optionally filtered."""
-        return list_events(self.db, namespace=namespace, record_id=record_id, kind=kind, limit=limit)
+        return list_events(self.storage, namespace=namespace, record_id=record_id, kind=kind, limit=limit)
 
 
 class TypedStore:

@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any, ContextManager, Iterable, Protocol, runtime_checkable
 
 from .rows import Event
+from .rows import MemoryRecord, ScoreRow, StoredPolicy  # records family
+from typing import Sequence  # records family
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -42,6 +44,65 @@ class CatalogStorage(Protocol):
 # --- records: typed memory records and store policies (memory/store.py, memory/forgetting.py) ----
 class RecordStorage(Protocol):
     """``records`` (working, semantic, episodic, procedural) and the per-store policies."""
+
+    def insert(self, *, namespace: str, type: str, key: str | None, content: str, importance: float,
+               created_at: float, written_at: float, event_time: float | None, pinned: bool,
+               provenance: Sequence[str], labels: Sequence[str], metadata: str) -> int:
+        """Insert one active record; ``metadata`` is JSON text. Returns the new id."""
+
+    def refresh(self, record_id: int, *, written_at: float, importance: float, event_time: float | None,
+                provenance: Sequence[str], labels: Sequence[str], metadata: str, pinned: bool) -> None:
+        """Rewrite a restated record's write time, importance, event time, sources, labels, metadata, pin."""
+
+    def set_status(self, record_id: int, status: str) -> None:
+        """Set one record's status (bytes and links stay)."""
+
+    def retire(self, record_id: int, *, superseded_by: int | None = None) -> None:
+        """Set a record to ``retired``; with ``superseded_by``, also link it to its successor."""
+
+    def set_pinned(self, record_id: int, pinned: bool) -> None:
+        """Pin or unpin one record."""
+
+    def touch(self, record_ids: Sequence[int], at: float) -> None:
+        """Count one read of each record: ``access_count + 1`` and ``last_access_at = at``."""
+
+    def set_supersedes(self, record_id: int, predecessor: int | None) -> None:
+        """Set (or clear) the record this one supersedes."""
+
+    def clear_supersedes(self, record_id: int, *, if_predecessor: int) -> None:
+        """Clear ``supersedes`` of ``record_id`` only if it points at ``if_predecessor``."""
+
+    def set_superseded_by(self, record_id: int, successor: int | None) -> None:
+        """Set (or clear) the record that supersedes this one."""
+
+    def replace_superseded_by(self, record_id: int, *, old: int, new: int) -> None:
+        """Point ``superseded_by`` of ``record_id`` at ``new`` only if it pointed at ``old``."""
+
+    def get(self, record_id: int) -> "MemoryRecord | None":
+        """The record with ``record_id``, or ``None``."""
+
+    def get_many(self, record_ids: Sequence[int]) -> "dict[int, MemoryRecord]":
+        """``{id: record}`` for those of ``record_ids`` that exist (one statement)."""
+
+    def list(self, *, namespace: str | None = None, type: str | None = None, key: str | None = None,
+             status: str | None = None) -> "list[MemoryRecord]":
+        """Records matching every filter given (``None``: any), in write order (id)."""
+
+    def active_in_slot(self, namespace: str, type: str, key: str) -> "list[MemoryRecord]":
+        """Active records of one ``(namespace, type, key)`` slot, oldest first (normally at most one)."""
+
+    def score_rows(self, namespace: str, type: str) -> "list[ScoreRow]":
+        """Active records of one store as ``(id, importance, written_at, access_count, pinned)`` tuples."""
+
+    def namespaces(self) -> "list[str]":
+        """Every namespace that has records, sorted."""
+
+    def policy(self, namespace: str, type: str) -> "StoredPolicy | None":
+        """The stored policy of one ``(namespace, type)`` store, or ``None`` if none was set."""
+
+    def put_policy(self, namespace: str, type: str, *, capacity: int | None, half_life: float | None,
+                   access_weight: float | None, updated_at: float) -> None:
+        """Create or replace the policy row of one store."""
 
 
 # --- protected: the protected channel (window/protected.py, window/constraints.py) ---------------

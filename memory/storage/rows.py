@@ -8,7 +8,7 @@ engines above; each concept module re-exports its own (``window/archive.py`` re-
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -38,6 +38,57 @@ class Event:
 
 
 # --- records -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MemoryRecord:
+    """One typed memory record as stored (re-exported by :mod:`memfold.memory.records`).
+
+    Times (``created_at``, ``written_at``, ``event_time``, ``last_access_at``) are time values in the
+    clock's unit (ticks or POSIX seconds). ``written_at`` is the last write (a restatement refreshes
+    it); score age counts from it. ``provenance`` lists source ids such as ``"turn:12"`` or
+    ``"record:3"``.
+    """
+
+    id: int
+    namespace: str
+    type: str
+    key: str | None
+    content: str
+    importance: float
+    created_at: float
+    written_at: float
+    event_time: float | None
+    last_access_at: float | None
+    access_count: int
+    status: str
+    supersedes: int | None
+    superseded_by: int | None
+    pinned: bool
+    provenance: tuple[str, ...] = field(default_factory=tuple)
+    labels: tuple[str, ...] = field(default_factory=tuple)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        d = asdict(self)
+        d["provenance"] = list(self.provenance)
+        d["labels"] = list(self.labels)
+        return d
+
+
+@dataclass(frozen=True)
+class StoredPolicy:
+    """The stored policy row of one ``(namespace, type)`` store, as written (not validated again;
+    :class:`memfold.memory.forgetting.StorePolicy` is the policy object built from it).
+    ``None`` means the default for that setting."""
+
+    capacity: int | None
+    half_life: float | None
+    access_weight: float | None
+
+
+#: one active record as the scorer needs it: ``(id, importance, written_at, access_count, pinned)``
+ScoreRow = tuple[int, float, float, int, int]
+
 
 
 # --- protected channel -------------------------------------------------------------------------
