@@ -166,9 +166,9 @@ class MemFold:
         self.embedder = self._embedder(embedder)
         self.searcher = HybridSearch(self.db, self.embedder, index=self.embeddings)
         self._use_embedder_for_restatements()
-        self.protected = ProtectedChannel(self.db, self.clock, self.token_counter)
+        self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
         self.constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
-        self.eraser = Eraser(self.db, self.clock, self.token_counter)
+        self.eraser = Eraser(self.storage, self.clock, self.token_counter)
         # the window (issue 4): default settings for every conversation, overridable per call
         if window is not None and not isinstance(window, WindowSettings):
             raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")

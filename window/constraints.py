@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..memory.errors import ExtractorError, InvalidInput
 from ..memory.events import log_event
-from ..memory.storage import write_transaction
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -402,18 +401,18 @@ class ConstraintTracker:
         if text is None:
             return []
         labels = [label for label in turn.labels if label != SECRET_LABEL]
-        db = self.channel.db
+        storage = self.channel.storage
         try:
             extraction = self.extractor.extract(text, now=turn.created_at, clock=self.channel.clock)
         except ExtractorError as exc:
-            with write_transaction(db):
-                log_event(db, at=self.channel.clock.now(), kind="extractor_failed", subject=f"turn:{turn.id}",
+            with storage.transaction():
+                log_event(storage, at=self.channel.clock.now(), kind="extractor_failed", subject=f"turn:{turn.id}",
                           namespace=namespace, cause=str(exc)[:300], details={"extractor": self.extractor.id})
             extraction = self.rules.extract(text, now=turn.created_at, clock=self.channel.clock)
         if not extraction.proposals and not extraction.withdrawals:
             return []
         created: list[ProtectedRecord] = []
-        with write_transaction(db):
+        with storage.transaction():
             for w in extraction.withdrawals:
                 self._withdraw(turn, w)
             for p in extraction.proposals:
@@ -444,17 +443,15 @@ class ConstraintTracker:
         """A decision override replaces the newest active decision of the conversation, or else the
         newest earlier user turn that states a decision (recorded as superseded, so its text stays
         named as "no longer in force")."""
-        from .archive import Archive
-
         previous = [r for r in self._scope_records(turn)
                     if r.kind == "policy_state" and r.conversation_id == turn.conversation_id and r.id != rec.id]
         if previous:
             old = previous[-1]
-            with write_transaction(self.channel.db):
+            with self.channel.storage.transaction():
                 self.channel._transition(old.id, "superseded", f"turn:{turn.id}", superseded_by=rec.id)
                 chain = [old.id] + list(old.metadata.get("replaces", []))
                 return self.channel.link_replaced(rec.id, chain)
-        archive = Archive(self.channel.db, self.channel.clock, self.channel.token_counter)
+        archive = self.channel._archive()
         earlier = [t for t in archive.history(turn.conversation_id) if t.seq < turn.seq and t.role == "user"
                    and not t.erased and t.metadata.get("quoted_from") is None][-self.lookback_turns:]
         for t in reversed(earlier):

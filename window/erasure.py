@@ -18,18 +18,15 @@ Erasure is the one exception to "nothing is ever deleted" (DESIGN.md §4.1). Inv
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import sqlite_utils
-
 from ..memory.clock import Clock
-from ..memory.errors import InvalidInput, StorageError
+from ..memory.errors import InvalidInput
 from ..memory.validation import check_id
 from .archive import namespace_exists
 from ..memory.events import log_event
-from ..memory.storage import write_transaction
+from ..memory.storage.base import Storage
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_name
 
@@ -63,15 +60,15 @@ def _ids(values: Iterable[object] | None, what: str) -> list[int]:
 
 
 class Eraser:
-    """Plans and performs erasures on one database.
+    """Plans and performs erasures on one storage.
 
-    :param db: an open, migrated database.
+    :param storage: the opened :class:`~memfold.memory.storage.base.Storage`.
     :param clock: the injected clock (event times).
     :param token_counter: re-counts catalog items when stale cards are unfolded.
     """
 
-    def __init__(self, db: sqlite_utils.Database, clock: Clock, token_counter: TokenCounter) -> None:
-        self.db = db
+    def __init__(self, storage: Storage, clock: Clock, token_counter: TokenCounter) -> None:
+        self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
 
@@ -91,53 +88,50 @@ class Eraser:
         t_ids, r_ids, p_ids = _ids(turn_ids, "turn"), _ids(record_ids, "record"), _ids(protected_ids, "protected")
         if namespace is None and conversation_id is None and not (t_ids or r_ids or p_ids):
             raise InvalidInput("erase needs a scope: a namespace, a conversation, or turn/record/protected ids")
-        db = self.db
+        store = self.storage.erasure
         turns: set[int] = set()
         records: set[int] = set()
         protected: set[int] = set()
-        for table, ids, err in (("turns", t_ids, TurnNotFound), ("records", r_ids, RecordNotFound),
-                                ("protected", p_ids, ProtectedNotFound)):
+        for kind, ids, err in (("turn", t_ids, TurnNotFound), ("record", r_ids, RecordNotFound),
+                               ("protected", p_ids, ProtectedNotFound)):
             for i in ids:
-                if db.execute(f"SELECT 1 FROM {table} WHERE id = ?", [i]).fetchone() is None:
-                    raise err(f"no {table[:-1] if table != 'protected' else 'protected record'} with id {i}")
+                if not store.exists(kind, i):
+                    raise err(f"no {kind if kind != 'protected' else 'protected record'} with id {i}")
         turns.update(t_ids)
         records.update(r_ids)
         protected.update(p_ids)
         if namespace is not None:
             check_name(namespace, "namespace")
-            if not namespace_exists(db, namespace):
+            # transitional (issue 12): namespace_exists takes the raw database until the archive family lands
+            if not namespace_exists(self.storage.db, namespace):
                 raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
                                "belongs to it; nothing erased")
-            turns.update(r[0] for r in db.execute(
-                "SELECT t.id FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE c.namespace = ?", [namespace]))
-            records.update(r[0] for r in db.execute("SELECT id FROM records WHERE namespace = ?", [namespace]))
-            protected.update(r[0] for r in db.execute("SELECT id FROM protected WHERE namespace = ?", [namespace]))
+            ns_turns, ns_records, ns_protected = store.namespace_ids(namespace)
+            turns.update(ns_turns)
+            records.update(ns_records)
+            protected.update(ns_protected)
         if conversation_id is not None:
-            if db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation_id]).fetchone() is None:
+            if not store.conversation_exists(conversation_id):
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
-            turns.update(r[0] for r in db.execute("SELECT id FROM turns WHERE conversation_id = ?", [conversation_id]))
-            protected.update(r[0] for r in db.execute("SELECT id FROM protected WHERE conversation_id = ?",
-                                                      [conversation_id]))
+            conv_turns, conv_protected = store.conversation_ids(conversation_id)
+            turns.update(conv_turns)
+            protected.update(conv_protected)
         # derived content: anything whose provenance cites an erased turn
         if turns:
-            cites = {f"turn:{t}" for t in turns}
-            for table, target in (("records", records), ("protected", protected)):
-                for rid, prov in db.execute(f"SELECT id, provenance FROM {table} WHERE provenance != '[]'"):
-                    if cites & set(json.loads(prov)):
-                        target.add(rid)
+            citing_records, citing_protected = store.citing_ids(turns)
+            records |= citing_records
+            protected |= citing_protected
         cards: list[int] = []
-        if turns and "card_covers" in db.table_names():
+        if turns and store.has_cards():
             from .staleness import cards_derived_from  # the window's cards exist from migration 3
 
-            cards = cards_derived_from(db, turn_ids=turns)
-        live = lambda table, col, ids, gone: sorted(  # noqa: E731
-            i for i in ids if db.execute(f"SELECT 1 FROM {table} WHERE id = ? AND {col} != ?", [i, gone]).fetchone())
+            # transitional (issue 12): staleness takes the raw database until the cards family lands
+            cards = cards_derived_from(self.storage.db, turn_ids=turns)
         return ErasurePlan(
-            turns=live("turns", "erased", turns, 1),
-            records=live("records", "status", records, "erased"),
-            protected=live("protected", "state", protected, "erased"),
-            cards=[c for c in cards if "erased" in _columns(db, "cards")
-                   and db.execute("SELECT 1 FROM cards WHERE id = ? AND erased = 0", [c]).fetchone()],
+            turns=store.live_ids("turn", turns),
+            records=store.live_ids("record", records),
+            protected=store.live_ids("protected", protected),
+            cards=store.live_card_ids(cards),
         )
 
     def erase(self, *, namespace: str | None = None, conversation_id: str | None = None,
@@ -150,29 +144,23 @@ class Eraser:
         :returns: the :class:`ErasurePlan` that was carried out.
         :raises InvalidInput: / :raises NotFound: as :meth:`plan`; nothing is written then.
         """
-        if not self.db.conn.in_transaction:
-            self.db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left behind
-        with write_transaction(self.db):
+        store = self.storage.erasure
+        store.secure_delete()  # freed pages are zeroed, not left behind (set outside a transaction)
+        with self.storage.transaction():
             plan = self.plan(namespace=namespace, conversation_id=conversation_id, turn_ids=turn_ids,
                              record_ids=record_ids, protected_ids=protected_ids)
             now = self.clock.now()
-            db = self.db
-            for t in plan.turns:
-                db.execute("UPDATE turns SET content = '', tool_calls = NULL, name = NULL, metadata = '{}', "
-                           "sha256 = 'erased', erased = 1 WHERE id = ? AND erased = 0", [t])
-            for r in plan.records:
-                db.execute("UPDATE records SET content = '', metadata = '{}', status = 'erased' WHERE id = ?", [r])
-            for p in plan.protected:
-                db.execute("UPDATE protected SET text = '', metadata = '{}', state = 'erased', changed_at = ? "
-                           "WHERE id = ?", [now, p])
-            for c in plan.cards:
-                db.execute("UPDATE cards SET text = '', tokens = 0, erased = 1 WHERE id = ?", [c])
+            store.blank_turns(plan.turns)
+            store.blank_records(plan.records)
+            store.blank_protected(plan.protected, changed_at=now)
+            store.blank_cards(plan.cards)
             if plan.cards:
                 from .staleness import mark_stale
 
-                mark_stale(db, plan.cards, at=now, cause="erase", counter=self.token_counter)
+                # transitional (issue 12): staleness takes the raw database until the cards family lands
+                mark_stale(self.storage.db, plan.cards, at=now, cause="erase", counter=self.token_counter)
             scope = {"namespace": namespace, "conversation": conversation_id}
-            log_event(db, at=now, kind="erase", subject=f"erasure:{plan.total}", namespace=namespace,
+            log_event(self.storage, at=now, kind="erase", subject=f"erasure:{plan.total}", namespace=namespace,
                       cause=cause, details={**plan.to_dict(), "scope": scope})
         if vacuum:
             self.vacuum()
@@ -184,19 +172,4 @@ class Eraser:
 
         :raises StorageError: if called inside a transaction or the database is busy.
         """
-        conn = self.db.conn
-        if conn.in_transaction:
-            raise StorageError("vacuum cannot run inside a transaction: call it after the erasure commits")
-        fts = [r[0] for r in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")]
-        with write_transaction(self.db):
-            for name in fts:
-                self.db.execute(f'INSERT INTO "{name}"("{name}") VALUES (\'optimize\')')
-        conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def _columns(db: sqlite_utils.Database, table: str) -> set[str]:
-    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        self.storage.erasure.vacuum()

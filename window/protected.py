@@ -21,16 +21,14 @@ Invariants kept here (each one is a test):
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
-
-import sqlite_utils
 
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, ProtectedNotFound
 from ..memory.events import log_event
-from ..memory.storage import where_equal, write_transaction
+from ..memory.storage.base import Storage
+from ..memory.storage.rows import ProtectedRecord
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_text
 from .labels import Reader, as_reader, can_read
@@ -42,66 +40,11 @@ STATES = ("active", "satisfied", "expired", "revoked", "superseded", "erased")
 #: the transitions a caller may ask for (``erased`` belongs to :mod:`memfold.window.erasure`)
 TRANSITIONS = ("satisfied", "expired", "revoked", "superseded")
 
-PROTECTED_COLUMNS = (
-    "id, namespace, conversation_id, kind, text, state, due_at, provenance, labels, source, created_at, "
-    "changed_at, supersedes, superseded_by, metadata"
-)
-
 #: the header of the rendered channel (a system message); records follow, one per line
 CHANNEL_HEADER = (
     "Protected channel: standing instructions, verbatim. Each stays in force until it is marked "
     "satisfied, expired, revoked or superseded."
 )
-
-
-@dataclass(frozen=True)
-class ProtectedRecord:
-    """One protected row.
-
-    ``due_at``, ``created_at`` and ``changed_at`` are time values in clock units (ticks or POSIX
-    seconds). ``provenance`` lists source ids such as ``"turn:12"``. ``conversation_id`` is None
-    for a namespace-wide record. ``source`` is ``manual``, ``rules`` (the deterministic extractor)
-    or ``llm:<model>``.
-    """
-
-    id: int
-    namespace: str
-    conversation_id: str | None
-    kind: str
-    text: str
-    state: str
-    due_at: float | None
-    provenance: tuple[str, ...]
-    labels: tuple[str, ...]
-    source: str
-    created_at: float
-    changed_at: float
-    supersedes: int | None
-    superseded_by: int | None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_row(cls, row: tuple) -> "ProtectedRecord":
-        """Build from a row selected with :data:`PROTECTED_COLUMNS`."""
-        return cls(
-            id=row[0], namespace=row[1], conversation_id=row[2], kind=row[3], text=row[4], state=row[5],
-            due_at=row[6], provenance=tuple(json.loads(row[7])), labels=tuple(json.loads(row[8])),
-            source=row[9], created_at=row[10], changed_at=row[11], supersedes=row[12], superseded_by=row[13],
-            metadata=json.loads(row[14]),
-        )
-
-    @property
-    def scope(self) -> str:
-        """``"conversation"`` or ``"namespace"``."""
-        return "namespace" if self.conversation_id is None else "conversation"
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (plus ``scope``)."""
-        d = dict(self.__dict__)
-        d["provenance"] = list(self.provenance)
-        d["labels"] = list(self.labels)
-        d["scope"] = self.scope
-        return d
 
 
 @dataclass(frozen=True)
@@ -144,17 +87,25 @@ def render_line(record: ProtectedRecord, clock: Clock) -> str:
 
 
 class ProtectedChannel:
-    """The protected records of one database.
+    """The protected records of one storage.
 
-    :param db: an open, migrated database (STYLE.md rule 5).
+    :param storage: the opened :class:`~memfold.memory.storage.base.Storage`.
     :param clock: the injected clock; ``created_at``, ``changed_at`` and deadline expiry use it.
     :param token_counter: counts the rendered channel's tokens.
     """
 
-    def __init__(self, db: sqlite_utils.Database, clock: Clock, token_counter: TokenCounter) -> None:
-        self.db = db
+    def __init__(self, storage: Storage, clock: Clock, token_counter: TokenCounter) -> None:
+        self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
+
+    def _archive(self) -> Any:
+        """The archive engine over the same storage (conversation rows, lineage, turns)."""
+        from .archive import Archive
+
+        # transitional (issue 12): the archive engine still takes the raw database until the
+        # archive family lands; then this becomes Archive(self.storage, ...)
+        return Archive(self.storage.db, self.clock, self.token_counter)
 
     # -- writing -------------------------------------------------------------------------
     def add(
@@ -198,12 +149,9 @@ class ProtectedChannel:
         due = None if due_at is None else self.clock.coerce(due_at)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")
-        meta_json = json.dumps(metadata or {}, sort_keys=True, ensure_ascii=False)
         check_name(source, "source")
         if conversation_id is not None:
-            from .archive import Archive
-
-            row = Archive(self.db, self.clock, self.token_counter).conversation_row(conversation_id)
+            row = self._archive().conversation_row(conversation_id)
             if namespace is not None and namespace != row["namespace"]:
                 raise InvalidInput(
                     f"conversation {conversation_id!r} is in namespace {row['namespace']!r}, not {namespace!r}"
@@ -212,22 +160,19 @@ class ProtectedChannel:
         if namespace is None:
             raise InvalidInput("a protected record needs a scope: pass conversation_id=... or namespace=...")
         check_name(namespace, "namespace")
-        with write_transaction(self.db):
+        with self.storage.transaction():
             now = self.clock.now()
-            cur = self.db.execute(
-                "INSERT INTO protected(namespace, conversation_id, kind, text, state, due_at, provenance, labels, "
-                "source, created_at, changed_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [namespace, conversation_id, kind, text, state, due, json.dumps(prov), json.dumps(label_list),
-                 source, now, now, meta_json],
+            rid = self.storage.protected.insert(
+                namespace=namespace, conversation_id=conversation_id, kind=kind, text=text, state=state, due_at=due,
+                provenance=prov, labels=label_list, source=source, created_at=now, metadata=metadata,
             )
-            rid = cur.lastrowid
-            log_event(self.db, at=now, kind="protect", subject=f"protected:{rid}", namespace=namespace,
+            log_event(self.storage, at=now, kind="protect", subject=f"protected:{rid}", namespace=namespace,
                       cause=cause, details={"kind": kind, "scope": conversation_id or "namespace",
                                             "state": state, "source": source})
             return self.get(rid)
 
     def _transition(self, record_id: int, to: str, cause: str, *, superseded_by: int | None = None) -> ProtectedRecord:
-        with write_transaction(self.db):
+        with self.storage.transaction():
             record = self.get(record_id)
             if record.state != "active":
                 raise InvalidInput(
@@ -235,11 +180,8 @@ class ProtectedChannel:
                     f"become {to}"
                 )
             now = self.clock.now()
-            self.db.execute(
-                "UPDATE protected SET state = ?, changed_at = ?, superseded_by = COALESCE(?, superseded_by) WHERE id = ?",
-                [to, now, superseded_by, record_id],
-            )
-            log_event(self.db, at=now, kind=f"protected_{to}", subject=f"protected:{record_id}",
+            self.storage.protected.set_state(record_id, to, changed_at=now, superseded_by=superseded_by)
+            log_event(self.storage, at=now, kind=f"protected_{to}", subject=f"protected:{record_id}",
                       namespace=record.namespace, cause=cause,
                       details={"from": "active", "to": to, "superseded_by": superseded_by})
             return self.get(record_id)
@@ -267,7 +209,7 @@ class ProtectedChannel:
         :raises InvalidInput: if the old record is not active or the new text is bad.
         """
         old = self.get(record_id)
-        with write_transaction(self.db):
+        with self.storage.transaction():
             if old.state != "active":
                 raise InvalidInput(f"protected record {record_id} is {old.state}, not active: it cannot be superseded")
             new = self.add(
@@ -276,25 +218,24 @@ class ProtectedChannel:
                 source=source, cause=cause or "supersede",
                 metadata={"replaces": [old.id], "replaces_text": [old.text]},
             )
-            self.db.execute("UPDATE protected SET supersedes = ? WHERE id = ?", [old.id, new.id])
+            self.storage.protected.set_supersedes(new.id, old.id)
             self._transition(record_id, "superseded", cause, superseded_by=new.id)
             return self.get(new.id)
 
     def link_replaced(self, new_id: int, old_ids: list[int]) -> ProtectedRecord:
         """Record that ``new_id`` replaces already-inactive ``old_ids`` (used by the extractor when
         a user reverses an earlier decision): the new record then names their text when rendered."""
-        with write_transaction(self.db):
+        with self.storage.transaction():
             new = self.get(new_id)
             olds = [self.get(i) for i in old_ids]
             meta = dict(new.metadata)
             meta["replaces"] = sorted(set(meta.get("replaces", [])) | {o.id for o in olds})
             meta["replaces_text"] = list(meta.get("replaces_text", [])) + [o.text for o in olds
                                                                            if o.text not in meta.get("replaces_text", [])]
-            self.db.execute("UPDATE protected SET metadata = ? WHERE id = ?",
-                            [json.dumps(meta, sort_keys=True, ensure_ascii=False), new_id])
+            self.storage.protected.set_metadata(new_id, meta)
             for o in olds:
                 if o.superseded_by is None:
-                    self.db.execute("UPDATE protected SET superseded_by = ? WHERE id = ?", [new_id, o.id])
+                    self.storage.protected.set_superseded_by(o.id, new_id)
             return self.get(new_id)
 
     def expire_due(self, now: float | None = None) -> list[ProtectedRecord]:
@@ -303,18 +244,17 @@ class ProtectedChannel:
         :returns: the records expired by this call (each logged with cause ``due``).
         """
         at = self.clock.now() if now is None else self.clock.coerce(now)
-        ids = [r[0] for r in self.db.execute(
-            "SELECT id FROM protected WHERE state = 'active' AND due_at IS NOT NULL AND due_at <= ? ORDER BY id", [at])]
+        ids = self.storage.protected.due_ids(at)
         return [self._transition(i, "expired", "due") for i in ids]
 
     # -- reading -------------------------------------------------------------------------
     def get(self, record_id: int) -> ProtectedRecord:
         """The record with ``record_id``. :raises ProtectedNotFound: if there is none."""
         check_id(record_id, "protected record id")
-        row = self.db.execute(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ?", [record_id]).fetchone()
-        if row is None:
+        record = self.storage.protected.get(record_id)
+        if record is None:
             raise ProtectedNotFound(f"no protected record with id {record_id}")
-        return ProtectedRecord.from_row(row)
+        return record
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = "active", reader: object = None) -> list[ProtectedRecord]:
@@ -327,10 +267,8 @@ class ProtectedChannel:
         """
         self.expire_due()
         rdr = as_reader(reader)
-        where, params = where_equal(namespace=namespace, conversation_id=conversation_id,
-                                    state=None if state is None else _check_state(state))
-        sql = f"SELECT {PROTECTED_COLUMNS} FROM protected{where} ORDER BY id"
-        records = [ProtectedRecord.from_row(r) for r in self.db.execute(sql, params)]
+        records = self.storage.protected.list(namespace=namespace, conversation_id=conversation_id,
+                                              state=None if state is None else _check_state(state))
         return [r for r in records if can_read(rdr, r.labels)]
 
     def active_for(self, conversation_id: str, *, reader: object = None) -> list[ProtectedRecord]:
@@ -340,38 +278,28 @@ class ProtectedChannel:
 
         :raises ConversationNotFound: for an unknown conversation.
         """
-        from .archive import Archive
-
         self.expire_due()
         rdr = as_reader(reader)
-        archive = Archive(self.db, self.clock, self.token_counter)
+        archive = self._archive()
         row = archive.conversation_row(conversation_id)
         lineage = archive.lineage(conversation_id)
         limits = {conv: upto for conv, upto in lineage}
-        rows = self.db.execute(
-            f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE namespace = ? AND state = 'active' "
-            f"AND (conversation_id IS NULL OR conversation_id IN ({','.join('?' * len(limits))})) ORDER BY id",
-            [row["namespace"], *limits],
-        ).fetchall()
         out = []
-        for r in rows:
-            rec = ProtectedRecord.from_row(r)
+        for rec in self.storage.protected.active_in_scope(row["namespace"], limits):
             if rec.conversation_id not in (None, conversation_id):
                 upto = limits[rec.conversation_id]
-                if not self._within_fork(rec, rec.conversation_id, upto):
+                if not self._within_fork(archive, rec, rec.conversation_id, upto):
                     continue
             if can_read(rdr, rec.labels):
                 out.append(rec)
         return out
 
-    def _within_fork(self, record: ProtectedRecord, conversation_id: str, upto: int | None) -> bool:
+    def _within_fork(self, archive: Any, record: ProtectedRecord, conversation_id: str, upto: int | None) -> bool:
         """True if an ancestor's record comes from turns a fork shares (seq <= fork point)."""
         turn_ids = [int(p.split(":", 1)[1]) for p in record.provenance if p.startswith("turn:")]
         if not turn_ids or upto is None:
             return upto is None
-        seqs = [r[0] for r in self.db.execute(
-            f"SELECT seq FROM turns WHERE conversation_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
-            [conversation_id, *turn_ids])]
+        seqs = [t.seq for t in archive.get_many(turn_ids).values() if t.conversation_id == conversation_id]
         return bool(seqs) and max(seqs) <= upto
 
     def render(self, conversation_id: str, *, reader: object = None) -> ChannelRendering:
@@ -395,19 +323,13 @@ class ProtectedChannel:
     def texts_for_family(self, family_id: str) -> list[str]:
         """Texts of every non-erased protected record scoped to conversations of a family or its
         namespace; the summarizer guard refuses input containing any of them."""
-        rows = self.db.execute(
-            "SELECT p.text FROM protected p WHERE p.state != 'erased' AND (p.conversation_id IN "
-            "(SELECT id FROM conversations WHERE family_id = ?) OR (p.conversation_id IS NULL AND p.namespace IN "
-            "(SELECT namespace FROM conversations WHERE family_id = ?)))",
-            [family_id, family_id],
-        )
-        return [r[0] for r in rows]
+        return self.storage.protected.texts_for_family(family_id)
 
     def provenance_turn_ids(self) -> set[int]:
         """Ids of every turn that is the source of a non-erased protected record."""
         out: set[int] = set()
-        for (prov,) in self.db.execute("SELECT provenance FROM protected WHERE state != 'erased'"):
-            for p in json.loads(prov):
+        for prov in self.storage.protected.live_provenance():
+            for p in prov:
                 if p.startswith("turn:"):
                     out.add(int(p.split(":", 1)[1]))
         return out
@@ -438,11 +360,9 @@ def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[A
     from .archive import Turn
     from .labels import SECRET_LABEL
 
-    db = conv.db
-    protected = [(rid, text) for rid, text in db.execute(
-        "SELECT p.id, p.text FROM protected p WHERE p.state != 'erased' AND p.text != '' AND (p.conversation_id IN "
-        "(SELECT id FROM conversations WHERE family_id = ?) OR (p.conversation_id IS NULL AND p.namespace = ?)) "
-        "ORDER BY length(p.text) DESC, p.id", [conv.family_id, conv.namespace])]
+    # transitional (issue 12): a Conversation carries the facade until engines get their parts
+    storage = getattr(conv, "storage", None) or conv.memfold.storage
+    protected = storage.protected.guarded_texts(conv.family_id, conv.namespace)
     out = []
     for child, item in zip(children, items):
         text = item.text

@@ -23,6 +23,7 @@ from typing import Any, ContextManager, Iterable, Protocol, runtime_checkable
 from .rows import Event
 from .rows import MemoryRecord, ScoreRow, StoredPolicy  # records family
 from typing import Sequence  # records family
+from .rows import Event, ProtectedRecord
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -109,6 +110,45 @@ class RecordStorage(Protocol):
 class ProtectedStorage(Protocol):
     """``protected`` records and their state history; never read by a summarizer."""
 
+    def insert(self, *, namespace: str, conversation_id: str | None, kind: str, text: str, state: str,
+               due_at: float | None, provenance: Iterable[str], labels: Iterable[str], source: str,
+               created_at: float, metadata: dict[str, Any] | None = None) -> int:
+        """Insert one validated record (``changed_at`` = ``created_at``); returns its id."""
+
+    def set_state(self, record_id: int, state: str, *, changed_at: float, superseded_by: int | None = None) -> None:
+        """Move a record to ``state`` at ``changed_at``; ``superseded_by`` is kept unless given."""
+
+    def set_supersedes(self, record_id: int, supersedes: int) -> None:
+        """Record which record ``record_id`` replaced."""
+
+    def set_superseded_by(self, record_id: int, superseded_by: int) -> None:
+        """Record which record replaced ``record_id``."""
+
+    def set_metadata(self, record_id: int, metadata: dict[str, Any]) -> None:
+        """Replace a record's metadata."""
+
+    def get(self, record_id: int) -> ProtectedRecord | None:
+        """The record with ``record_id``, or ``None``."""
+
+    def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
+             state: str | None = None) -> "list[ProtectedRecord]":
+        """Records in id order, filtered by every argument that is not ``None``."""
+
+    def active_in_scope(self, namespace: str, conversation_ids: Iterable[str]) -> "list[ProtectedRecord]":
+        """Active records of ``namespace``, namespace-wide or scoped to one of ``conversation_ids``, by id."""
+
+    def due_ids(self, at: float) -> "list[int]":
+        """Ids of active records whose ``due_at`` is at or before ``at``, in id order."""
+
+    def texts_for_family(self, family_id: str) -> "list[str]":
+        """Texts of non-erased records of the family's conversations or their namespaces (spans conversations)."""
+
+    def guarded_texts(self, family_id: str, namespace: str) -> "list[tuple[int, str]]":
+        """``(id, text)`` of non-empty, non-erased records of the family or namespace, longest first (spans conversations)."""
+
+    def live_provenance(self) -> "list[tuple[str, ...]]":
+        """The provenance lists of every non-erased record."""
+
 
 # --- full-text: BM25 indexes over turns, cards and records (memory/search.py, window/recall.py) --
 class FullTextStorage(Protocol):
@@ -141,6 +181,48 @@ class EventStorage(Protocol):
 # --- erasure: removing content for good across every family (window/erasure.py) ------------------
 class ErasureStorage(Protocol):
     """Cross-family scrubbing of erased content (every table and index that may hold its bytes)."""
+
+    def exists(self, kind: str, item_id: int) -> bool:
+        """True when a ``turn``, ``record`` or ``protected`` row with this id exists (erased or not)."""
+
+    def conversation_exists(self, conversation_id: str) -> bool:
+        """True when the conversation exists (reads conversations)."""
+
+    def namespace_ids(self, namespace: str) -> "tuple[list[int], list[int], list[int]]":
+        """Ids of the turns, memory records and protected records in ``namespace`` (spans families)."""
+
+    def conversation_ids(self, conversation_id: str) -> "tuple[list[int], list[int]]":
+        """Ids of the conversation's own turns and conversation-scoped protected records (spans families)."""
+
+    def citing_ids(self, turn_ids: Iterable[int]) -> "tuple[set[int], set[int]]":
+        """Ids of memory records and protected records whose provenance cites one of ``turn_ids``."""
+
+    def has_cards(self) -> bool:
+        """True when the file has the window's summary cards (their cover lists)."""
+
+    def live_ids(self, kind: str, ids: Iterable[int]) -> "list[int]":
+        """The ``turn``, ``record`` or ``protected`` ids among ``ids`` not erased yet, sorted."""
+
+    def live_card_ids(self, card_ids: Iterable[int]) -> "list[int]":
+        """The card ids among ``card_ids`` not erased yet, in the order given."""
+
+    def secure_delete(self) -> None:
+        """Zero freed pages from now on (outside a transaction; inside one it is left as is)."""
+
+    def blank_turns(self, turn_ids: Iterable[int]) -> None:
+        """Blank archived turns (erased 0 -> 1); their full-text entries and vectors go too."""
+
+    def blank_records(self, record_ids: Iterable[int]) -> None:
+        """Blank memory records (status ``erased``); their full-text entries and vectors go too."""
+
+    def blank_protected(self, protected_ids: Iterable[int], *, changed_at: float) -> None:
+        """Blank protected records (state ``erased`` at ``changed_at``)."""
+
+    def blank_cards(self, card_ids: Iterable[int]) -> None:
+        """Blank summary cards (erased 0 -> 1, no tokens); their full-text entries and vectors go too."""
+
+    def vacuum(self) -> None:
+        """Make erased bytes leave the storage (indexes merged, log truncated, file rewritten); not inside a transaction."""
 
 
 # --- meta: file-wide settings (clock kind, logical tick, token counter, schema version) ----------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -92,6 +93,45 @@ ScoreRow = tuple[int, float, float, int, int]
 
 
 # --- protected channel -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProtectedRecord:
+    """One protected row.
+
+    ``due_at``, ``created_at`` and ``changed_at`` are time values in clock units (ticks or POSIX
+    seconds). ``provenance`` lists source ids such as ``"turn:12"``. ``conversation_id`` is None
+    for a namespace-wide record. ``source`` is ``manual``, ``rules`` (the deterministic extractor)
+    or ``llm:<model>``.
+    """
+
+    id: int
+    namespace: str
+    conversation_id: str | None
+    kind: str
+    text: str
+    state: str
+    due_at: float | None
+    provenance: tuple[str, ...]
+    labels: tuple[str, ...]
+    source: str
+    created_at: float
+    changed_at: float
+    supersedes: int | None
+    superseded_by: int | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scope(self) -> str:
+        """``"conversation"`` or ``"namespace"``."""
+        return "namespace" if self.conversation_id is None else "conversation"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (plus ``scope``)."""
+        d = dict(self.__dict__)
+        d["provenance"] = list(self.provenance)
+        d["labels"] = list(self.labels)
+        d["scope"] = self.scope
+        return d
+
 
 
 # --- search (full-text and vectors) ------------------------------------------------------------

@@ -1,12 +1,143 @@
-"""SQLite: scrubbing erased content from every table and index (implements :class:`memfold.memory.storage.base.ErasureStorage`)."""
+"""SQLite: scrubbing erased content from every table and index (implements :class:`memfold.memory.storage.base.ErasureStorage`).
+
+Erasure is the one family allowed to reach across every other one: it resolves an erasure's
+scope over ``turns``, ``records``, ``protected`` and ``cards``, blanks their content (the
+triggers of migrations 1-7 drop the full-text entries and vectors in the same statement), and
+then makes the bytes leave the file (FTS5 ``optimize``, WAL checkpoints, ``VACUUM`` with
+``secure_delete``).
+"""
 
 from __future__ import annotations
 
+import json
+from typing import Iterable
+
+from ...errors import StorageError
 from .db import SqliteDB
+
+#: the erasable items: kind -> (table, the column saying "erased", its erased value)
+_ERASABLE = {
+    "turn": ("turns", "erased", 1),
+    "record": ("records", "status", "erased"),
+    "protected": ("protected", "state", "erased"),
+}
+
+
+def _table(kind: str) -> tuple[str, str, object]:
+    try:
+        return _ERASABLE[kind]
+    except KeyError:
+        raise ValueError(f"unknown erasable kind {kind!r}: use one of {', '.join(_ERASABLE)}") from None
 
 
 class SqliteErasure:
-    """scrubbing erased content from every table and index, on one :class:`~memfold.memory.storage.sqlite.db.SqliteDB`."""
+    """Scrubbing erased content from every table and index, on one :class:`~memfold.memory.storage.sqlite.db.SqliteDB`."""
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+
+    # -- resolving a scope (reads) ---------------------------------------------------------
+    def exists(self, kind: str, item_id: int) -> bool:
+        """True when a ``turn``, ``record`` or ``protected`` row with this id exists (erased or not)."""
+        table = _table(kind)[0]
+        return self.c.one(f"SELECT 1 FROM {table} WHERE id = ?", [item_id]) is not None
+
+    def conversation_exists(self, conversation_id: str) -> bool:
+        """True when the conversation exists (reads ``conversations``)."""
+        return self.c.one("SELECT 1 FROM conversations WHERE id = ?", [conversation_id]) is not None
+
+    def namespace_ids(self, namespace: str) -> tuple[list[int], list[int], list[int]]:
+        """Ids of the turns (of the namespace's conversations), memory records and protected
+        records in ``namespace`` (spans ``turns``, ``conversations``, ``records``, ``protected``)."""
+        turns = [r[0] for r in self.c.all(
+            "SELECT t.id FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE c.namespace = ?",
+            [namespace])]
+        records = [r[0] for r in self.c.all("SELECT id FROM records WHERE namespace = ?", [namespace])]
+        protected = [r[0] for r in self.c.all("SELECT id FROM protected WHERE namespace = ?", [namespace])]
+        return turns, records, protected
+
+    def conversation_ids(self, conversation_id: str) -> tuple[list[int], list[int]]:
+        """Ids of the conversation's own turns and of its conversation-scoped protected records
+        (spans ``turns`` and ``protected``)."""
+        turns = [r[0] for r in self.c.all("SELECT id FROM turns WHERE conversation_id = ?", [conversation_id])]
+        protected = [r[0] for r in self.c.all("SELECT id FROM protected WHERE conversation_id = ?",
+                                              [conversation_id])]
+        return turns, protected
+
+    def citing_ids(self, turn_ids: Iterable[int]) -> tuple[set[int], set[int]]:
+        """Ids of the memory records and of the protected records whose provenance cites one of
+        ``turn_ids`` (``"turn:<id>"``), erased or not (spans ``records`` and ``protected``)."""
+        cites = {f"turn:{t}" for t in turn_ids}
+        out: tuple[set[int], set[int]] = (set(), set())
+        for table, target in (("records", out[0]), ("protected", out[1])):
+            for rid, prov in self.c.all(f"SELECT id, provenance FROM {table} WHERE provenance != '[]'"):
+                if cites & set(json.loads(prov)):
+                    target.add(rid)
+        return out
+
+    def has_cards(self) -> bool:
+        """True when the file has the window's summary cards (``card_covers``, migration 3 on)."""
+        return self.c.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'card_covers'") is not None
+
+    def live_ids(self, kind: str, ids: Iterable[int]) -> list[int]:
+        """The ``turn``, ``record`` or ``protected`` ids among ``ids`` that are not erased yet, sorted."""
+        table, column, gone = _table(kind)
+        return sorted(i for i in ids
+                      if self.c.one(f"SELECT 1 FROM {table} WHERE id = ? AND {column} != ?", [i, gone]))
+
+    def live_card_ids(self, card_ids: Iterable[int]) -> list[int]:
+        """The card ids among ``card_ids`` that are not erased yet, in the order given (none
+        before cards could be erased, migration 6)."""
+        return [c for c in card_ids if self._cards_erasable()
+                and self.c.one("SELECT 1 FROM cards WHERE id = ? AND erased = 0", [c])]
+
+    def _cards_erasable(self) -> bool:
+        return "erased" in {r[1] for r in self.c.all("PRAGMA table_info(cards)")}
+
+    # -- blanking (call inside one transaction) ---------------------------------------------
+    def secure_delete(self) -> None:
+        """Zero freed pages from now on (set outside a transaction only; inside one it is left as is)."""
+        if not self.c.in_transaction:
+            self.c.run("PRAGMA secure_delete = ON")
+
+    def blank_turns(self, turn_ids: Iterable[int]) -> None:
+        """Blank archived turns (``erased 0 -> 1``, the archive's one allowed update); their
+        full-text entries and vectors go in the same statement (triggers)."""
+        for t in turn_ids:
+            self.c.run("UPDATE turns SET content = '', tool_calls = NULL, name = NULL, metadata = '{}', "
+                       "sha256 = 'erased', erased = 1 WHERE id = ? AND erased = 0", [t])
+
+    def blank_records(self, record_ids: Iterable[int]) -> None:
+        """Blank memory records (status ``erased``)."""
+        for r in record_ids:
+            self.c.run("UPDATE records SET content = '', metadata = '{}', status = 'erased' WHERE id = ?", [r])
+
+    def blank_protected(self, protected_ids: Iterable[int], *, changed_at: float) -> None:
+        """Blank protected records (state ``erased`` at ``changed_at``)."""
+        for p in protected_ids:
+            self.c.run("UPDATE protected SET text = '', metadata = '{}', state = 'erased', changed_at = ? "
+                       "WHERE id = ?", [changed_at, p])
+
+    def blank_cards(self, card_ids: Iterable[int]) -> None:
+        """Blank summary cards (``erased 0 -> 1``, no tokens)."""
+        for c in card_ids:
+            self.c.run("UPDATE cards SET text = '', tokens = 0, erased = 1 WHERE id = ?", [c])
+
+    # -- making the bytes leave the file ----------------------------------------------------
+    def vacuum(self) -> None:
+        """Merge every FTS5 index (dropping deleted postings), checkpoint and truncate the WAL,
+        VACUUM with ``secure_delete`` on, truncate the WAL again.
+
+        :raises StorageError: if called inside a transaction or the database is busy.
+        """
+        if self.c.in_transaction:
+            raise StorageError("vacuum cannot run inside a transaction: call it after the erasure commits")
+        fts = [r[0] for r in self.c.all(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")]
+        with self.c.transaction():
+            for name in fts:
+                self.c.run(f'INSERT INTO "{name}"("{name}") VALUES (\'optimize\')')
+        self.c.run("PRAGMA secure_delete = ON")
+        self.c.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.c.run("VACUUM")
+        self.c.run("PRAGMA wal_checkpoint(TRUNCATE)")
