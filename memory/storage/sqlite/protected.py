@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from .db import SqliteDB
 
 
@@ -10,3 +12,13 @@ class SqliteProtected:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+
+    # added by wt-cards
+    def protected_labels(self, protected_id: int) -> list[str] | None:
+        """The labels of a protected record, or ``None`` when there is none (for relabelling)."""
+        row = self.c.one("SELECT labels FROM protected WHERE id = ?", [protected_id])
+        return None if row is None else json.loads(row[0])
+
+    def set_protected_labels(self, protected_id: int, labels: list[str]) -> None:
+        """Replace the labels of a protected record (the caller validates them and logs the change)."""
+        self.c.run("UPDATE protected SET labels = ? WHERE id = ?", [json.dumps(labels), protected_id])
