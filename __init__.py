@@ -317,14 +317,14 @@ class MemFold:
         remains. :returns: the card ids made stale. See :func:`memfold.window.staleness.relabel`."""
         from .window.staleness import relabel
 
-        return relabel(self.db, ref, labels, at=self.clock.now(), cause=cause, counter=self.token_counter)
+        return relabel(self.storage, ref, labels, at=self.clock.now(), cause=cause, counter=self.token_counter)
 
     def revoke_label(self, ref: str, label: str, *, cause: str = "") -> list[int]:
         """Remove one label from a source (see :meth:`relabel`)."""
         from .window.staleness import relabel
 
         table_labels = self._labels_of(ref)
-        return relabel(self.db, ref, [x for x in table_labels if x != label], at=self.clock.now(), cause=cause,
+        return relabel(self.storage, ref, [x for x in table_labels if x != label], at=self.clock.now(), cause=cause,
                        counter=self.token_counter)
 
     def _labels_of(self, ref: str) -> list[str]:

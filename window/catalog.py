@@ -12,41 +12,14 @@ fork point is replaced by its children, recursively, so the fork never shows tur
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
-import sqlite_utils
-
 from ..memory.errors import StorageError
-from ..memory.storage import write_transaction
+from ..memory.storage.base import Storage
+from ..memory.storage.rows import CatalogItem
 from ..memory.tokens import TokenCounter
 from .archive import Archive, Turn
 from .cards import Card, CardStore
-
-
-@dataclass(frozen=True)
-class CatalogItem:
-    """One context item: ``kind`` is ``"turn"`` or ``"card"``; ``item_id`` the turn or card id;
-    ``first_seq``..``last_seq`` its span; ``depth`` 0 for a turn; ``tokens`` the turn's tokens or
-    the rendered card's tokens; ``role`` and ``has_tool_calls`` (turns) keep tool groups whole."""
-
-    kind: str
-    item_id: int
-    first_seq: int
-    last_seq: int
-    depth: int
-    tokens: int
-    role: str | None = None
-    has_tool_calls: bool = False
-
-    @property
-    def ref(self) -> str:
-        """``"t<id>"`` or ``"c<id>"``."""
-        return ("t" if self.kind == "turn" else "c") + str(self.item_id)
-
-    def to_dict(self) -> dict:
-        """A JSON-ready dict (with ``ref``)."""
-        return {**self.__dict__, "ref": self.ref}
 
 
 def turn_item(turn: Turn) -> CatalogItem:
@@ -62,14 +35,14 @@ def card_item(card: Card, counter: TokenCounter) -> CatalogItem:
 class Catalog:
     """The catalog of one conversation.
 
-    :param db: the database. :param archive: the turn archive. :param cards: the card store.
+    :param storage: the opened storage. :param archive: the turn archive. :param cards: the card store.
     :param counter: the token counter (rendered card sizes).
     :param conversation_id: whose catalog.
     """
 
-    def __init__(self, db: sqlite_utils.Database, archive: Archive, cards: CardStore, counter: TokenCounter,
+    def __init__(self, storage: Storage, archive: Archive, cards: CardStore, counter: TokenCounter,
                  conversation_id: str) -> None:
-        self.db = db
+        self.storage = storage
         self.archive = archive
         self.cards = cards
         self.counter = counter
@@ -82,11 +55,7 @@ class Catalog:
         return self._read()
 
     def _read(self) -> list[CatalogItem]:
-        rows = self.db.execute(
-            "SELECT kind, item_id, first_seq, last_seq, depth, tokens, role, has_tool_calls FROM catalog_items "
-            "WHERE conversation_id = ? ORDER BY first_seq", [self.conversation_id]
-        ).fetchall()
-        return [CatalogItem(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7])) for r in rows]
+        return self.storage.catalog.items(self.conversation_id)
 
     def totals(self, glimpse_over: int) -> tuple[int, list[tuple[int, int]], bool]:
         """Aggregate sizes without reading every item into Python (the per-append pressure check).
@@ -96,23 +65,11 @@ class Catalog:
             oversized turns, whether any card is in the catalog)``, after :meth:`sync`.
         """
         self.sync()
-        row = self.db.execute(
-            "SELECT COALESCE(SUM(CASE WHEN kind = 'card' OR tokens <= ? THEN tokens ELSE 0 END), 0), "
-            "COALESCE(SUM(kind = 'card'), 0) FROM catalog_items WHERE conversation_id = ?",
-            [glimpse_over, self.conversation_id],
-        ).fetchone()
-        oversized = self.db.execute(
-            "SELECT item_id, tokens FROM catalog_items WHERE conversation_id = ? AND kind = 'turn' AND tokens > ? "
-            "ORDER BY first_seq", [self.conversation_id, glimpse_over],
-        ).fetchall()
-        return row[0], [(r[0], r[1]) for r in oversized], bool(row[1])
+        return self.storage.catalog.totals(self.conversation_id, glimpse_over)
 
     def last_seq(self) -> int:
         """The newest seq the catalog covers (0 when empty)."""
-        row = self.db.execute(
-            "SELECT MAX(last_seq) FROM catalog_items WHERE conversation_id = ?", [self.conversation_id]
-        ).fetchone()
-        return row[0] or 0
+        return self.storage.catalog.last_seq(self.conversation_id)
 
     # -- writing -------------------------------------------------------------------------
     def sync(self) -> int:
@@ -120,7 +77,7 @@ class Catalog:
         fork from its parent). Returns how many items were added."""
         if self.last_seq() == self.archive.last_seq(self.conversation_id):
             return 0
-        with write_transaction(self.db):
+        with self.storage.transaction():
             covered = self.last_seq()
             items: list[CatalogItem] = []
             if covered == 0:
@@ -135,7 +92,7 @@ class Catalog:
         if row["parent_id"] is None or not row["fork_after_seq"]:
             return []
         limit = row["fork_after_seq"]
-        parent = Catalog(self.db, self.archive, self.cards, self.counter, row["parent_id"])
+        parent = Catalog(self.storage, self.archive, self.cards, self.counter, row["parent_id"])
         out: list[CatalogItem] = []
         for item in parent.items():
             if item.first_seq > limit:
@@ -159,12 +116,7 @@ class Catalog:
         return out
 
     def _insert(self, items: Sequence[CatalogItem]) -> None:
-        self.db.conn.executemany(
-            "INSERT INTO catalog_items(conversation_id, first_seq, last_seq, kind, item_id, depth, tokens, role, "
-            "has_tool_calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(self.conversation_id, i.first_seq, i.last_seq, i.kind, i.item_id, i.depth, i.tokens, i.role,
-              int(i.has_tool_calls)) for i in items],
-        )
+        self.storage.catalog.insert(self.conversation_id, items)
 
     def splice(self, replaced: Sequence[CatalogItem], card: Card) -> CatalogItem:
         """Replace the contiguous run ``replaced`` with ``card`` in one transaction.
@@ -173,21 +125,16 @@ class Catalog:
             compaction got there first); nothing changes then.
         """
         new = card_item(card, self.counter)
-        with write_transaction(self.db):
-            current = self.db.execute(
-                "SELECT kind, item_id FROM catalog_items WHERE conversation_id = ? AND first_seq BETWEEN ? AND ? "
-                "ORDER BY first_seq", [self.conversation_id, replaced[0].first_seq, replaced[-1].first_seq]
-            ).fetchall()
-            if [(i.kind, i.item_id) for i in replaced] != [tuple(r) for r in current] or (
+        with self.storage.transaction():
+            current = self.storage.catalog.refs_between(self.conversation_id, replaced[0].first_seq,
+                                                        replaced[-1].first_seq)
+            if [(i.kind, i.item_id) for i in replaced] != current or (
                 new.first_seq, new.last_seq) != (replaced[0].first_seq, replaced[-1].last_seq):
                 raise StorageError(
                     f"the catalog of {self.conversation_id!r} changed during compaction (seq "
                     f"{replaced[0].first_seq}-{replaced[-1].last_seq}); run compact again"
                 )
-            self.db.execute(
-                "DELETE FROM catalog_items WHERE conversation_id = ? AND first_seq BETWEEN ? AND ?",
-                [self.conversation_id, replaced[0].first_seq, replaced[-1].first_seq],
-            )
+            self.storage.catalog.delete_between(self.conversation_id, replaced[0].first_seq, replaced[-1].first_seq)
             self._insert([new])
         return new
 

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..memory.errors import SummarizerError
 from ..memory.events import log_event
-from ..memory.storage import write_transaction
 from .cards import Card, card_header
 from .catalog import CatalogItem
 from .context import Layout, layout
@@ -238,7 +237,7 @@ class Compactor:
         fold_items = [fold_item_for_card(c) if isinstance(c, Card) else fold_item_for_turn(c) for c in children]
         depth = 1 + max((c.depth for c in children if isinstance(c, Card)), default=0)
         source_tokens = sum(c.tokens for c in children)
-        next_id = (conv.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'cards'").fetchone() or (0,))[0] + 1
+        next_id = conv.cards.next_id()
         header_tokens = self.counter.count(card_header(next_id))
         target = min(s.card_target_tokens, max(1, s.usable_tokens // 4), source_tokens - 1,
                      shown_before - header_tokens - 1)
@@ -268,9 +267,10 @@ class Compactor:
             family_id=conv.family_id, conversation_id=conv.id, depth=depth, text=text, tokens=tokens,
             children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
         )
-        with write_transaction(conv.db):
+        storage = conv.memfold.storage
+        with storage.transaction():
             conv.catalog.splice(run, card)
-            log_event(conv.db, at=conv.memfold.clock.now(), kind="fold" if kind == "fold" else "rollup",
+            log_event(storage, at=conv.memfold.clock.now(), kind="fold" if kind == "fold" else "rollup",
                       namespace=conv.namespace, subject=f"conversation:{conv.id}", cause=kind,
                       details={"card": card.ref, "depth": depth, "covers": list(card.covers),
                                "source_tokens": source_tokens, "tokens": tokens})

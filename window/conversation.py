@@ -38,8 +38,8 @@ class Conversation:
         self.family_id: str = row["family_id"]
         self.parent_id: str | None = row["parent_id"]
         self.db = memfold.db
-        self.cards = CardStore(memfold.db, memfold.clock)
-        self.catalog = Catalog(memfold.db, self.archive, self.cards, memfold.token_counter, conversation_id)
+        self.cards = CardStore(memfold.storage, memfold.clock)
+        self.catalog = Catalog(memfold.storage, self.archive, self.cards, memfold.token_counter, conversation_id)
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"

@@ -18,12 +18,13 @@ Invariants every backend keeps:
 
 from __future__ import annotations
 
-from typing import Any, ContextManager, Iterable, Protocol, runtime_checkable
+from typing import Any, ContextManager, Iterable, Protocol, Sequence, runtime_checkable
 
 from .rows import Event
 from .rows import MemoryRecord, ScoreRow, StoredPolicy  # records family
 from typing import Sequence  # records family
 from .rows import Event, ProtectedRecord
+from .rows import Card, CatalogItem, Event
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -31,15 +32,73 @@ class ArchiveStorage(Protocol):
     """The lossless archive: ``conversations`` (with lineage and per-conversation state such as
     reported usage and summarizer failures) and ``turns`` (verbatim, immutable, with sha256)."""
 
+    # added by wt-cards
+    def turn_labels(self, turn_id: int) -> "list[str] | None":
+        """The labels of a turn, or ``None`` when there is none (for relabelling)."""
+
+    def set_turn_labels(self, turn_id: int, labels: "list[str]") -> None:
+        """Replace the labels of a turn (the caller validates them and logs the change)."""
+
 
 # --- cards: immutable summary cards and their cover lists (window/cards.py) -----------------------
 class CardStorage(Protocol):
     """``cards`` and their ordered children; a card never changes once written."""
 
+    def insert(self, *, family_id: str, conversation_id: str, depth: int, text: str, tokens: int,
+               source_tokens: int, first_turn_id: int, last_turn_id: int, first_seq: int, last_seq: int,
+               start_at: float, end_at: float, labels: Sequence[str], summarizer: str, created_at: float,
+               covers: Sequence[tuple[str, int]]) -> int:
+        """Store one card and its ordered ``(kind, id)`` cover list (call inside a transaction); returns its id."""
+
+    def get(self, card_id: int) -> "Card | None":
+        """The card with its covers, or ``None`` when there is none."""
+
+    def get_many(self, card_ids: Iterable[int]) -> "dict[int, Card]":
+        """Cards by id, without their cover lists (ids that do not exist are left out)."""
+
+    def covers(self, card_id: int) -> "tuple[str, ...]":
+        """The card's ordered child refs (``"t12"`` or ``"c3"``)."""
+
+    def parents(self, kind: str, item_id: int) -> "list[int]":
+        """Ids of the cards whose cover list holds this turn (``kind="turn"``) or card, ascending."""
+
+    def family(self, family_id: str) -> "list[Card]":
+        """Every card of a family, oldest first, with covers."""
+
+    def mark_stale(self, card_ids: Sequence[int]) -> "list[int]":
+        """Set the ``stale`` flag of those of ``card_ids`` that are not stale yet; returns those ids."""
+
+    def next_id(self) -> int:
+        """The id the next inserted card will get."""
+
 
 # --- catalog: the ordered context items a conversation shows (window/catalog.py) -----------------
 class CatalogStorage(Protocol):
     """``catalog`` rows: per conversation, the ordered card refs and turn refs the model sees."""
+
+    def items(self, conversation_id: str) -> "list[CatalogItem]":
+        """The conversation's catalog items ordered by ``first_seq``."""
+
+    def totals(self, conversation_id: str, glimpse_over: int) -> "tuple[int, list[tuple[int, int]], bool]":
+        """(tokens of cards and of turns up to ``glimpse_over``, [(turn_id, tokens)] of larger turns, any card?)."""
+
+    def last_seq(self, conversation_id: str) -> int:
+        """The newest seq the conversation's catalog covers (0 when empty)."""
+
+    def insert(self, conversation_id: str, items: Sequence[CatalogItem]) -> None:
+        """Add items to the conversation's catalog (the caller keeps the cover contiguous)."""
+
+    def refs_between(self, conversation_id: str, first_seq: int, last_first_seq: int) -> "list[tuple[str, int]]":
+        """``(kind, item_id)`` of the items whose ``first_seq`` lies in ``first_seq..last_first_seq``, in order."""
+
+    def delete_between(self, conversation_id: str, first_seq: int, last_first_seq: int) -> int:
+        """Remove the items whose ``first_seq`` lies in ``first_seq..last_first_seq``; returns how many."""
+
+    def stale_cards(self) -> "list[tuple[str, int, int]]":
+        """``(conversation_id, first_seq, card_id)`` of every catalog item showing a stale card (reads cards)."""
+
+    def turn_item(self, turn_id: int) -> "CatalogItem | None":
+        """The catalog item of an archived turn, or ``None`` when there is none (reads turns)."""
 
 
 # --- records: typed memory records and store policies (memory/store.py, memory/forgetting.py) ----
@@ -104,6 +163,11 @@ class RecordStorage(Protocol):
     def put_policy(self, namespace: str, type: str, *, capacity: int | None, half_life: float | None,
                    access_weight: float | None, updated_at: float) -> None:
         """Create or replace the policy row of one store."""
+    # added by wt-cards
+    def record_labels(self, record_id: int) -> "list[str] | None":
+        """The labels of a memory record, or ``None`` when there is none (for relabelling)."""
+    def set_record_labels(self, record_id: int, labels: "list[str]") -> None:
+        """Replace the labels of a memory record (the caller validates them and logs the change)."""
 
 
 # --- protected: the protected channel (window/protected.py, window/constraints.py) ---------------
@@ -148,6 +212,11 @@ class ProtectedStorage(Protocol):
 
     def live_provenance(self) -> "list[tuple[str, ...]]":
         """The provenance lists of every non-erased record."""
+    # added by wt-cards
+    def protected_labels(self, protected_id: int) -> "list[str] | None":
+        """The labels of a protected record, or ``None`` when there is none (for relabelling)."""
+    def set_protected_labels(self, protected_id: int, labels: "list[str]") -> None:
+        """Replace the labels of a protected record (the caller validates them and logs the change)."""
 
 
 # --- full-text: BM25 indexes over turns, cards and records (memory/search.py, window/recall.py) --

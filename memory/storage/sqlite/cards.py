@@ -1,8 +1,30 @@
-"""SQLite: summary cards and their cover lists (implements :class:`memfold.memory.storage.base.CardStorage`)."""
+"""SQLite: summary cards and their cover lists (implements :class:`memfold.memory.storage.base.CardStorage`).
+
+The ``cards`` table refuses any change but the ``stale`` flag (and erasure) and any delete (triggers
+made by migrations 3 and 5), so a card written here never changes its words.
+"""
 
 from __future__ import annotations
 
+import json
+from typing import Iterable, Sequence
+
+from ..rows import Card
 from .db import SqliteDB
+
+CARD_COLUMNS = (
+    "id, family_id, conversation_id, depth, text, tokens, source_tokens, first_turn_id, last_turn_id, "
+    "first_seq, last_seq, start_at, end_at, labels, summarizer, created_at, stale"
+)
+
+
+def _card(row: tuple, covers: tuple[str, ...]) -> Card:
+    return Card(
+        id=row[0], family_id=row[1], conversation_id=row[2], depth=row[3], text=row[4], tokens=row[5],
+        source_tokens=row[6], first_turn_id=row[7], last_turn_id=row[8], first_seq=row[9], last_seq=row[10],
+        start_at=row[11], end_at=row[12], labels=tuple(json.loads(row[13])), summarizer=row[14],
+        created_at=row[15], stale=bool(row[16]), covers=covers,
+    )
 
 
 class SqliteCards:
@@ -10,3 +32,76 @@ class SqliteCards:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+
+    def insert(self, *, family_id: str, conversation_id: str, depth: int, text: str, tokens: int,
+               source_tokens: int, first_turn_id: int, last_turn_id: int, first_seq: int, last_seq: int,
+               start_at: float, end_at: float, labels: Sequence[str], summarizer: str, created_at: float,
+               covers: Sequence[tuple[str, int]]) -> int:
+        """Store one card and its ordered cover list (``(kind, id)`` pairs, kind ``"turn"`` or
+        ``"card"``); call inside a transaction so both are one write. Returns the card id."""
+        cur = self.c.run(
+            "INSERT INTO cards(family_id, conversation_id, depth, text, tokens, source_tokens, first_turn_id, "
+            "last_turn_id, first_seq, last_seq, start_at, end_at, labels, summarizer, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [family_id, conversation_id, depth, text, tokens, source_tokens, first_turn_id, last_turn_id,
+             first_seq, last_seq, start_at, end_at, json.dumps(list(labels)), summarizer, created_at],
+        )
+        card_id = cur.lastrowid
+        self.c.run_many(
+            "INSERT INTO card_covers(card_id, position, child_kind, child_id) VALUES (?, ?, ?, ?)",
+            [(card_id, i, kind, child) for i, (kind, child) in enumerate(covers)],
+        )
+        return card_id
+
+    def get(self, card_id: int) -> Card | None:
+        """The card with its covers, or ``None`` when there is none."""
+        row = self.c.one(f"SELECT {CARD_COLUMNS} FROM cards WHERE id = ?", [card_id])
+        if row is None:
+            return None
+        return _card(row, self.covers(card_id))
+
+    def get_many(self, card_ids: Iterable[int]) -> dict[int, Card]:
+        """Cards by id, without their cover lists (ids that do not exist are left out)."""
+        ids = list(card_ids)
+        out: dict[int, Card] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.c.all(f"SELECT {CARD_COLUMNS} FROM cards WHERE id IN ({marks})", chunk):
+                out[row[0]] = _card(row, ())
+        return out
+
+    def covers(self, card_id: int) -> tuple[str, ...]:
+        """The card's ordered child refs (``"t12"`` or ``"c3"``)."""
+        return tuple(
+            ("t" if kind == "turn" else "c") + str(child)
+            for kind, child in self.c.all(
+                "SELECT child_kind, child_id FROM card_covers WHERE card_id = ? ORDER BY position", [card_id]
+            )
+        )
+
+    def parents(self, kind: str, item_id: int) -> list[int]:
+        """Ids of the cards whose cover list holds this turn (``kind="turn"``) or card, ascending."""
+        return [r[0] for r in self.c.all(
+            "SELECT card_id FROM card_covers WHERE child_kind = ? AND child_id = ? ORDER BY card_id", [kind, item_id]
+        )]
+
+    def family(self, family_id: str) -> list[Card]:
+        """Every card of a family, oldest first, with covers."""
+        rows = self.c.all(f"SELECT {CARD_COLUMNS} FROM cards WHERE family_id = ? ORDER BY id", [family_id])
+        return [_card(r, self.covers(r[0])) for r in rows]
+
+    def mark_stale(self, card_ids: Sequence[int]) -> list[int]:
+        """Set the ``stale`` flag of those of ``card_ids`` that are not stale yet; returns those ids."""
+        ids = list(card_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        fresh = [r[0] for r in self.c.all(f"SELECT id FROM cards WHERE stale = 0 AND id IN ({marks})", ids)]
+        if fresh:
+            self.c.run(f"UPDATE cards SET stale = 1 WHERE id IN ({','.join('?' * len(fresh))})", fresh)
+        return fresh
+
+    def next_id(self) -> int:
+        """The id the next inserted card will get (the ``cards`` AUTOINCREMENT counter + 1)."""
+        return self.c.value("SELECT seq FROM sqlite_sequence WHERE name = 'cards'", default=0) + 1

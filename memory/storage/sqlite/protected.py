@@ -127,3 +127,11 @@ class SqliteProtected:
     def live_provenance(self) -> list[tuple[str, ...]]:
         """The provenance lists of every non-erased record."""
         return [tuple(json.loads(r[0])) for r in self.c.all("SELECT provenance FROM protected WHERE state != 'erased'")]
+    # added by wt-cards
+    def protected_labels(self, protected_id: int) -> list[str] | None:
+        """The labels of a protected record, or ``None`` when there is none (for relabelling)."""
+        row = self.c.one("SELECT labels FROM protected WHERE id = ?", [protected_id])
+        return None if row is None else json.loads(row[0])
+    def set_protected_labels(self, protected_id: int, labels: list[str]) -> None:
+        """Replace the labels of a protected record (the caller validates them and logs the change)."""
+        self.c.run("UPDATE protected SET labels = ? WHERE id = ?", [json.dumps(labels), protected_id])

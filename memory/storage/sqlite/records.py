@@ -180,3 +180,11 @@ class SqliteRecords:
             "VALUES (?, ?, ?, ?, ?, ?)",
             [namespace, type, capacity, half_life, access_weight, updated_at],
         )
+    # added by wt-cards
+    def record_labels(self, record_id: int) -> list[str] | None:
+        """The labels of a memory record, or ``None`` when there is none (for relabelling)."""
+        row = self.c.one("SELECT labels FROM records WHERE id = ?", [record_id])
+        return None if row is None else json.loads(row[0])
+    def set_record_labels(self, record_id: int, labels: list[str]) -> None:
+        """Replace the labels of a memory record (the caller validates them and logs the change)."""
+        self.c.run("UPDATE records SET labels = ? WHERE id = ?", [json.dumps(labels), record_id])
