@@ -161,7 +161,7 @@ class MemFold:
         self.token_counter = self._token_counter(token_counter)
         self.extractor = _make_extractor(extractor)
         self.memory = MemoryStore(self.storage, self.clock)
-        self.archive = Archive(self.db, self.clock, self.token_counter)
+        self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.db)
         self.embedder = self._embedder(embedder)
         self.searcher = HybridSearch(self.db, self.embedder, index=self.embeddings)

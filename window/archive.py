@@ -10,71 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 import sqlite_utils
 
 from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
-from ..memory.storage import write_transaction
+from ..memory.storage import Storage
+from ..memory.storage.rows import ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_text
 
 ROLES = ("user", "assistant", "tool", "system")
-TURN_COLUMNS = (
-    "id, conversation_id, family_id, seq, role, content, name, tool_call_id, tool_calls, metadata, "
-    "created_at, tokens, sha256, labels, erased"
-)
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One archived message. ``seq`` is its 1-based position in its conversation's lineage;
-    ``created_at`` is a time value (clock units); ``tokens`` is counted by the injected counter."""
-
-    id: int
-    conversation_id: str
-    family_id: str
-    seq: int
-    role: str
-    content: str
-    name: str | None = None
-    tool_call_id: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    created_at: float = 0.0
-    tokens: int = 0
-    sha256: str = ""
-    labels: tuple[str, ...] = ()
-    erased: bool = False
-
-    @classmethod
-    def from_row(cls, row: tuple) -> "Turn":
-        """Build from a row selected with :data:`TURN_COLUMNS`."""
-        return cls(
-            id=row[0], conversation_id=row[1], family_id=row[2], seq=row[3], role=row[4], content=row[5],
-            name=row[6], tool_call_id=row[7], tool_calls=json.loads(row[8]) if row[8] else None,
-            metadata=json.loads(row[9]), created_at=row[10], tokens=row[11], sha256=row[12],
-            labels=tuple(json.loads(row[13])), erased=bool(row[14]),
-        )
-
-    def message(self) -> dict[str, Any]:
-        """The turn in the OpenAI chat-messages shape (role, content, name, tool_calls, tool_call_id)."""
-        msg: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name is not None:
-            msg["name"] = self.name
-        if self.tool_calls is not None:
-            msg["tool_calls"] = self.tool_calls
-        if self.tool_call_id is not None:
-            msg["tool_call_id"] = self.tool_call_id
-        return msg
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        d = dict(self.__dict__)
-        d["labels"] = list(self.labels)
-        return d
 
 
 def canonical_hash(message: Mapping[str, Any]) -> str:
@@ -159,41 +106,42 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     }
 
 
-def namespace_exists(db: sqlite_utils.Database, namespace: str) -> bool:
+def _as_storage(storage: Any) -> Storage:
+    """``storage`` itself, or (transitional, issue 12) a Storage over a raw ``sqlite_utils.Database``
+    handed in by an engine that has not moved onto the storage seam yet."""
+    if isinstance(storage, sqlite_utils.Database):
+        from ..memory.storage import SqliteStorage
+
+        return SqliteStorage(storage)
+    return storage
+
+
+def namespace_exists(storage: Storage, namespace: str) -> bool:
     """True when a conversation, a memory record or a protected record belongs to ``namespace``
     (the check behind erasing or consolidating a named namespace)."""
-    return any(db.execute(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace]).fetchone()
-               for table in ("conversations", "records", "protected"))
+    return _as_storage(storage).archive.namespace_exists(namespace)
 
 
 class Archive:
     """Reads and writes archived turns and conversations.
 
-    :param db: an open, migrated database.
+    :param storage: the opened :class:`~memfold.memory.storage.Storage` (its ``archive`` family).
     :param clock: the injected clock (turn times default to ``clock.now()``).
     :param token_counter: counts each turn's tokens once, at append.
     """
 
-    def __init__(self, db: sqlite_utils.Database, clock: Clock, token_counter: TokenCounter) -> None:
-        self.db = db
+    def __init__(self, storage: Storage, clock: Clock, token_counter: TokenCounter) -> None:
+        self.storage = _as_storage(storage)
         self.clock = clock
         self.token_counter = token_counter
 
     # -- conversations -------------------------------------------------------------------
     def conversation_row(self, conversation_id: str) -> dict[str, Any]:
         """The conversation's row. :raises ConversationNotFound: if it does not exist."""
-        row = self.db.execute(
-            "SELECT id, namespace, family_id, parent_id, fork_after_seq, created_at, labels, metadata "
-            "FROM conversations WHERE id = ?",
-            [conversation_id],
-        ).fetchone()
+        row = self.storage.archive.conversation(conversation_id)
         if row is None:
             raise ConversationNotFound(f"no conversation {conversation_id!r}: create it first (memfold ingest or MemFold.conversation)")
-        keys = ("id", "namespace", "family_id", "parent_id", "fork_after_seq", "created_at", "labels", "metadata")
-        out = dict(zip(keys, row))
-        out["labels"] = json.loads(out["labels"])
-        out["metadata"] = json.loads(out["metadata"])
-        return out
+        return row.to_dict()
 
     def create_conversation(
         self, conversation_id: str, namespace: str, *, parent_id: str | None = None, labels: Iterable[str] | None = None
@@ -206,24 +154,23 @@ class Archive:
         check_name(conversation_id, "conversation id")
         check_name(namespace, "namespace")
         label_list = check_labels(labels)
-        with write_transaction(self.db):
-            if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", [conversation_id]).fetchone():
+        with self.storage.transaction():
+            if self.storage.archive.conversation(conversation_id) is not None:
                 raise InvalidInput(f"conversation {conversation_id!r} already exists")
             family_id, fork_after = conversation_id, None
             if parent_id is not None:
                 parent = self.conversation_row(parent_id)
                 family_id = parent["family_id"]
                 fork_after = self.last_seq(parent_id)
-            self.db.execute(
-                "INSERT INTO conversations(id, namespace, family_id, parent_id, fork_after_seq, created_at, labels) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [conversation_id, namespace, family_id, parent_id, fork_after, self.clock.now(), json.dumps(label_list)],
+            self.storage.archive.insert_conversation(
+                conversation_id=conversation_id, namespace=namespace, family_id=family_id, parent_id=parent_id,
+                fork_after_seq=fork_after, created_at=self.clock.now(), labels=label_list,
             )
         return self.conversation_row(conversation_id)
 
     def conversation_ids(self) -> list[str]:
         """Every conversation id, in creation order."""
-        return [r[0] for r in self.db.execute("SELECT id FROM conversations ORDER BY rowid")]
+        return self.storage.archive.conversation_ids()
 
     def lineage(self, conversation_id: str) -> list[tuple[str, int | None]]:
         """``[(conversation_id, last_seq_included_or_None), ...]`` from the root to this conversation.
@@ -243,7 +190,7 @@ class Archive:
     def last_seq(self, conversation_id: str) -> int:
         """The seq of the newest turn in this conversation's lineage (0 when empty)."""
         row = self.conversation_row(conversation_id)
-        own = self.db.execute("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id]).fetchone()[0]
+        own = self.storage.archive.max_seq(conversation_id)
         if own is not None:
             return own
         return row["fork_after_seq"] or 0
@@ -255,16 +202,12 @@ class Archive:
             self.token_counter.count(json.dumps(fields["tool_calls"])) if fields["tool_calls"] else 0
         )
         created = fields["created_at"] if fields["created_at"] is not None else self.clock.now()
-        cur = self.db.execute(
-            "INSERT INTO turns(conversation_id, family_id, seq, role, content, name, tool_call_id, tool_calls, "
-            "metadata, created_at, tokens, sha256, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                conversation_id, family_id, seq, fields["role"], fields["content"], fields["name"],
-                fields["tool_call_id"], json.dumps(fields["tool_calls"]) if fields["tool_calls"] else None,
-                fields["metadata"], created, tokens, fields["sha256"], json.dumps(fields["labels"]),
-            ],
+        return self.storage.archive.insert_turn(
+            conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
+            content=fields["content"], name=fields["name"], tool_call_id=fields["tool_call_id"],
+            tool_calls=fields["tool_calls"], metadata=fields["metadata"], created_at=created, tokens=tokens,
+            sha256=fields["sha256"], labels=fields["labels"],
         )
-        return cur.lastrowid
 
     def append_many(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
@@ -282,7 +225,7 @@ class Archive:
             normalize_turn(t, self.clock, where=where_prefix.format(i=i + 1) if where_prefix else "")
             for i, t in enumerate(turns)
         ]
-        with write_transaction(self.db):
+        with self.storage.transaction():
             row = self.conversation_row(conversation_id)
             seq = self.last_seq(conversation_id)
             ids = []
@@ -298,33 +241,20 @@ class Archive:
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""
         check_id(turn_id, "turn id")
-        row = self.db.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", [turn_id]).fetchone()
-        if row is None:
+        turn = self.storage.archive.turn(turn_id)
+        if turn is None:
             raise TurnNotFound(f"no archived turn with id {turn_id}")
-        return Turn.from_row(row)
+        return turn
 
     def get_many(self, turn_ids: Iterable[int]) -> dict[int, Turn]:
-        """Turns by id, in batches of 500 (missing ids are simply absent)."""
-        ids = list(turn_ids)
-        out: dict[int, Turn] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
-                out[row[0]] = Turn.from_row(row)
-        return out
+        """Turns by id, read in batches (missing ids are simply absent)."""
+        return {turn.id: turn for turn in self.storage.archive.turns(turn_ids)}
 
     def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
         """Turns of the conversation's lineage in append order (by seq, stable for equal times)."""
         out: list[Turn] = []
         for conv, upto in self.lineage(conversation_id):
-            sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE conversation_id = ? AND seq > ?"
-            params: list[Any] = [conv, after_seq]
-            if upto is not None:
-                sql += " AND seq <= ?"
-                params.append(upto)
-            sql += " ORDER BY seq"
-            out.extend(Turn.from_row(r) for r in self.db.execute(sql, params))
+            out.extend(self.storage.archive.conversation_turns(conv, after_seq=after_seq, upto_seq=upto))
         if limit is not None:
             out = out[:limit]
         return out
@@ -332,14 +262,6 @@ class Archive:
     def verify(self, conversation_id: str | None = None) -> list[int]:
         """Recompute every turn's sha256; returns the ids whose bytes no longer match (erased turns
         are skipped). An empty list means the archive is intact."""
-        sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE erased = 0"
-        params: list[Any] = []
-        if conversation_id is not None:
-            sql += " AND conversation_id = ?"
-            params.append(conversation_id)
-        bad = []
-        for row in self.db.execute(sql, params):
-            turn = Turn.from_row(row)
-            if canonical_hash(turn.message()) != turn.sha256:
-                bad.append(turn.id)
-        return bad
+        return [turn.id for turn in self.storage.archive.unerased_turns(conversation_id)
+                if canonical_hash(turn.message()) != turn.sha256]
+

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..memory.errors import InvalidInput
 from ..memory.events import log_event
-from ..memory.storage import write_transaction
 from .archive import Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
@@ -37,7 +36,8 @@ class Conversation:
         self.namespace: str = row["namespace"]
         self.family_id: str = row["family_id"]
         self.parent_id: str | None = row["parent_id"]
-        self.db = memfold.db
+        self.storage = memfold.storage
+        self.db = memfold.db  # transitional (issue 12): for the engines that still read it
         self.cards = CardStore(memfold.storage, memfold.clock)
         self.catalog = Catalog(memfold.storage, self.archive, self.cards, memfold.token_counter, conversation_id)
 
@@ -259,51 +259,40 @@ class Conversation:
         """
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
             raise InvalidInput(f"reported usage must be a non-negative integer number of tokens, got {tokens!r}")
-        with write_transaction(self.db):
-            self.db.execute(
-                "INSERT INTO window_state(conversation_id, reported_tokens, reported_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(conversation_id) DO UPDATE SET reported_tokens = excluded.reported_tokens, "
-                "reported_at = excluded.reported_at", [self.id, tokens, self.memfold.clock.now()],
-            )
+        with self.storage.transaction():
+            self.storage.archive.set_reported_usage(self.id, tokens, self.memfold.clock.now())
         self._after_append()
 
     def reported_usage(self) -> int | None:
         """The prompt tokens last reported (``None`` if none since the last compaction)."""
-        row = self.db.execute("SELECT reported_tokens FROM window_state WHERE conversation_id = ?", [self.id]).fetchone()
-        return row[0] if row else None
+        return self.storage.archive.reported_usage(self.id)
 
     def clear_reported_usage(self) -> None:
         """Forget the reported usage (after a compaction changed the context)."""
-        with write_transaction(self.db):
-            self.db.execute("UPDATE window_state SET reported_tokens = NULL WHERE conversation_id = ?", [self.id])
+        with self.storage.transaction():
+            self.storage.archive.clear_reported_usage(self.id)
 
     def record_failure(self, *, summarizer: str, depth: int, first_seq: int, last_seq: int, source_tokens: int,
                        error: str) -> dict[str, Any]:
         """Record a summarizer failure (table + ``summarizer_failed`` event); returns it as a dict."""
         at = self.memfold.clock.now()
-        with write_transaction(self.db):
-            cur = self.db.execute(
-                "INSERT INTO summarizer_failures(conversation_id, at, summarizer, depth, first_seq, last_seq, "
-                "source_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [self.id, at, summarizer, depth, first_seq, last_seq, source_tokens, error],
+        with self.storage.transaction():
+            failure = self.storage.archive.add_summarizer_failure(
+                conversation_id=self.id, at=at, summarizer=summarizer, depth=depth, first_seq=first_seq,
+                last_seq=last_seq, source_tokens=source_tokens, error=error,
             )
-            log_event(self.db, at=at, kind="summarizer_failed", namespace=self.namespace,
+            log_event(self.storage, at=at, kind="summarizer_failed", namespace=self.namespace,
                       subject=f"conversation:{self.id}", cause=summarizer,
                       details={"depth": depth, "first_seq": first_seq, "last_seq": last_seq, "error": error})
-        return {"id": cur.lastrowid, "conversation_id": self.id, "at": at, "summarizer": summarizer, "depth": depth,
-                "first_seq": first_seq, "last_seq": last_seq, "source_tokens": source_tokens, "error": error}
+        return failure.to_dict()
 
     def failures(self) -> list[dict[str, Any]]:
         """Every recorded summarizer failure of this conversation, oldest first."""
-        from .compactor import failure_dict
-
-        return [failure_dict(r) for r in self.db.execute(
-            "SELECT id, conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error "
-            "FROM summarizer_failures WHERE conversation_id = ? ORDER BY id", [self.id])]
+        return [f.to_dict() for f in self.storage.archive.summarizer_failures(self.id)]
 
     def failure_count(self) -> int:
         """How many summarizer failures were recorded for this conversation."""
-        return self.db.execute("SELECT COUNT(*) FROM summarizer_failures WHERE conversation_id = ?", [self.id]).fetchone()[0]
+        return self.storage.archive.summarizer_failure_count(self.id)
 
     def catalog_items(self) -> list[CatalogItem]:
         """The catalog, oldest first: card refs and turn refs covering the whole history."""

@@ -235,9 +235,8 @@ def _turn_ids_under(conv: "Conversation", card: Card) -> set[int]:
     ids: set[int] = set()
     stack = [card.id]
     while stack:
-        for kind, child_id in conv.db.execute(
-            "SELECT child_kind, child_id FROM card_covers WHERE card_id = ?", [stack.pop()]
-        ):
+        for child in conv.cards.covers(stack.pop()):  # the cards family's cover list
+            kind, child_id = parse_ref(child)
             (ids.add if kind == "turn" else stack.append)(child_id)
     return ids
 

@@ -25,6 +25,8 @@ from .rows import MemoryRecord, ScoreRow, StoredPolicy  # records family
 from typing import Sequence  # records family
 from .rows import Event, ProtectedRecord
 from .rows import Card, CatalogItem, Event
+from typing import Iterator  # archive family
+from .rows import ConversationRow, SummarizerFailure, Turn  # archive family
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -38,6 +40,47 @@ class ArchiveStorage(Protocol):
 
     def set_turn_labels(self, turn_id: int, labels: "list[str]") -> None:
         """Replace the labels of a turn (the caller validates them and logs the change)."""
+    # conversations
+    def conversation(self, conversation_id: str) -> "ConversationRow | None":
+        """The conversation's row, or ``None`` if there is none."""
+    def insert_conversation(self, *, conversation_id: str, namespace: str, family_id: str, parent_id: str | None,
+                            fork_after_seq: int | None, created_at: float, labels: list[str]) -> None:
+        """Insert one conversation. :raises StorageConflict: if the id is taken."""
+    def conversation_ids(self) -> list[str]:
+        """Every conversation id, in creation order."""
+    def namespace_exists(self, namespace: str) -> bool:
+        """True when a conversation, memory record or protected record is in ``namespace`` (spans
+        the archive, records and protected families; kept here, the conversation being a namespace's first row)."""
+    # turns
+    def max_seq(self, conversation_id: str) -> int | None:
+        """The largest seq among the conversation's own turns (``None`` when it has none)."""
+    def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
+                    name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
+                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str]) -> int:
+        """Insert one validated turn (``metadata`` as canonical JSON text); returns its id."""
+    def turn(self, turn_id: int) -> "Turn | None":
+        """The turn with ``turn_id``, or ``None``."""
+    def turns(self, turn_ids: Iterable[int]) -> "list[Turn]":
+        """The turns with these ids (missing ids are simply absent)."""
+    def conversation_turns(self, conversation_id: str, *, after_seq: int = 0,
+                           upto_seq: int | None = None) -> "list[Turn]":
+        """The conversation's own turns with ``after_seq < seq <= upto_seq`` (``None``: no upper bound), by seq."""
+    def unerased_turns(self, conversation_id: str | None = None) -> "Iterator[Turn]":
+        """Every turn not erased (of one conversation, or all), by id, read a page at a time."""
+    # per-conversation window state
+    def reported_usage(self, conversation_id: str) -> int | None:
+        """The prompt tokens last reported for the conversation (``None`` if none or cleared)."""
+    def set_reported_usage(self, conversation_id: str, tokens: int, at: float) -> None:
+        """Record (or replace) the prompt tokens the model used on the conversation's last call."""
+    def clear_reported_usage(self, conversation_id: str) -> None:
+        """Forget the conversation's reported usage."""
+    def add_summarizer_failure(self, *, conversation_id: str, at: float, summarizer: str, depth: int,
+                               first_seq: int, last_seq: int, source_tokens: int, error: str) -> "SummarizerFailure":
+        """Record one summarizer failure; returns it with its new id."""
+    def summarizer_failures(self, conversation_id: str) -> "list[SummarizerFailure]":
+        """The conversation's recorded summarizer failures, oldest first."""
+    def summarizer_failure_count(self, conversation_id: str) -> int:
+        """How many summarizer failures the conversation has."""
 
 
 # --- cards: immutable summary cards and their cover lists (window/cards.py) -----------------------

@@ -1,10 +1,40 @@
-"""SQLite: conversations and turns (implements :class:`memfold.memory.storage.base.ArchiveStorage`)."""
+"""SQLite: conversations and turns (implements :class:`memfold.memory.storage.base.ArchiveStorage`).
+
+The ``turns`` table is immutable (triggers made by migration 1 refuse any change except erasure,
+and refuse deletes); this class only inserts and reads turns. It also holds the per-conversation
+state the window keeps beside the archive: the reported prompt usage (``window_state``) and the
+summarizer failures (``summarizer_failures``).
+"""
 
 from __future__ import annotations
 
 import json
 
+from typing import Any, Iterable, Iterator
+from ..rows import ConversationRow, SummarizerFailure, Turn
 from .db import SqliteDB
+
+#: the ``turns`` columns every turn read selects, in :func:`_turn` order
+TURN_COLUMNS = (
+    "id, conversation_id, family_id, seq, role, content, name, tool_call_id, tool_calls, metadata, "
+    "created_at, tokens, sha256, labels, erased"
+)
+_CONVERSATION_COLUMNS = "id, namespace, family_id, parent_id, fork_after_seq, created_at, labels, metadata"
+_FAILURE_COLUMNS = "id, conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error"
+#: ids per ``IN (...)`` list, well under SQLite's parameter limit
+_BATCH = 500
+#: turns per page when :meth:`SqliteArchive.unerased_turns` walks the archive
+_PAGE = 1000
+
+
+def _turn(row: tuple) -> Turn:
+    """A :class:`Turn` from a row selected with :data:`TURN_COLUMNS`."""
+    return Turn(
+        id=row[0], conversation_id=row[1], family_id=row[2], seq=row[3], role=row[4], content=row[5],
+        name=row[6], tool_call_id=row[7], tool_calls=json.loads(row[8]) if row[8] else None,
+        metadata=json.loads(row[9]), created_at=row[10], tokens=row[11], sha256=row[12],
+        labels=tuple(json.loads(row[13])), erased=bool(row[14]),
+    )
 
 
 class SqliteArchive:
@@ -22,3 +52,118 @@ class SqliteArchive:
     def set_turn_labels(self, turn_id: int, labels: list[str]) -> None:
         """Replace the labels of a turn (the caller validates them and logs the change)."""
         self.c.run("UPDATE turns SET labels = ? WHERE id = ?", [json.dumps(labels), turn_id])
+    # -- conversations -------------------------------------------------------------------
+    def conversation(self, conversation_id: str) -> ConversationRow | None:
+        """The conversation's row, or ``None`` if there is none."""
+        row = self.c.one(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?", [conversation_id])
+        if row is None:
+            return None
+        return ConversationRow(id=row[0], namespace=row[1], family_id=row[2], parent_id=row[3],
+                               fork_after_seq=row[4], created_at=row[5], labels=tuple(json.loads(row[6])),
+                               metadata=json.loads(row[7]))
+    def insert_conversation(self, *, conversation_id: str, namespace: str, family_id: str, parent_id: str | None,
+                            fork_after_seq: int | None, created_at: float, labels: list[str]) -> None:
+        """Insert one conversation. :raises StorageConflict: if the id is taken."""
+        self.c.run(
+            "INSERT INTO conversations(id, namespace, family_id, parent_id, fork_after_seq, created_at, labels) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [conversation_id, namespace, family_id, parent_id, fork_after_seq, created_at, json.dumps(labels)],
+        )
+    def conversation_ids(self) -> list[str]:
+        """Every conversation id, in creation order."""
+        return [r[0] for r in self.c.all("SELECT id FROM conversations ORDER BY rowid")]
+    def namespace_exists(self, namespace: str) -> bool:
+        """True when a conversation, a memory record or a protected record belongs to ``namespace``.
+        Spans three families (``conversations``, ``records``, ``protected``); it lives here because
+        the conversation is the first thing a namespace holds."""
+        return any(self.c.one(f"SELECT 1 FROM {table} WHERE namespace = ? LIMIT 1", [namespace])
+                   for table in ("conversations", "records", "protected"))
+    # -- turns ---------------------------------------------------------------------------
+    def max_seq(self, conversation_id: str) -> int | None:
+        """The largest seq among the conversation's own turns (``None`` when it has none)."""
+        return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id])
+    def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
+                    name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
+                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str]) -> int:
+        """Insert one validated turn (``metadata`` is its canonical JSON text); returns its id.
+        :raises StorageConflict: if the conversation already has a turn at ``seq``."""
+        cur = self.c.run(
+            "INSERT INTO turns(conversation_id, family_id, seq, role, content, name, tool_call_id, tool_calls, "
+            "metadata, created_at, tokens, sha256, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                conversation_id, family_id, seq, role, content, name, tool_call_id,
+                json.dumps(tool_calls) if tool_calls else None, metadata, created_at, tokens, sha256,
+                json.dumps(labels),
+            ],
+        )
+        return cur.lastrowid
+    def turn(self, turn_id: int) -> Turn | None:
+        """The turn with ``turn_id``, or ``None``."""
+        row = self.c.one(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", [turn_id])
+        return None if row is None else _turn(row)
+    def turns(self, turn_ids: Iterable[int]) -> list[Turn]:
+        """The turns with these ids (missing ids are simply absent), read in batches."""
+        ids = list(turn_ids)
+        out: list[Turn] = []
+        for start in range(0, len(ids), _BATCH):
+            chunk = ids[start:start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            out.extend(_turn(r) for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk))
+        return out
+    def conversation_turns(self, conversation_id: str, *, after_seq: int = 0, upto_seq: int | None = None) -> list[Turn]:
+        """The conversation's own turns with ``after_seq < seq <= upto_seq`` (no upper bound when
+        ``None``), by seq. Inherited turns are read from each ancestor separately (see lineage)."""
+        sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE conversation_id = ? AND seq > ?"
+        params: list[Any] = [conversation_id, after_seq]
+        if upto_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(upto_seq)
+        sql += " ORDER BY seq"
+        return [_turn(r) for r in self.c.all(sql, params)]
+    def unerased_turns(self, conversation_id: str | None = None) -> Iterator[Turn]:
+        """Every turn not erased (of one conversation, or of the whole file), by id, read a page at a time."""
+        after = 0
+        while True:
+            sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE erased = 0 AND id > ?"
+            params: list[Any] = [after]
+            if conversation_id is not None:
+                sql += " AND conversation_id = ?"
+                params.append(conversation_id)
+            rows = self.c.all(sql + f" ORDER BY id LIMIT {_PAGE}", params)
+            yield from (_turn(r) for r in rows)
+            if len(rows) < _PAGE:
+                return
+            after = rows[-1][0]
+    # -- per-conversation window state ---------------------------------------------------
+    def reported_usage(self, conversation_id: str) -> int | None:
+        """The prompt tokens last reported for the conversation (``None`` if none or cleared)."""
+        row = self.c.one("SELECT reported_tokens FROM window_state WHERE conversation_id = ?", [conversation_id])
+        return row[0] if row else None
+    def set_reported_usage(self, conversation_id: str, tokens: int, at: float) -> None:
+        """Record (or replace) the prompt tokens the model used on the conversation's last call."""
+        self.c.run(
+            "INSERT INTO window_state(conversation_id, reported_tokens, reported_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(conversation_id) DO UPDATE SET reported_tokens = excluded.reported_tokens, "
+            "reported_at = excluded.reported_at", [conversation_id, tokens, at],
+        )
+    def clear_reported_usage(self, conversation_id: str) -> None:
+        """Forget the conversation's reported usage (its row stays, with no tokens)."""
+        self.c.run("UPDATE window_state SET reported_tokens = NULL WHERE conversation_id = ?", [conversation_id])
+    def add_summarizer_failure(self, *, conversation_id: str, at: float, summarizer: str, depth: int,
+                               first_seq: int, last_seq: int, source_tokens: int, error: str) -> SummarizerFailure:
+        """Record one summarizer failure; returns it with its new id."""
+        cur = self.c.run(
+            "INSERT INTO summarizer_failures(conversation_id, at, summarizer, depth, first_seq, last_seq, "
+            "source_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error],
+        )
+        return SummarizerFailure(cur.lastrowid, conversation_id, at, summarizer, depth, first_seq, last_seq,
+                                 source_tokens, error)
+    def summarizer_failures(self, conversation_id: str) -> list[SummarizerFailure]:
+        """The conversation's recorded summarizer failures, oldest first."""
+        return [SummarizerFailure(*r) for r in self.c.all(
+            f"SELECT {_FAILURE_COLUMNS} FROM summarizer_failures WHERE conversation_id = ? ORDER BY id",
+            [conversation_id])]
+    def summarizer_failure_count(self, conversation_id: str) -> int:
+        """How many summarizer failures the conversation has."""
+        return self.c.value("SELECT COUNT(*) FROM summarizer_failures WHERE conversation_id = ?", [conversation_id], 0)
