@@ -162,9 +162,9 @@ class MemFold:
         self.extractor = _make_extractor(extractor)
         self.memory = MemoryStore(self.storage, self.clock)
         self.archive = Archive(self.storage, self.clock, self.token_counter)
-        self.embeddings = EmbeddingIndex(self.db)
+        self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = self._embedder(embedder)
-        self.searcher = HybridSearch(self.db, self.embedder, index=self.embeddings)
+        self.searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
         self._use_embedder_for_restatements()
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
         self.constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
@@ -263,7 +263,7 @@ class MemFold:
             raise EmbeddingError("no embedder to re-embed with: pass a model name, a path or 'hashing'")
         n = self.embeddings.reembed(new, progress=progress)
         self.embedder = new
-        self.searcher = HybridSearch(self.db, new, index=self.embeddings)
+        self.searcher = HybridSearch(self.storage, new, index=self.embeddings)
         self._use_embedder_for_restatements()
         return n
 

@@ -30,10 +30,10 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
-import sqlite_utils
 
 from .errors import EmbeddingError, InvalidInput
-from .storage import write_transaction
+from .storage.base import Storage
+from .storage.sqlite.vectors import blob_to_vector, vector_to_blob  # noqa: F401  (the stored byte format, re-exported)
 
 #: model id of the default embedder (the name it is published under)
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -248,21 +248,6 @@ def make_embedder(spec: "Embedder | str | None") -> Embedder | None:
 
 
 # -- storage -------------------------------------------------------------------------------------
-def vector_to_blob(vector: np.ndarray) -> bytes:
-    """A 1-D vector as little-endian float32 bytes (4 × dim bytes)."""
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def blob_to_vector(blob: bytes, dim: int) -> np.ndarray:
-    """Little-endian float32 bytes back to a ``(dim,) float32`` vector.
-
-    :raises EmbeddingError: if the blob length is not ``4 * dim``.
-    """
-    if len(blob) != 4 * dim:
-        raise EmbeddingError(f"a stored vector has {len(blob)} bytes, expected {4 * dim} for dimension {dim}")
-    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
-
-
 def _check_kind(kind: str) -> str:
     if kind not in ITEM_KINDS:
         raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
@@ -270,26 +255,28 @@ def _check_kind(kind: str) -> str:
 
 
 class EmbeddingIndex:
-    """The vectors of one database: table ``embeddings`` (migration 5), one row per (kind, item).
+    """The vectors of one database (the storage's ``vectors`` family), one per (kind, item).
 
-    Every row stores ``model_id``, ``dim`` and the vector as a float32 blob; the database's model
-    is recorded in ``meta`` with the first vector.
+    Every vector is stored with ``model_id`` and ``dim``; the database's model is recorded with
+    the first vector.
 
-    :param db: an open, migrated database.
+    :param storage: the opened :class:`~memfold.memory.storage.base.Storage` (a raw migrated
+        ``sqlite_utils.Database`` is still accepted during the transition of issue 12).
     """
 
-    def __init__(self, db: sqlite_utils.Database) -> None:
-        self.db = db
+    def __init__(self, storage: Storage) -> None:
+        if not hasattr(storage, "vectors"):  # transitional (issue 12): a raw sqlite_utils.Database
+            from .storage.sqlite import SqliteStorage
+
+            storage = SqliteStorage(storage)
+        self.storage = storage
+        self.vectors = storage.vectors
         self._cache: dict[str, tuple[tuple, np.ndarray, np.ndarray]] = {}
 
     # -- the database's model -------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:
         """``(model_id, dim)`` of the vectors in this database, or ``None`` when it holds none."""
-        rows = dict(self.db.execute(
-            "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
-        if "embedding_model" not in rows:
-            return None
-        return rows["embedding_model"], int(rows["embedding_dim"])
+        return self.vectors.model()
 
     def check_model(self, model_id: str, dim: int) -> None:
         """:raises EmbeddingError: if this database holds vectors of another model or dimension."""
@@ -304,8 +291,7 @@ class EmbeddingIndex:
     def _claim_model(self, model_id: str, dim: int) -> None:
         self.check_model(model_id, dim)
         if self.stored_model() is None:
-            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_model', ?)", [model_id])
-            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?)", [str(dim)])
+            self.vectors.set_model(model_id, dim)
 
     # -- writing ---------------------------------------------------------------------------
     def store(self, kind: str, item_ids: Sequence[int], vectors: np.ndarray, *, model_id: str) -> None:
@@ -322,75 +308,47 @@ class EmbeddingIndex:
         if not np.all(np.isfinite(vectors)):
             raise EmbeddingError("refusing to store vectors containing NaN or infinity")
         dim = int(vectors.shape[1])
-        with write_transaction(self.db):
+        with self.storage.transaction():
             self._claim_model(model_id, dim)
-            self.db.conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(kind, item_id, model_id, dim, vector) VALUES (?, ?, ?, ?, ?)",
-                [(kind, int(i), model_id, dim, vector_to_blob(v)) for i, v in zip(item_ids, vectors)],
-            )
+            self.vectors.put(kind, item_ids, vectors, model_id=model_id)
 
     def clear(self) -> int:
         """Delete every vector and forget the database's model (before re-embedding). Returns the count."""
-        with write_transaction(self.db):
-            n = self.db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-            self.db.execute("DELETE FROM embeddings")
-            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+        with self.storage.transaction():
+            n = self.vectors.clear()
         self._cache.clear()
         return n
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, kind: str, item_id: int) -> np.ndarray | None:
         """The stored ``(dim,) float32`` vector of one item, or ``None``."""
-        row = self.db.execute("SELECT dim, vector FROM embeddings WHERE kind = ? AND item_id = ?",
-                              [_check_kind(kind), int(item_id)]).fetchone()
-        return None if row is None else blob_to_vector(row[1], row[0])
+        return self.vectors.get(_check_kind(kind), int(item_id))
 
     def count(self, kind: str | None = None) -> int:
         """How many vectors are stored (of one kind, or all)."""
         if kind is None:
-            return self.db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        return self.db.execute("SELECT COUNT(*) FROM embeddings WHERE kind = ?", [_check_kind(kind)]).fetchone()[0]
+            return self.vectors.count()
+        return self.vectors.count(_check_kind(kind))
 
     def matrix(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """All vectors of ``kind``: ``(ids (n,) int64, vectors (n, dim) float32)``, cached until the
         table changes."""
         _check_kind(kind)
-        stamp = tuple(self.db.execute(
-            "SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(SUM(rowid), 0) FROM embeddings WHERE kind = ?",
-            [kind]).fetchone())
+        stamp = self.vectors.version(kind)
         cached = self._cache.get(kind)
         if cached is not None and cached[0] == stamp:
             return cached[1], cached[2]
-        rows = self.db.execute("SELECT item_id, dim, vector FROM embeddings WHERE kind = ? ORDER BY item_id",
-                               [kind]).fetchall()
-        ids = np.array([r[0] for r in rows], dtype=np.int64)
-        if rows:
-            dim = rows[0][1]
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim).astype(np.float32)
-        else:
-            vectors = np.zeros((0, 0), dtype=np.float32)
+        ids, vectors = self.vectors.matrix(kind)
         self._cache[kind] = (stamp, ids, vectors)
         return ids, vectors
 
     def missing(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first.
 
-        Live means: turns not erased, cards (if the window schema is present), records not erased.
+        Live means: turns not erased, cards, records not erased.
         """
         _check_kind(kind)
-        sql = {
-            "turn": "SELECT t.id, t.content FROM turns t LEFT JOIN embeddings e ON e.kind = 'turn' AND e.item_id = t.id "
-                    "WHERE e.item_id IS NULL AND t.erased = 0 AND t.content != '' ORDER BY t.id",
-            "record": "SELECT r.id, r.content FROM records r LEFT JOIN embeddings e ON e.kind = 'record' AND e.item_id = r.id "
-                      "WHERE e.item_id IS NULL AND r.status != 'erased' ORDER BY r.id",
-            "card": "SELECT c.rowid, c.text FROM cards c LEFT JOIN embeddings e ON e.kind = 'card' AND e.item_id = c.rowid "
-                    "WHERE e.item_id IS NULL ORDER BY c.rowid",
-        }[kind]
-        if kind == "card" and not _has_card_text(self.db):
-            return []
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [(r[0], r[1]) for r in self.db.execute(sql).fetchall()]
+        return self.vectors.unembedded(kind, limit=limit)
 
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
               progress: Callable[[int, int], None] | None = None) -> int:
@@ -425,23 +383,15 @@ class EmbeddingIndex:
         """
         todo = []
         for kind in ITEM_KINDS:
-            if kind == "card" and not _has_card_text(self.db):
-                continue
-            sql = {
-                "turn": "SELECT id, content FROM turns WHERE erased = 0 AND content != '' ORDER BY id",
-                "record": "SELECT id, content FROM records WHERE status != 'erased' ORDER BY id",
-                "card": "SELECT rowid, text FROM cards ORDER BY rowid",
-            }[kind]
-            todo.extend((kind, r[0], r[1]) for r in self.db.execute(sql).fetchall())
+            todo.extend((kind, item_id, text) for item_id, text in self.vectors.embeddable(kind))
         parts = []
         for start in range(0, len(todo), batch_size):
             parts.append(embedder.embed_batch([t for _, _, t in todo[start:start + batch_size]]))
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
         vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
-        with write_transaction(self.db):
-            self.db.execute("DELETE FROM embeddings")
-            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+        with self.storage.transaction():
+            self.vectors.clear()
             self._claim_model(embedder.model_id, embedder.dim)
             for kind in ITEM_KINDS:
                 rows = [(i, pos) for pos, (k, i, _) in enumerate(todo) if k == kind]
@@ -449,13 +399,6 @@ class EmbeddingIndex:
                     self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
         self._cache.clear()
         return len(todo)
-
-
-def _has_card_text(db: sqlite_utils.Database) -> bool:
-    """True when the window schema's ``cards`` table (with a ``text`` column) exists."""
-    if "cards" not in db.table_names():
-        return False
-    return "text" in {c.name for c in db["cards"].columns}
 
 
 _NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt "

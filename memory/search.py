@@ -26,17 +26,18 @@ indexing), so callers never have to remember to index.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
-import sqlite_utils
 
 from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
 from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
+from .records import RECORD_TYPES
+from .storage.base import Storage
+from .storage.rows import SearchScope
 
 #: reciprocal rank fusion constant (Cormack et al. 2009)
 RRF_K = 60
@@ -148,55 +149,32 @@ class SearchHit:
         return d
 
 
-def _visible_turns_clause(db: sqlite_utils.Database, conversation_id: str, alias: str = "t",
-                          seq_column: str = "seq") -> tuple[str, list[Any]]:
-    """SQL over ``alias`` selecting the turns (or cards, by ``last_seq``) a conversation sees: its
-    own and its ancestors' up to each fork point (DESIGN.md §1 "family")."""
-    parts, params = [], []
-    limit: int | None = None
-    current: str | None = conversation_id
-    first = True
-    while current is not None:
-        row = db.execute("SELECT parent_id, fork_after_seq FROM conversations WHERE id = ?", [current]).fetchone()
-        if row is None:
-            if first:
-                raise ConversationNotFound(f"no conversation {conversation_id!r} to search in")
-            break
-        if limit is None:
-            parts.append(f"{alias}.conversation_id = ?")
-            params.append(current)
-        else:
-            parts.append(f"({alias}.conversation_id = ? AND {alias}.{seq_column} <= ?)")
-            params.extend([current, limit])
-        limit, current, first = row[1], row[0], False
-    return "(" + " OR ".join(parts) + ")", params
+def _as_storage(target: Any) -> Storage:
+    """``target`` as a :class:`~memfold.memory.storage.base.Storage`: a Storage as it is; a raw,
+    migrated ``sqlite_utils.Database`` is wrapped (transitional, issue 12, for engines not moved yet)."""
+    if hasattr(target, "fulltext") and hasattr(target, "vectors"):
+        return target
+    from .storage.sqlite import SqliteStorage
 
-
-def _labels_clause(column: str, reader_labels: Sequence[str] | None) -> tuple[str, list[Any]]:
-    """SQL true when every label required by ``column`` (a JSON list) is held by the reader."""
-    if reader_labels is None:
-        return "", []
-    held = list(reader_labels)
-    if not held:
-        return f"json_array_length({column}) = 0", []
-    marks = ", ".join("?" for _ in held)
-    return f"NOT EXISTS (SELECT 1 FROM json_each({column}) WHERE value NOT IN ({marks}))", held
+    return SqliteStorage(target)
 
 
 class HybridSearch:
     """Search turns, cards and records with BM25, embeddings, or both fused.
 
-    :param db: an open, migrated database.
+    :param storage: the opened :class:`~memfold.memory.storage.base.Storage` (its ``fulltext``
+        and ``vectors`` families).
     :param embedder: the :class:`Embedder` for the dense ranker, or ``None`` for BM25 only. A
         callable returning an embedder is resolved on first use (so a model loads only when needed).
-    :param index: the :class:`EmbeddingIndex` (default: one over ``db``).
+    :param index: the :class:`EmbeddingIndex` (default: one over ``storage``).
     """
 
-    def __init__(self, db: sqlite_utils.Database, embedder: Embedder | Callable[[], Embedder | None] | None = None,
+    def __init__(self, storage: Storage, embedder: Embedder | Callable[[], Embedder | None] | None = None,
                  *, index: EmbeddingIndex | None = None) -> None:
-        self.db = db
+        self.storage = _as_storage(storage)
+        self.fulltext = self.storage.fulltext
         self._embedder = embedder
-        self.index = index or EmbeddingIndex(db)
+        self.index = index or EmbeddingIndex(self.storage)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -206,98 +184,27 @@ class HybridSearch:
         return self._embedder  # type: ignore[return-value]
 
     # -- filters ---------------------------------------------------------------------------
-    def _has_cards(self) -> bool:
-        names = set(self.db.table_names())
-        return "cards" in names and "cards_fts" in names
-
-    def _filter_sql(self, kind: str, *, conversation_id: str | None, namespace: str | None, type: str | None,
-                    key: str | None, since: float | None, until: float | None,
-                    reader_labels: Sequence[str] | None) -> tuple[str, str, list[Any]] | None:
-        """``(from_sql, where_sql, params)`` selecting live, visible items of ``kind``; None when
-        the filters exclude the kind altogether (for example a record type on turns)."""
-        where: list[str] = []
-        params: list[Any] = []
-        if kind == "turn":
-            if type is not None or key is not None:
-                return None
-            frm = "turns t JOIN conversations c ON c.id = t.conversation_id"
-            where.append("t.erased = 0")
-            if conversation_id is not None:
-                clause, p = _visible_turns_clause(self.db, conversation_id)
-                where.append(clause)
-                params += p
-            elif namespace is not None:
-                where.append("c.namespace = ?")
-                params.append(namespace)
-            time_col, labels_col = "t.created_at", "t.labels"
-        elif kind == "record":
+    def _scope(self, kind: str, *, conversation_id: str | None, lineage: Callable[[], tuple],
+               namespace: str | None, type: str | None, key: str | None, since: float | None,
+               until: float | None, reader_labels: Sequence[str] | None) -> SearchScope | None:
+        """The :class:`SearchScope` of live, visible items of ``kind``; None when the filters
+        exclude the kind altogether (a record type or slot on turns and cards, a conversation on
+        records). ``lineage()`` gives the conversation's lineage (looked up once per search)."""
+        labels = None if reader_labels is None else tuple(reader_labels)
+        if kind == "record":
             if conversation_id is not None:
                 return None
-            frm = "records r"
-            where.append("r.status = 'active'")
-            if namespace is not None:
-                where.append("r.namespace = ?")
-                params.append(namespace)
-            if type is not None:
-                where.append("r.type = ?")
-                params.append(type)
-            if key is not None:
-                where.append("r.key = ?")
-                params.append(key)
-            time_col, labels_col = "r.written_at", "r.labels"
-        else:  # card
-            if type is not None or key is not None or not self._has_cards():
-                return None
-            cols = {c.name for c in self.db["cards"].columns}
-            frm = "cards k"
-            if "conversation_id" in cols:
-                frm += " LEFT JOIN conversations c ON c.id = k.conversation_id"
-            if "stale" in cols:
-                where.append("k.stale = 0")
-            if "card_staleness" in self.db.table_names():
-                where.append("k.rowid NOT IN (SELECT card_id FROM card_staleness)")
-            if conversation_id is not None:
-                if "last_seq" in cols:
-                    clause, p = _visible_turns_clause(self.db, conversation_id, "k", "last_seq")
-                    where.append(clause)
-                    params += p
-                elif "conversation_id" in cols:
-                    where.append("k.conversation_id = ?")
-                    params.append(conversation_id)
-            elif namespace is not None:
-                if "namespace" in cols:
-                    where.append("k.namespace = ?")
-                    params.append(namespace)
-                elif "family_id" in cols:
-                    where.append("k.family_id IN (SELECT family_id FROM conversations WHERE namespace = ?)")
-                    params.append(namespace)
-            time_col = next((f"k.{c}" for c in ("end_at", "last_time", "created_at") if c in cols), None)
-            labels_col = "k.labels" if "labels" in cols else None
-            if time_col is None and (since is not None or until is not None):
-                return None
-        if since is not None:
-            where.append(f"{time_col} >= ?")
-            params.append(since)
-        if until is not None:
-            where.append(f"{time_col} <= ?")
-            params.append(until)
-        if labels_col is not None:
-            clause, p = _labels_clause(labels_col, reader_labels)
-            if clause:
-                where.append(clause)
-                params += p
-        return frm, " AND ".join(where) or "1", params
+            return SearchScope(namespace=namespace, type=type, key=key, since=since, until=until,
+                               reader_labels=labels)
+        if type is not None or key is not None:
+            return None
+        if conversation_id is not None:
+            return SearchScope(lineage=lineage(), since=since, until=until, reader_labels=labels)
+        return SearchScope(namespace=namespace, since=since, until=until, reader_labels=labels)
 
     # -- rankers ---------------------------------------------------------------------------
-    _ALIAS = {"turn": "t", "record": "r", "card": "k"}
-    _FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
-
-    def _bm25(self, kind: str, match: str, flt: tuple[str, str, list[Any]], n: int) -> list[tuple[Any, float]]:
-        frm, where, params = flt
-        a, fts = self._ALIAS[kind], self._FTS[kind]
-        sql = (f"SELECT {a}.rowid, bm25({fts}) FROM {fts}, {frm} "
-               f"WHERE {fts} MATCH ? AND {a}.rowid = {fts}.rowid AND {where} ORDER BY bm25({fts}) LIMIT ?")
-        return [(r[0], r[1]) for r in self.db.execute(sql, [match, *params, n]).fetchall()]
+    def _bm25(self, kind: str, match: str, scope: SearchScope, n: int) -> list[tuple[Any, float]]:
+        return self.fulltext.rank(kind, match, scope, n)
 
     def _bm25_scoped(self, kind: str, terms: list[str], allowed: np.ndarray, n: int) -> list[tuple[Any, float]]:
         """BM25 with term statistics of the filtered scope ``allowed`` (sorted ids):
@@ -311,11 +218,10 @@ class HybridSearch:
         table-wide IDF is swapped for the scope's: ``score = Σ_w bm25_w × idf_scope(w) / idf_table(w)``,
         with FTS5's ``idf = max(1e-6, ln((N - n + 0.5) / (n + 0.5)))`` (Robertson & Zaragoza 2009).
         """
-        fts = self._FTS[kind]
-        n_table = self.db.execute(f"SELECT COUNT(*) FROM {fts}_docsize").fetchone()[0]
+        n_table = self.fulltext.indexed_count(kind)
         totals = np.zeros(len(allowed))
         for term in terms:
-            rows = self.db.execute(f"SELECT rowid, bm25({fts}) FROM {fts} WHERE {fts} MATCH ?", [term]).fetchall()
+            rows = self.fulltext.postings(kind, term)
             if not rows:
                 continue
             hit_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -332,17 +238,15 @@ class HybridSearch:
         order = matched[np.lexsort((allowed[matched], -totals[matched]))][:n]
         return [(int(allowed[i]), float(totals[i])) for i in order]
 
-    def _allowed_ids(self, kind: str, flt: tuple[str, str, list[Any]]) -> np.ndarray:
-        frm, where, params = flt
-        a = self._ALIAS[kind]
-        rows = self.db.execute(f"SELECT {a}.rowid FROM {frm} WHERE {where}", params).fetchall()
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    def _allowed_ids(self, kind: str, scope: SearchScope) -> np.ndarray:
+        ids = self.fulltext.candidates(kind, scope)
+        return np.fromiter(ids, dtype=np.int64, count=len(ids))
 
-    def _dense(self, kind: str, qvec: np.ndarray, flt: tuple[str, str, list[Any]], n: int) -> list[tuple[Any, float]]:
+    def _dense(self, kind: str, qvec: np.ndarray, scope: SearchScope, n: int) -> list[tuple[Any, float]]:
         ids, vectors = self.index.matrix(kind)
         if len(ids) == 0:
             return []
-        allowed = self._allowed_ids(kind, flt)
+        allowed = self._allowed_ids(kind, scope)
         mask = np.isin(ids, allowed)
         if not mask.any():
             return []
@@ -352,12 +256,10 @@ class HybridSearch:
         return [(int(ids[i]), float(sims[i])) for i in top]
 
     # -- the search ------------------------------------------------------------------------
-    def _turn_neighbours(self, ids: np.ndarray, flt: tuple[str, str, list[Any]]) -> tuple[np.ndarray, np.ndarray]:
+    def _turn_neighbours(self, ids: np.ndarray, scope: SearchScope) -> tuple[np.ndarray, np.ndarray]:
         """For allowed turn ids (sorted), the positions of each turn's previous and next turn in the
         same conversation (-1 when there is none among the allowed turns)."""
-        frm, where, params = flt
-        rows = self.db.execute(f"SELECT t.id, t.conversation_id, t.seq FROM {frm} WHERE {where} "
-                               f"ORDER BY t.conversation_id, t.seq", params).fetchall()
+        rows = self.fulltext.turn_sequence(scope)
         pos = {int(i): p for p, i in enumerate(ids)}
         prev = np.full(len(ids), -1, dtype=np.int64)
         nxt = np.full(len(ids), -1, dtype=np.int64)
@@ -442,20 +344,28 @@ class HybridSearch:
         for kind in kinds:
             if kind not in ITEM_KINDS:
                 raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
-        if type is not None:
-            from .store import check_record_type
-
-            check_record_type(type)
+        if type is not None and type not in RECORD_TYPES:
+            raise InvalidInput(f"unknown record type {type!r}: use one of {', '.join(RECORD_TYPES)}")
         labels = None if reader_labels is None else sorted(set(reader_labels))
         embedder = self.embedder if mode != "bm25" else None
         if mode == "dense" and embedder is None:
             raise EmbeddingError("dense search needs an embedder: pass embedder=... to MemFold")
         depth = candidates or max(100, 5 * limit)
 
+        found_lineage: list[tuple] = []
+
+        def lineage() -> tuple:
+            if not found_lineage:
+                chain = self.fulltext.conversation_lineage(conversation_id)
+                if not chain:
+                    raise ConversationNotFound(f"no conversation {conversation_id!r} to search in")
+                found_lineage.append(tuple(chain))
+            return found_lineage[0]
+
         filters = {}
         for kind in kinds:
-            flt = self._filter_sql(kind, conversation_id=conversation_id, namespace=namespace, type=type, key=key,
-                                   since=since, until=until, reader_labels=labels)
+            flt = self._scope(kind, conversation_id=conversation_id, lineage=lineage, namespace=namespace, type=type,
+                              key=key, since=since, until=until, reader_labels=labels)
             if flt is not None:
                 filters[kind] = flt
         match = bm25_query(query) if mode != "dense" else None
@@ -537,21 +447,7 @@ class HybridSearch:
                 for (kind, item_id), score in ranked[:limit]]
 
     def _hit(self, kind: str, item_id: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:
-        common = dict(kind=kind, score=score, bm25_rank=b, dense_rank=d, similarity=sim)
-        if kind == "turn":
-            row = self.db.execute(
-                "SELECT t.id, t.content, t.conversation_id, c.namespace, t.created_at, t.labels FROM turns t "
-                "JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?", [item_id]).fetchone()
-            return SearchHit(id=row[0], text=row[1], conversation_id=row[2], namespace=row[3], time=row[4],
-                             labels=tuple(json.loads(row[5])), **common)
-        if kind == "record":
-            row = self.db.execute("SELECT id, content, namespace, type, key, written_at, labels FROM records WHERE id = ?",
-                                  [item_id]).fetchone()
-            return SearchHit(id=row[0], text=row[1], namespace=row[2], type=row[3], key=row[4], time=row[5],
-                             labels=tuple(json.loads(row[6])), **common)
-        cols = {c.name for c in self.db["cards"].columns}
-        row = dict(zip(cols, self.db.execute(f"SELECT {', '.join(cols)} FROM cards WHERE rowid = ?", [item_id]).fetchone()))
-        time = next((row[c] for c in ("end_at", "last_time", "created_at") if c in row), None)
-        return SearchHit(id=row.get("id", item_id), text=row.get("text", ""), conversation_id=row.get("conversation_id"),
-                         namespace=row.get("namespace"), time=time,
-                         labels=tuple(json.loads(row["labels"])) if row.get("labels") else (), **common)
+        item = self.fulltext.item(kind, item_id)
+        return SearchHit(kind=kind, id=item.id, score=score, text=item.text, conversation_id=item.conversation_id,
+                         namespace=item.namespace, type=item.type, key=item.key, time=item.time, bm25_rank=b,
+                         dense_rank=d, similarity=sim, labels=item.labels)

@@ -111,7 +111,7 @@ def test_blob_round_trip_is_exact():
 
 
 def test_storage_round_trip_records_model_and_dimension(mf):
-    index = EmbeddingIndex(mf.db)
+    index = EmbeddingIndex(mf.storage)
     e = HashingEmbedder(32)
     vectors = e.embed_batch(["one", "two"])
     index.store("record", [7, 9], vectors, model_id=e.model_id)
@@ -125,7 +125,7 @@ def test_storage_round_trip_records_model_and_dimension(mf):
 
 
 def test_vectors_from_another_model_are_refused(mf):
-    index = EmbeddingIndex(mf.db)
+    index = EmbeddingIndex(mf.storage)
     index.store("turn", [1], HashingEmbedder(32).embed_batch(["x"]), model_id="memfold-hashing-v1-32")
     other = HashingEmbedder(64)
     with pytest.raises(memfold.EmbeddingError, match=r"model 'memfold-hashing-v1-32' \(dimension 32\).*reembed"):

@@ -59,18 +59,15 @@ class SearchHit:
         return f"{self.ref} [{where}] {self.snippet}"
 
 
-def _scope(conv: "Conversation", table: str) -> tuple[str, list[Any]]:
-    """SQL restricting ``table`` (turns or cards alias) to the conversation's lineage."""
-    parts, params = [], []
-    for conversation_id, upto in conv.archive.lineage(conv.id):
-        seq = "seq" if table == "t" else "last_seq"
-        if upto is None:
-            parts.append(f"({table}.conversation_id = ?)")
-            params.append(conversation_id)
-        else:
-            parts.append(f"({table}.conversation_id = ? AND {table}.{seq} <= ?)")
-            params.extend([conversation_id, upto])
-    return "(" + " OR ".join(parts) + ")", params
+def _fulltext(conv: "Conversation") -> Any:
+    """The full-text family of the conversation's storage."""
+    storage = getattr(conv, "storage", None) or conv.memfold.storage
+    return storage.fulltext
+
+
+def _hit(m: Any, score: float, snippet: str) -> SearchHit:
+    """A recall hit from a storage :class:`~memfold.memory.storage.rows.TextMatch`."""
+    return SearchHit(f"{m.kind[0]}{m.id}", m.kind, m.id, score, snippet, m.first_seq, m.last_seq, m.depth, m.role)
 
 
 def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *,
@@ -108,25 +105,14 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
         return _hybrid_search(conv, searcher, query, match, k, kind, rdr)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     hits: list[SearchHit] = []
-    db = conv.db
+    fulltext = _fulltext(conv)
+    lineage = conv.archive.lineage(conv.id)
     if kind in (None, "turn"):
-        where, params = _scope(conv, "t")
-        rows = db.execute(
-            "SELECT t.id, bm25(turns_fts), snippet(turns_fts, 0, '[', ']', '…', 12), t.seq, t.role, t.labels "
-            f"FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? AND t.erased = 0 AND {where} "
-            "ORDER BY bm25(turns_fts), t.id LIMIT ?", [match, *params, fetch],
-        ).fetchall()
-        hits.extend(SearchHit(f"t{r[0]}", "turn", r[0], r[1], r[2], r[3], r[3], 0, r[4]) for r in rows
-                    if can_read(rdr, json.loads(r[5])))
+        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_turns(match, lineage, fetch)
+                    if can_read(rdr, list(m.labels)))
     if kind in (None, "card"):
-        where, params = _scope(conv, "c")
-        rows = db.execute(
-            "SELECT c.id, bm25(cards_fts), snippet(cards_fts, 0, '[', ']', '…', 12), c.first_seq, c.last_seq, c.depth, "
-            f"c.labels FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid WHERE cards_fts MATCH ? AND c.family_id = ? "
-            f"AND c.stale = 0 AND {where} ORDER BY bm25(cards_fts), c.id LIMIT ?", [match, conv.family_id, *params, fetch],
-        ).fetchall()
-        hits.extend(SearchHit(f"c{r[0]}", "card", r[0], r[1], r[2], r[3], r[4], r[5], None) for r in rows
-                    if can_read(rdr, json.loads(r[6])))
+        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_cards(match, conv.family_id, lineage, fetch)
+                    if can_read(rdr, list(m.labels)))
     hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
     return hits[:k]
 
@@ -141,21 +127,14 @@ def _hybrid_search(conv: "Conversation", searcher: Any, query: str, match: str, 
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     found = searcher.search(query, conversation_id=conv.id, kinds=kinds, limit=fetch)
     hits: list[SearchHit] = []
-    db = conv.db
+    fulltext = _fulltext(conv)
     for h in found:
         if not can_read(rdr, list(h.labels)):
             continue
-        fts = "turns_fts" if h.kind == "turn" else "cards_fts"
-        row = db.execute(f"SELECT snippet({fts}, 0, '[', ']', '…', 12) FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
-                         [match, h.id]).fetchone()
+        m = fulltext.describe_match(h.kind, h.id, match)
         words = h.text.split()
-        snippet = row[0] if row else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
-        if h.kind == "turn":
-            t = db.execute("SELECT seq, role FROM turns WHERE id = ?", [h.id]).fetchone()
-            hits.append(SearchHit(f"t{h.id}", "turn", h.id, -h.score, snippet, t[0], t[0], 0, t[1]))
-        else:
-            c = db.execute("SELECT first_seq, last_seq, depth FROM cards WHERE id = ?", [h.id]).fetchone()
-            hits.append(SearchHit(f"c{h.id}", "card", h.id, -h.score, snippet, c[0], c[1], c[2], None))
+        snippet = m.snippet if m.snippet is not None else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+        hits.append(_hit(m, -h.score, snippet))
         if len(hits) == k:
             break
     return hits

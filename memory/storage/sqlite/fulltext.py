@@ -1,8 +1,109 @@
-"""SQLite: FTS5 indexes and BM25 ranking (implements :class:`memfold.memory.storage.base.FullTextStorage`)."""
+"""SQLite: FTS5 indexes and BM25 ranking (implements :class:`memfold.memory.storage.base.FullTextStorage`).
+
+``turns_fts``, ``cards_fts`` and ``records_fts`` are external-content FTS5 tables kept in step by
+triggers (migrations 1, 3 and 5); erasing an item drops its entry in the same statement. Every
+query here is scoped *before* ranking (lineage, namespace, type, key, time, reader labels), so a
+hit never comes from outside what the caller may see (DESIGN.md §4.9).
+
+The candidate, neighbour and item queries read the ``turns``, ``cards``, ``records`` and
+``conversations`` tables: they are here because search is their only user and they share the
+scoping SQL with the BM25 queries.
+"""
 
 from __future__ import annotations
 
+import json
+from typing import Any, Sequence
+
+from ..rows import SearchItem, SearchScope, TextMatch
 from .db import SqliteDB
+
+#: the FTS5 table and the alias of the content table, per item kind
+_FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
+_ALIAS = {"turn": "t", "record": "r", "card": "k"}
+
+
+def _lineage_clause(alias: str, seq_column: str, lineage: Sequence[tuple[str, int | None]]) -> tuple[str, list[Any]]:
+    """SQL over ``alias`` selecting the turns (or cards, by ``last_seq``) a conversation sees: each
+    lineage member's own rows, up to its fork point when it has one (DESIGN.md §1 "family")."""
+    parts, params = [], []
+    for conversation_id, upto in lineage:
+        if upto is None:
+            parts.append(f"{alias}.conversation_id = ?")
+            params.append(conversation_id)
+        else:
+            parts.append(f"({alias}.conversation_id = ? AND {alias}.{seq_column} <= ?)")
+            params.extend([conversation_id, upto])
+    return "(" + " OR ".join(parts) + ")", params
+
+
+def _labels_clause(column: str, reader_labels: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """SQL true when every label required by ``column`` (a JSON list) is held by the reader."""
+    if reader_labels is None:
+        return "", []
+    held = list(reader_labels)
+    if not held:
+        return f"json_array_length({column}) = 0", []
+    marks = ", ".join("?" for _ in held)
+    return f"NOT EXISTS (SELECT 1 FROM json_each({column}) WHERE value NOT IN ({marks}))", held
+
+
+def _filter(kind: str, scope: SearchScope) -> tuple[str, str, list[Any]]:
+    """``(from_sql, where_sql, params)`` selecting the live items of ``kind`` inside ``scope``.
+
+    Fields that do not apply to a kind (``type``/``key`` on turns and cards, ``lineage`` on
+    records) are the caller's to leave out.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if kind == "turn":
+        frm = "turns t JOIN conversations c ON c.id = t.conversation_id"
+        where.append("t.erased = 0")
+        if scope.lineage is not None:
+            clause, p = _lineage_clause("t", "seq", scope.lineage)
+            where.append(clause)
+            params += p
+        elif scope.namespace is not None:
+            where.append("c.namespace = ?")
+            params.append(scope.namespace)
+        time_col, labels_col = "t.created_at", "t.labels"
+    elif kind == "record":
+        frm = "records r"
+        where.append("r.status = 'active'")
+        if scope.namespace is not None:
+            where.append("r.namespace = ?")
+            params.append(scope.namespace)
+        if scope.type is not None:
+            where.append("r.type = ?")
+            params.append(scope.type)
+        if scope.key is not None:
+            where.append("r.key = ?")
+            params.append(scope.key)
+        time_col, labels_col = "r.written_at", "r.labels"
+    elif kind == "card":
+        frm = "cards k LEFT JOIN conversations c ON c.id = k.conversation_id"
+        where.append("k.stale = 0")
+        if scope.lineage is not None:
+            clause, p = _lineage_clause("k", "last_seq", scope.lineage)
+            where.append(clause)
+            params += p
+        elif scope.namespace is not None:
+            where.append("k.family_id IN (SELECT family_id FROM conversations WHERE namespace = ?)")
+            params.append(scope.namespace)
+        time_col, labels_col = "k.end_at", "k.labels"
+    else:
+        raise ValueError(f"unknown item kind {kind!r}")
+    if scope.since is not None:
+        where.append(f"{time_col} >= ?")
+        params.append(scope.since)
+    if scope.until is not None:
+        where.append(f"{time_col} <= ?")
+        params.append(scope.until)
+    clause, p = _labels_clause(labels_col, scope.reader_labels)
+    if clause:
+        where.append(clause)
+        params += p
+    return frm, " AND ".join(where) or "1", params
 
 
 class SqliteFullText:
@@ -10,3 +111,109 @@ class SqliteFullText:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+
+    # -- scoping ---------------------------------------------------------------------------
+    def conversation_lineage(self, conversation_id: str) -> list[tuple[str, int | None]]:
+        """``[(conversation_id, last_seq_included_or_None), ...]`` from this conversation up to its
+        root (an ancestor is seen up to the fork point); ``[]`` when the conversation does not exist.
+
+        Reads the archive's ``conversations`` table, for search scoping.
+        """
+        chain: list[tuple[str, int | None]] = []
+        limit: int | None = None
+        current: str | None = conversation_id
+        while current is not None:
+            row = self.c.one("SELECT parent_id, fork_after_seq FROM conversations WHERE id = ?", [current])
+            if row is None:
+                break
+            chain.append((current, limit))
+            limit, current = row[1], row[0]
+        return chain
+
+    def candidates(self, kind: str, scope: SearchScope) -> list[int]:
+        """Ids of the live items of ``kind`` inside ``scope`` (turns not erased, cards not stale,
+        records active), in no particular order. Reads the items' own tables."""
+        frm, where, params = _filter(kind, scope)
+        return [r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.rowid FROM {frm} WHERE {where}", params)]
+
+    def turn_sequence(self, scope: SearchScope) -> list[tuple[int, str, int]]:
+        """``[(turn id, conversation_id, seq)]`` of the live turns inside ``scope``, ordered by
+        conversation and seq (to find each turn's neighbours). Reads the archive's ``turns``."""
+        frm, where, params = _filter("turn", scope)
+        rows = self.c.all(f"SELECT t.id, t.conversation_id, t.seq FROM {frm} WHERE {where} "
+                          f"ORDER BY t.conversation_id, t.seq", params)
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    # -- BM25 ------------------------------------------------------------------------------
+    def rank(self, kind: str, match: str, scope: SearchScope, limit: int) -> list[tuple[int, float]]:
+        """``[(id, bm25)]`` of the items of ``kind`` inside ``scope`` matching the FTS expression
+        ``match``, best first (FTS5 bm25: lower is better), at most ``limit``."""
+        frm, where, params = _filter(kind, scope)
+        a, fts = _ALIAS[kind], _FTS[kind]
+        sql = (f"SELECT {a}.rowid, bm25({fts}) FROM {fts}, {frm} "
+               f"WHERE {fts} MATCH ? AND {a}.rowid = {fts}.rowid AND {where} ORDER BY bm25({fts}) LIMIT ?")
+        return [(r[0], r[1]) for r in self.c.all(sql, [match, *params, limit])]
+
+    def postings(self, kind: str, term: str) -> list[tuple[int, float]]:
+        """``[(id, bm25)]`` of every indexed item of ``kind`` matching one term expression, over
+        the whole index (table-wide statistics), in index order."""
+        fts = _FTS[kind]
+        return [(r[0], r[1]) for r in self.c.all(f"SELECT rowid, bm25({fts}) FROM {fts} WHERE {fts} MATCH ?", [term])]
+
+    def indexed_count(self, kind: str) -> int:
+        """How many items of ``kind`` the full-text index holds (the N of BM25's idf)."""
+        return self.c.value(f"SELECT COUNT(*) FROM {_FTS[kind]}_docsize", default=0)
+
+    # -- items -----------------------------------------------------------------------------
+    def item(self, kind: str, item_id: int) -> SearchItem:
+        """The searchable fields of one turn, card or record (to build a hit). Reads the item's
+        own table (and ``conversations`` for a turn's namespace)."""
+        if kind == "turn":
+            r = self.c.one(
+                "SELECT t.id, t.content, t.conversation_id, c.namespace, t.created_at, t.labels FROM turns t "
+                "JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?", [item_id])
+            return SearchItem(kind="turn", id=r[0], text=r[1], conversation_id=r[2], namespace=r[3], time=r[4],
+                              labels=tuple(json.loads(r[5])))
+        if kind == "record":
+            r = self.c.one("SELECT id, content, namespace, type, key, written_at, labels FROM records WHERE id = ?",
+                           [item_id])
+            return SearchItem(kind="record", id=r[0], text=r[1], namespace=r[2], type=r[3], key=r[4], time=r[5],
+                              labels=tuple(json.loads(r[6])))
+        r = self.c.one("SELECT id, text, conversation_id, end_at, labels FROM cards WHERE id = ?", [item_id])
+        return SearchItem(kind="card", id=r[0], text=r[1], conversation_id=r[2], time=r[3],
+                          labels=tuple(json.loads(r[4])) if r[4] else ())
+
+    # -- recall tools: plain BM25 with snippets over a conversation's lineage ----------------
+    def match_turns(self, match: str, lineage: Sequence[tuple[str, int | None]], limit: int) -> list[TextMatch]:
+        """Live turns of ``lineage`` matching ``match``, best BM25 first (ties by id), with a
+        12-token snippet marking matches in ``[...]``; at most ``limit``."""
+        where, params = _lineage_clause("t", "seq", lineage)
+        rows = self.c.all(
+            "SELECT t.id, bm25(turns_fts), snippet(turns_fts, 0, '[', ']', '…', 12), t.seq, t.role, t.labels "
+            f"FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? AND t.erased = 0 AND {where} "
+            "ORDER BY bm25(turns_fts), t.id LIMIT ?", [match, *params, limit])
+        return [TextMatch("turn", r[0], r[1], r[2], r[3], r[3], 0, r[4], tuple(json.loads(r[5]))) for r in rows]
+
+    def match_cards(self, match: str, family_id: str, lineage: Sequence[tuple[str, int | None]],
+                    limit: int) -> list[TextMatch]:
+        """Non-stale cards of ``family_id`` within ``lineage`` matching ``match``, best BM25 first
+        (ties by id), with a 12-token snippet; at most ``limit``."""
+        where, params = _lineage_clause("c", "last_seq", lineage)
+        rows = self.c.all(
+            "SELECT c.id, bm25(cards_fts), snippet(cards_fts, 0, '[', ']', '…', 12), c.first_seq, c.last_seq, c.depth, "
+            f"c.labels FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid WHERE cards_fts MATCH ? AND c.family_id = ? "
+            f"AND c.stale = 0 AND {where} ORDER BY bm25(cards_fts), c.id LIMIT ?", [match, family_id, *params, limit])
+        return [TextMatch("card", r[0], r[1], r[2], r[3], r[4], r[5], None, tuple(json.loads(r[6]))) for r in rows]
+
+    def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
+        """One turn's or card's snippet for ``match`` (``None`` when it does not match) and its seq
+        span, depth and role; ``score`` stays ``None`` and ``labels`` empty."""
+        fts = _FTS[kind]
+        row = self.c.one(f"SELECT snippet({fts}, 0, '[', ']', '…', 12) FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
+                         [match, item_id])
+        snippet = row[0] if row else None
+        if kind == "turn":
+            t = self.c.one("SELECT seq, role FROM turns WHERE id = ?", [item_id])
+            return TextMatch("turn", item_id, None, snippet, t[0], t[0], 0, t[1])
+        c = self.c.one("SELECT first_seq, last_seq, depth FROM cards WHERE id = ?", [item_id])
+        return TextMatch("card", item_id, None, snippet, c[0], c[1], c[2], None)
