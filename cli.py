@@ -1165,7 +1165,7 @@ def window(db: str, file: str, conversation_id: str, namespace: str | None, as_j
             row["after"] = report.after_tokens
             row["failures"] = len(report.failures)
             if report.after_tokens > status["usable"]:
-                lay = layout(conv, values)
+                lay = layout(conv.parts, conv.ref, values)
                 row["still_over"] = {"hot_turns": lay.hot_tokens, "system_note": lay.note_tokens,
                                      "protected": lay.protected_tokens,
                                      "older": lay.catalog_tokens - lay.hot_tokens, "total": lay.total_tokens}

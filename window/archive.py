@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import sqlite_utils
 
@@ -131,7 +131,7 @@ class Archive:
     """
 
     def __init__(self, storage: Storage, clock: Clock, token_counter: TokenCounter) -> None:
-        self.storage = _as_storage(storage)
+        self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
 
@@ -187,13 +187,21 @@ class Archive:
             current = row["parent_id"]
         return list(reversed(chain))
 
-    def last_seq(self, conversation_id: str) -> int:
-        """The seq of the newest turn in this conversation's lineage (0 when empty)."""
-        row = self.conversation_row(conversation_id)
+    def last_seq(self, conversation_id: str, *, lineage: Sequence[tuple[str, int | None]] | None = None) -> int:
+        """The seq of the newest turn in this conversation's lineage (0 when empty).
+
+        :param lineage: the conversation's lineage when the caller holds it (a
+            :class:`~memfold.window.parts.ConversationRef`): then no ``conversations`` row is read.
+        """
+        if lineage is None:
+            return self._last_seq(conversation_id, self.conversation_row(conversation_id)["fork_after_seq"])
+        return self._last_seq(conversation_id, lineage[-2][1] if len(lineage) > 1 else None)
+
+    def _last_seq(self, conversation_id: str, fork_after_seq: int | None) -> int:
         own = self.storage.archive.max_seq(conversation_id)
         if own is not None:
             return own
-        return row["fork_after_seq"] or 0
+        return fork_after_seq or 0
 
     # -- turns ---------------------------------------------------------------------------
     def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int) -> int:
@@ -226,8 +234,8 @@ class Archive:
             for i, t in enumerate(turns)
         ]
         with self.storage.transaction():
-            row = self.conversation_row(conversation_id)
-            seq = self.last_seq(conversation_id)
+            row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
+            seq = self._last_seq(conversation_id, row["fork_after_seq"])
             ids = []
             for fields in normalized:
                 seq += 1
@@ -250,10 +258,15 @@ class Archive:
         """Turns by id, read in batches (missing ids are simply absent)."""
         return {turn.id: turn for turn in self.storage.archive.turns(turn_ids)}
 
-    def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
-        """Turns of the conversation's lineage in append order (by seq, stable for equal times)."""
+    def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None,
+                lineage: Sequence[tuple[str, int | None]] | None = None) -> list[Turn]:
+        """Turns of the conversation's lineage in append order (by seq, stable for equal times).
+
+        :param lineage: the conversation's lineage when the caller holds it (no ``conversations``
+            rows are read then).
+        """
         out: list[Turn] = []
-        for conv, upto in self.lineage(conversation_id):
+        for conv, upto in (self.lineage(conversation_id) if lineage is None else lineage):
             out.extend(self.storage.archive.conversation_turns(conv, after_seq=after_seq, upto_seq=upto))
         if limit is not None:
             out = out[:limit]
