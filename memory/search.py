@@ -281,6 +281,7 @@ class HybridSearch:
         limit: int = 10,
         kinds: Iterable[str] = ITEM_KINDS,
         conversation_id: str | None = None,
+        lineage: Sequence[tuple[str, int | None]] | None = None,
         namespace: str | None = None,
         type: str | None = None,
         key: str | None = None,
@@ -308,6 +309,9 @@ class HybridSearch:
         :param kinds: any of ``"turn"``, ``"card"``, ``"record"``.
         :param conversation_id: only turns this conversation sees (its lineage) and its family's
             cards; records have no conversation and are skipped.
+        :param lineage: that conversation's lineage, root first (``[(conversation_id,
+            last_seq_or_None)]``, as :class:`~memfold.window.parts.ConversationRef` holds it), when
+            the caller knows it; read from storage otherwise.
         :param namespace: only this namespace (records; turns and cards via their conversation).
         :param type: only records of this type (``semantic``, ...); turns and cards are skipped.
         :param key: only records in this slot.
@@ -354,9 +358,11 @@ class HybridSearch:
 
         found_lineage: list[tuple] = []
 
-        def lineage() -> tuple:
+        known_lineage = None if lineage is None else tuple(reversed(tuple(lineage)))  # storage's order: leaf first
+
+        def lineage_of() -> tuple:
             if not found_lineage:
-                chain = self.fulltext.conversation_lineage(conversation_id)
+                chain = known_lineage or self.fulltext.conversation_lineage(conversation_id)
                 if not chain:
                     raise ConversationNotFound(f"no conversation {conversation_id!r} to search in")
                 found_lineage.append(tuple(chain))
@@ -364,7 +370,7 @@ class HybridSearch:
 
         filters = {}
         for kind in kinds:
-            flt = self._scope(kind, conversation_id=conversation_id, lineage=lineage, namespace=namespace, type=type,
+            flt = self._scope(kind, conversation_id=conversation_id, lineage=lineage_of, namespace=namespace, type=type,
                               key=key, since=since, until=until, reader_labels=labels)
             if flt is not None:
                 filters[kind] = flt
@@ -442,12 +448,16 @@ class HybridSearch:
         bm25_rank = {k: r for r, k in enumerate(bm25_list, start=1)}
         dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}
         sim_of = {k: float(sims[i]) for i, k in enumerate(keys)} if qvec is not None else {}
-        return [self._hit(kind, item_id, score, bm25_rank.get((kind, item_id)), dense_rank.get((kind, item_id)),
-                          sim_of.get((kind, item_id)))
-                for (kind, item_id), score in ranked[:limit]]
+        top = ranked[:limit]
+        items = {kind: self.fulltext.items(kind, [i for (k, i), _ in top if k == kind])
+                 for kind in dict.fromkeys(k for (k, _), _ in top)}  # one read per kind, not per hit
+        return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
+                          dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
+                for (kind, item_id), score in top]
 
-    def _hit(self, kind: str, item_id: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:
-        item = self.fulltext.item(kind, item_id)
+    @staticmethod
+    def _hit(item: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:
+        kind = item.kind
         return SearchHit(kind=kind, id=item.id, score=score, text=item.text, conversation_id=item.conversation_id,
                          namespace=item.namespace, type=item.type, key=item.key, time=item.time, bm25_rank=b,
                          dense_rank=d, similarity=sim, labels=item.labels)

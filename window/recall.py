@@ -116,18 +116,17 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
     BM25 ranker did not find get the item's opening words as their snippet."""
     kinds = ("turn", "card") if kind is None else (kind,)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
-    found = parts.searcher.search(query, conversation_id=ref.id, kinds=kinds, limit=fetch)
-    hits: list[SearchHit] = []
+    found = parts.searcher.search(query, conversation_id=ref.id, lineage=ref.lineage, kinds=kinds, limit=fetch)
+    shown = [h for h in found if can_read(rdr, list(h.labels))][:k]
     fulltext = parts.storage.fulltext
-    for h in found:
-        if not can_read(rdr, list(h.labels)):
-            continue
-        m = fulltext.describe_match(h.kind, h.id, match)
+    matches = {kind: fulltext.describe_matches(kind, [h.id for h in shown if h.kind == kind], match)
+               for kind in dict.fromkeys(h.kind for h in shown)}  # one batch per kind, not per hit
+    hits: list[SearchHit] = []
+    for h in shown:
+        m = matches[h.kind][h.id]
         words = h.text.split()
         snippet = m.snippet if m.snippet is not None else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
         hits.append(_hit(m, -h.score, snippet))
-        if len(hits) == k:
-            break
     return hits
 
 
