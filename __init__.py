@@ -406,7 +406,7 @@ class MemFold:
         :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, or a namespace
             other than the existing conversation's; nothing is written.
         """
-        with write_transaction(self.db):
+        with self.storage.transaction():
             conv = self.conversation(conversation_id, namespace=namespace)
             return conv.import_jsonl(path, progress=progress)
 

@@ -149,16 +149,6 @@ class SearchHit:
         return d
 
 
-def _as_storage(target: Any) -> Storage:
-    """``target`` as a :class:`~memfold.memory.storage.base.Storage`: a Storage as it is; a raw,
-    migrated ``sqlite_utils.Database`` is wrapped (transitional, issue 12, for engines not moved yet)."""
-    if hasattr(target, "fulltext") and hasattr(target, "vectors"):
-        return target
-    from .storage.sqlite import SqliteStorage
-
-    return SqliteStorage(target)
-
-
 class HybridSearch:
     """Search turns, cards and records with BM25, embeddings, or both fused.
 
@@ -171,7 +161,7 @@ class HybridSearch:
 
     def __init__(self, storage: Storage, embedder: Embedder | Callable[[], Embedder | None] | None = None,
                  *, index: EmbeddingIndex | None = None) -> None:
-        self.storage = _as_storage(storage)
+        self.storage = storage
         self.fulltext = self.storage.fulltext
         self._embedder = embedder
         self.index = index or EmbeddingIndex(self.storage)

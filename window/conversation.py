@@ -92,7 +92,7 @@ class Conversation:
         :raises InvalidInput: for a malformed turn (nothing is written).
         """
         turn_id = self.archive.append_many(self.id, self._detect_secrets([turn]))[0]
-        self._observe_constraints([turn_id])
+        self._observe_constraints([turn_id], [turn])
         if compact:
             self._after_append()
         return turn_id
@@ -100,8 +100,9 @@ class Conversation:
     def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids.
         ``compact`` and secret detection as in :meth:`append`."""
-        ids = self.archive.append_many(self.id, self._detect_secrets(list(turns)))
-        self._observe_constraints(ids)
+        given = list(turns)
+        ids = self.archive.append_many(self.id, self._detect_secrets(given))
+        self._observe_constraints(ids, given)
         if compact:
             self._after_append()
         return ids
@@ -133,7 +134,7 @@ class Conversation:
                 earlier = (earlier + [turn])[-reach:]
         return out
 
-    def _observe_constraints(self, turn_ids: Iterable[int]) -> None:
+    def _observe_constraints(self, turn_ids: list[int], turns: list[Mapping[str, Any]]) -> None:
         """Pass every new user turn through the constraint extractor (issue 8, point 2): standing
         instructions become protected records with the turn as provenance. A secret turn is read
         with its secret spans masked (``[secret]``; the tracker does it, see
@@ -142,7 +143,10 @@ class Conversation:
         tracker = self.parts.constraints
         if tracker is None:
             return
-        for turn in sorted(self.turns_by_id(list(turn_ids)).values(), key=lambda t: t.seq):
+        user_ids = [i for i, t in zip(turn_ids, turns) if t.get("role") == "user"]  # validated by the append
+        if not user_ids:
+            return
+        for turn in sorted(self.turns_by_id(user_ids).values(), key=lambda t: t.seq):
             if turn.role == "user":
                 tracker.observe(turn, namespace=self.namespace, lineage=self.ref.lineage)
 
@@ -191,8 +195,9 @@ class Conversation:
             normalize_turn(msg, self.archive.clock, where=f"{path} line {line}: ")
         total = len(normalized)
         report = (lambda done: progress(done, total)) if progress else None
-        ids = self.archive.append_many(self.id, self._detect_secrets([m for _, m in normalized]), progress=report)
-        self._observe_constraints(ids)
+        given = [m for _, m in normalized]
+        ids = self.archive.append_many(self.id, self._detect_secrets(given), progress=report)
+        self._observe_constraints(ids, given)
         return ids
 
     def export_jsonl(self, out: Any = None, *, with_times: bool = False, reader: Any = None) -> str | int:
