@@ -296,6 +296,9 @@ class FullTextStorage(Protocol):
     def indexed_count(self, kind: str) -> int:
         """How many items of ``kind`` the full-text index holds."""
 
+    def item(self, kind: str, item_id: int) -> SearchItem:
+        """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item."""
+
     def items(self, kind: str, item_ids: Sequence[int]) -> dict[int, SearchItem]:
         """The searchable fields (text, conversation, namespace, type, key, time, labels) of items by id."""
 
@@ -305,6 +308,9 @@ class FullTextStorage(Protocol):
     def match_cards(self, match: str, family_id: str, lineage: Sequence[tuple[str, int | None]],
                     limit: int) -> list[TextMatch]:
         """Non-stale cards of the family within ``lineage`` matching ``match`` with snippets, best first."""
+
+    def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
+        """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role."""
 
     def describe_matches(self, kind: str, item_ids: Sequence[int], match: str) -> dict[int, TextMatch]:
         """Turns' or cards' snippets for ``match`` (``None`` if one does not match), seq spans, depth and role, by id."""
