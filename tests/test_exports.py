@@ -157,6 +157,26 @@ def test_one_class_per_public_name_in_the_library_layers():
     assert not shared, f"one name, several classes (give each concept its own name): {shared}"
 
 
+def test_search_hits_and_recall_hits_are_two_named_concepts(db_path):
+    """The hybrid ranker returns :class:`SearchHit` (turns, cards and records; higher is better);
+    the recall tool returns :class:`RecallHit` (a conversation position and a snippet; lower is
+    better). One class each, each under its own name."""
+    from memfold.memory import search
+    from memfold.window import recall
+
+    assert not hasattr(recall, "SearchHit") and not hasattr(search, "RecallHit")
+    assert recall.search.__annotations__["return"] == "list[RecallHit]"
+    assert search.HybridSearch.search.__annotations__["return"] == "list[SearchHit]"
+    with memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder="hashing") as mf:
+        conv = mf.conversation("c1")
+        conv.append({"role": "user", "content": "my parcel tracking number is 4471"})
+        ranked = mf.search("parcel tracking")
+        shown = conv.search("parcel tracking")
+    assert [type(h) for h in ranked] == [memfold.SearchHit] and ranked[0].kind == "turn"
+    assert [type(h) for h in shown] == [memfold.RecallHit] and shown[0].ref == f"t{ranked[0].id}"
+    assert shown[0].score == -ranked[0].score  # the recall view of the same ranked hit
+
+
 def test_exports_keep_their_own_names():
     for name in memfold.__all__:
         obj = getattr(memfold, name)
