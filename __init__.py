@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
-from .memory.clock import Clock, LogicalClock, SystemClock
+from .memory.clock import Clock, LogicalClock, ReplayClock, SystemClock
 from .memory.errors import (
     BudgetError,
     CapacityExceeded,
@@ -23,6 +23,7 @@ from .memory.errors import (
     EmbeddingError,
     ExtractorError,
     InvalidInput,
+    LLMError,
     MemfoldError,
     NotFound,
     PermissionDenied,
@@ -43,6 +44,8 @@ from .memory.embeddings import (
     make_embedder,
 )
 from .memory.forgetting import PolicyChange, StorePolicy, WriteAction, WriteOutcome
+from .memory.llm import ChatClient, LLMSettings
+from .consolidation.extractors import make_extractor
 from .consolidation.extractors.base import Episode, Extractor, Proposal
 from .consolidation.extractors.llm import LLMExtractor
 from .consolidation.extractors.rules import RulesExtractor
@@ -50,15 +53,18 @@ from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
-from .memory.storage import Storage, open_storage, stored_clock_kind, write_transaction
+from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_kind, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
+    ConstraintProposal,
     ConstraintTracker,
+    Extraction,
     LLMConstraintExtractor,
     RuleConstraintExtractor,
+    Withdrawal,
     make_constraint_extractor,
 )
 from .window.conversation import Conversation
@@ -66,7 +72,7 @@ from .window.parts import ConversationRef, WindowParts
 from .window.cards import Card
 from .window.compactor import CompactionReport
 from .window.context import CompiledContext
-from .window.recall import SearchHit as RecallHit
+from .window.recall import RecallHit
 from .window.settings import WindowSettings
 from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
 from .window.erasure import Eraser, ErasurePlan
@@ -442,6 +448,7 @@ __all__ = [
     "CapacityExceeded",
     "Card",
     "CardNotFound",
+    "ChatClient",
     "Clock",
     "ClockError",
     "CompactionReport",
@@ -449,15 +456,18 @@ __all__ = [
     "ConsolidationError",
     "ConsolidationRun",
     "ConstraintExtractor",
+    "ConstraintProposal",
     "ConstraintTracker",
     "Conversation",
     "ConversationNotFound",
+    "ConversationRef",
     "Embedder",
     "EmbeddingError",
     "EmbeddingIndex",
     "Episode",
     "Eraser",
     "ErasurePlan",
+    "Extraction",
     "ExtractiveSummarizer",
     "Extractor",
     "ExtractorError",
@@ -466,7 +476,9 @@ __all__ = [
     "HybridSearch",
     "InvalidInput",
     "LLMConstraintExtractor",
+    "LLMError",
     "LLMExtractor",
+    "LLMSettings",
     "LLMSummarizer",
     "LogicalClock",
     "MemFold",
@@ -484,6 +496,7 @@ __all__ = [
     "Reader",
     "RecallHit",
     "RecordNotFound",
+    "ReplayClock",
     "RuleConstraintExtractor",
     "RulesExtractor",
     "SchemaTooNew",
@@ -491,6 +504,8 @@ __all__ = [
     "SearchHit",
     "SecretDetector",
     "SentenceTransformerEmbedder",
+    "SqliteStorage",
+    "Storage",
     "StorageConflict",
     "StorageError",
     "StorePolicy",
@@ -502,8 +517,16 @@ __all__ = [
     "Turn",
     "TurnNotFound",
     "TypedStore",
+    "WindowParts",
     "WindowSettings",
+    "Withdrawal",
     "WordCounter",
     "WriteAction",
     "WriteOutcome",
+    "make_constraint_extractor",
+    "make_embedder",
+    "make_extractor",
+    "make_secret_detector",
+    "make_token_counter",
+    "open_storage",
 ]

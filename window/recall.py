@@ -31,10 +31,16 @@ MAX_K = 100
 
 
 @dataclass(frozen=True)
-class SearchHit:
-    """One search result: ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score`` (lower is
-    better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span, the
-    card depth (0 for a turn) and the turn's role (``None`` for a card)."""
+class RecallHit:
+    """One hit of the recall tool ``search``: where an archived turn or card sits in the
+    conversation, as the agent sees it. ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score``
+    (lower is better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span,
+    the card depth (0 for a turn) and the turn's role (``None`` for a card).
+
+    Not a :class:`memfold.memory.search.SearchHit`: that is one ranked item of the hybrid ranker
+    (turns, cards and memory records, fused score, higher is better, full text); a recall hit is
+    the conversation-scoped view the tool reports, built from one.
+    """
 
     ref: str
     kind: str
@@ -57,13 +63,13 @@ class SearchHit:
         return f"{self.ref} [{where}] {self.snippet}"
 
 
-def _hit(m: Any, score: float, snippet: str) -> SearchHit:
+def _hit(m: Any, score: float, snippet: str) -> RecallHit:
     """A recall hit from a storage :class:`~memfold.memory.storage.rows.TextMatch`."""
-    return SearchHit(f"{m.kind[0]}{m.id}", m.kind, m.id, score, snippet, m.first_seq, m.last_seq, m.depth, m.role)
+    return RecallHit(f"{m.kind[0]}{m.id}", m.kind, m.id, score, snippet, m.first_seq, m.last_seq, m.depth, m.role)
 
 
 def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
-           filters: Mapping[str, Any] | None = None, *, reader: Any = None) -> list[SearchHit]:
+           filters: Mapping[str, Any] | None = None, *, reader: Any = None) -> list[RecallHit]:
     """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
     when the facade has an embedder (the default; :mod:`memfold.memory.search`), else the same BM25
     ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
@@ -95,7 +101,7 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
     if parts.searcher is not None:  # hybrid with an embedder, else the same BM25 ranking alone
         return _hybrid_search(parts, ref, query, match, k, kind, rdr)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
-    hits: list[SearchHit] = []
+    hits: list[RecallHit] = []
     fulltext = parts.storage.fulltext
     lineage = list(ref.lineage)
     if kind in (None, "turn"):
@@ -109,7 +115,7 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
 
 
 def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: str, k: int, kind: str | None,
-                   rdr: Any) -> list[SearchHit]:
+                   rdr: Any) -> list[RecallHit]:
     """The body of :func:`search` when the parts have a searcher: hybrid BM25 + embedding ranking
     (:class:`memfold.memory.search.HybridSearch`, issue 6) over the same lineage-scoped turns and
     non-stale cards. ``score`` is the negated fused score, so lower still means better; hits the
@@ -121,7 +127,7 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
     fulltext = parts.storage.fulltext
     matches = {kind: fulltext.describe_matches(kind, [h.id for h in shown if h.kind == kind], match)
                for kind in dict.fromkeys(h.kind for h in shown)}  # one batch per kind, not per hit
-    hits: list[SearchHit] = []
+    hits: list[RecallHit] = []
     for h in shown:
         m = matches[h.kind][h.id]
         words = h.text.split()
