@@ -18,6 +18,7 @@ from .program import HELP, options, play, show
 @click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @options
 def main(db_path: str | None, plot_path: str | None, as_json: bool) -> None:
+    """Play the demo and print it (the help shown is :data:`memfold.demo.program.HELP`)."""
     try:
         run = play(db_path, plot_path)
     except MemfoldError as exc:
