@@ -194,11 +194,10 @@ def cli() -> None:
 def init(db: str, clock: str | None, token_counter: str | None, as_json: bool) -> None:
     """Create (or upgrade) the database file DB."""
     from . import LogicalClock, SystemClock
-    from .memory.storage.sqlite.migrations import current_version
 
     chosen = None if clock is None else (LogicalClock() if clock == "logical" else SystemClock())
     mf = open_db(db, must_exist=False, clock=chosen, token_counter=token_counter)
-    info = {"db": db, "schema_version": current_version(mf.db), "clock": mf.clock.kind,
+    info = {"db": db, "schema_version": mf.storage.meta.schema_version(), "clock": mf.clock.kind,
             "token_counter": mf.token_counter.id}
     mf.close()
     if as_json:

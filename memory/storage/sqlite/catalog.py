@@ -10,3 +10,9 @@ class SqliteCatalog:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+
+    # added by wt-runs (replay report reads)
+    def card_counts_by_depth(self) -> dict[int, int]:
+        """``{depth: card items}`` over every conversation's catalog, by depth."""
+        return {d: n for d, n in self.c.all(
+            "SELECT depth, COUNT(*) FROM catalog_items WHERE kind = 'card' GROUP BY depth ORDER BY depth")}

@@ -10,3 +10,12 @@ class SqliteProtected:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+
+    # added by wt-runs (replay report reads)
+    def count_all(self) -> int:
+        """How many protected records exist (every namespace, every state)."""
+        return self.c.value("SELECT COUNT(*) FROM protected", default=0)
+
+    def all_texts(self) -> list[str]:
+        """The text of every protected record (every namespace, every state)."""
+        return [r[0] for r in self.c.all("SELECT text FROM protected")]
