@@ -29,25 +29,72 @@ class ArchiveStorage(Protocol):
     """The lossless archive: ``conversations`` (with lineage and per-conversation state such as
     reported usage and summarizer failures) and ``turns`` (verbatim, immutable, with sha256)."""
 
+    # added by wt-runs (replay report reads)
+    def count_turns(self) -> int:
+        """How many turns the archive holds (every conversation, erased ones included)."""
+
+    def count_turns_labelled(self, label: str) -> int:
+        """How many turns carry ``label``."""
+
+    def total_turn_tokens(self) -> int:
+        """The tokens of every archived turn, summed."""
+
+    def count_summarizer_failures(self) -> int:
+        """How many summarizer failures are recorded (every conversation)."""
+
+    def turn_seqs(self, conversation_id: str) -> "dict[int, int]":
+        """``{turn id: seq}`` of the turns appended to this conversation itself (not its lineage)."""
+
 
 # --- cards: immutable summary cards and their cover lists (window/cards.py) -----------------------
 class CardStorage(Protocol):
     """``cards`` and their ordered children; a card never changes once written."""
+
+    # added by wt-runs (replay report reads)
+    def count_by_depth(self) -> "dict[int, int]":
+        """``{depth: cards}`` over every card, by depth."""
+
+    def all_texts(self) -> "list[str]":
+        """The text of every card (every conversation)."""
 
 
 # --- catalog: the ordered context items a conversation shows (window/catalog.py) -----------------
 class CatalogStorage(Protocol):
     """``catalog`` rows: per conversation, the ordered card refs and turn refs the model sees."""
 
+    # added by wt-runs (replay report reads)
+    def card_counts_by_depth(self) -> "dict[int, int]":
+        """``{depth: card items}`` over every conversation's catalog, by depth."""
+
 
 # --- records: typed memory records and store policies (memory/store.py, memory/forgetting.py) ----
 class RecordStorage(Protocol):
     """``records`` (working, semantic, episodic, procedural) and the per-store policies."""
 
+    # added by wt-runs (replay report reads)
+    def count_records(self, *, type: str | None = None, status: str | None = None) -> int:
+        """How many records (every namespace) have this type and status (None: any)."""
+
+    def count_superseded(self) -> int:
+        """How many records have been superseded (``superseded_by`` set)."""
+
+    def count_consolidated(self, type: str) -> int:
+        """How many records of ``type`` a consolidation run wrote."""
+
+    def contents_of_type(self, type: str) -> "list[str]":
+        """The content of every record of ``type``, whatever its status or namespace."""
+
 
 # --- protected: the protected channel (window/protected.py, window/constraints.py) ---------------
 class ProtectedStorage(Protocol):
     """``protected`` records and their state history; never read by a summarizer."""
+
+    # added by wt-runs (replay report reads)
+    def count_all(self) -> int:
+        """How many protected records exist (every namespace, every state)."""
+
+    def all_texts(self) -> "list[str]":
+        """The text of every protected record (every namespace, every state)."""
 
 
 # --- full-text: BM25 indexes over turns, cards and records (memory/search.py, window/recall.py) --
