@@ -53,8 +53,7 @@ from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
-from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_kind, write_transaction
-from .memory.storage import Storage, open_storage, write_transaction
+from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import Archive, Turn

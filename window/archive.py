@@ -12,8 +12,6 @@ import hashlib
 import json
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import sqlite_utils
-
 from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import Storage
@@ -106,20 +104,10 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     }
 
 
-def _as_storage(storage: Any) -> Storage:
-    """``storage`` itself, or (transitional, issue 12) a Storage over a raw ``sqlite_utils.Database``
-    handed in by an engine that has not moved onto the storage seam yet."""
-    if isinstance(storage, sqlite_utils.Database):
-        from ..memory.storage import SqliteStorage
-
-        return SqliteStorage(storage)
-    return storage
-
-
 def namespace_exists(storage: Storage, namespace: str) -> bool:
     """True when a conversation, a memory record or a protected record belongs to ``namespace``
     (the check behind erasing or consolidating a named namespace)."""
-    return _as_storage(storage).archive.namespace_exists(namespace)
+    return storage.archive.namespace_exists(namespace)
 
 
 class Archive:
