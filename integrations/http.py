@@ -1089,6 +1089,10 @@ def create_app(memfold: MemFold, *, keys: list[ApiKey] | None = None) -> FastAPI
         return _error(exc.status_code, str(exc.detail), names.get(exc.status_code, "HTTPError"),
                       getattr(exc, "headers", None))
 
+    @app.exception_handler(Exception)
+    def internal_error(request: Request, exc: Exception) -> JSONResponse:  # a bug: still the error shape
+        return _error(500, f"internal error ({type(exc).__name__}): please report it", "InternalError")
+
     return app
 
 
