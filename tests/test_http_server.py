@@ -5,15 +5,19 @@ from uvicorn's start line) and is waited for by polling its health route, never 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import re
+import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
@@ -149,3 +153,47 @@ def test_a_real_uvicorn_serves_keys_namespaces_and_idempotent_appends(served_db,
         server.stop()
     with MemFold(served_db) as mf:  # everything the server wrote is in the file
         assert len(mf.conversation("ticket-42").history()) == 2
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
+
+
+def readme_session() -> tuple[str, str]:
+    """The bash block of the README's HTTP section and the text block of what it prints."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("<!-- section: http -->"):text.index("<!-- /section: http -->")]
+    blocks = FENCE.findall(section)
+    bash = next(body for lang, body in blocks if lang == "bash")
+    printed = next(body for lang, body in blocks if lang == "text")
+    return bash, printed
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_readme_curl_session_prints_the_lines_it_shows(tmp_path):
+    script, expected = readme_session()
+    assert "memfold serve" in script and "8765" in script
+    bin_dir = tmp_path / "bin"  # `memfold` is this interpreter's memfold, whatever else is on PATH
+    bin_dir.mkdir()
+    shim = bin_dir / "memfold"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from memfold.cli import cli; cli()" "$@"\n')
+    shim.chmod(0o755)
+    work = tmp_path / "session"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("MEMFOLD_API_KEYS", None)
+    env.pop("MEMFOLD_DB", None)
+    proc = subprocess.Popen(["bash", "-e", "-c", script.replace("8765", str(free_port()))], cwd=work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)  # the server too, if the script stopped early
+    assert proc.returncode == 0, err
+    assert out == expected, f"README's HTTP session printed other lines:\n{out}\nstderr:\n{err}"
