@@ -20,8 +20,9 @@ Invariants kept here:
 * **Errors keep memfold's tree.** Every error body is ``{"error": message, "type": class}``:
   :class:`~memfold.InvalidInput` 422, :class:`~memfold.NotFound` 404,
   :class:`~memfold.PermissionDenied` 403, :class:`~memfold.BudgetError` 409,
-  :class:`~memfold.StorageConflict` 409, any other :class:`~memfold.StorageError` 503 (see
-  :data:`STATUS_BY_ERROR`); request validation 422, a missing or unknown key 401.
+  :class:`~memfold.StorageConflict` 409, any other :class:`~memfold.StorageError` 503, a
+  failing LLM (summarizer, extractor, endpoint) 502 (see :data:`STATUS_BY_ERROR`); request
+  validation 422, a missing or unknown key 401.
 * **One facade call at a time.** Routes are synchronous (run in the server's thread pool) and
   take the service lock around their facade call, so threads never interleave inside one
   connection; SQLite serialises writers anyway, and other processes share the file safely.
@@ -56,6 +57,7 @@ from .. import (
     EmbeddingError,
     ExtractorError,
     InvalidInput,
+    LLMError,
     MemFold,
     MemfoldError,
     NotFound,
@@ -87,6 +89,7 @@ STATUS_BY_ERROR: dict[type[MemfoldError], int] = {
     EmbeddingError: 503,
     SummarizerError: 502,
     ExtractorError: 502,
+    LLMError: 502,
     ConsolidationError: 503,
 }
 
