@@ -168,8 +168,9 @@ def test_two_processes_retrying_at_once_write_each_turn_once(db_path):
         assert [t.id for t in history] == [id_ for _, id_, _ in a]
 
 
-def test_append_outcome_is_importable_from_the_window():
+def test_append_outcome_is_exported_by_the_facade():
     from memfold.window.archive import AppendOutcome
 
+    assert memfold.AppendOutcome is AppendOutcome
     assert AppendOutcome((1,), (False,)).written == (1,)
     assert memfold.Conversation.append_outcome.__doc__
