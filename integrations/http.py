@@ -866,7 +866,7 @@ def search(body: SearchBody, svc: Service = Svc, caller: Caller = Who) -> dict[s
                 raise InvalidInput("pass namespace or conversation_id: this API key covers several namespaces")
         if namespace is not None:
             caller.check_namespace(namespace)
-        options: dict[str, Any] = {k: v for k, v in body.model_dump(exclude_unset=True).items()
+        options: dict[str, Any] = {k: v for k, v in body.model_dump(exclude_unset=True, exclude_none=True).items()
                                    if k in ("kinds", "type", "key", "since", "until")}
         hits = svc.memfold.search(body.query, limit=body.limit, mode=body.mode, conversation_id=body.conversation_id,
                                   namespace=namespace, reader_labels=caller.reader_labels, **options)

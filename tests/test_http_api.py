@@ -478,3 +478,17 @@ def test_the_openapi_document_names_every_error_status_and_both_key_schemes():
         for method, op in operations.items():
             assert {"401", "403", "404", "409", "422", "503"} <= set(op["responses"]), (method, path)
     assert doc["components"]["schemas"]["ChatMessage"]["properties"]["role"]["enum"] == ["user", "assistant", "tool", "system"]
+
+
+def test_explicit_nulls_mean_the_default(owner, mfw):
+    """Found by the property run: ``"kinds": null`` reached the searcher as None."""
+    owner.post("/v1/conversations", json={"id": "c1", "namespace": "acme/dana"})
+    owner.post("/v1/conversations/c1/turns", json={"messages": [{"role": "user", "content": "broken earbuds",
+                                                                 "labels": None, "metadata": None, "name": None}]})
+    r = owner.post("/v1/search", json={"query": "earbuds", "kinds": None, "type": None, "since": None, "namespace": None})
+    assert r.status_code == 200 and [h["text"] for h in r.json()["hits"]] == ["broken earbuds"]
+    w = owner.post("/v1/memories", json={"namespace": "acme/dana", "type": "semantic", "content": "x", "key": None,
+                                         "labels": None, "metadata": None, "event_time": None, "provenance": None})
+    assert w.status_code == 201
+    p = owner.post("/v1/protected", json={"text": "Never phone.", "conversation_id": "c1", "due_at": None, "labels": None})
+    assert p.status_code == 201
