@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
@@ -474,6 +475,29 @@ def serve_stdio(server: Any) -> None:
     anyio.run(run)
 
 
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``0``: a free port) for the HTTP server.
+
+    Made with proto ``IPPROTO_TCP``, not ``0``: asyncio sets ``TCP_NODELAY`` only on connections
+    whose socket says it is TCP, and without it each JSON response's body waits about 40 ms behind
+    its headers (Nagle's algorithm meeting the client's delayed ACK).
+
+    :raises InvalidInput: for a port outside 0..65535 or one that cannot be bound.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InvalidInput(f"port must be an integer from 0 to 65535, got {port!r}")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {host}:{port}: {(exc.strerror or str(exc)).lower()}: "
+                           f"choose another --port (0 picks a free one)") from None
+    return sock
+
+
 def serve_http(server: Any, port: int, *, on_ready: Callable[[str], None] | None = None,
                log_level: str = "warning") -> None:
     """Serve ``server`` over streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted.
@@ -486,22 +510,10 @@ def serve_http(server: Any, port: int, *, on_ready: Callable[[str], None] | None
     :raises InvalidInput: when the port cannot be bound (in use, or not allowed).
     """
     _require_mcp()
-    import socket
-
     import uvicorn
 
     host = "127.0.0.1"
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise InvalidInput(f"port must be an integer from 0 to 65535, got {port!r}")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise InvalidInput(f"cannot listen on {host}:{port}: {(exc.strerror or str(exc)).lower()}: "
-                           f"choose another --port (0 picks a free one)") from None
+    sock = listen_socket(host, port)
     url = f"http://{host}:{sock.getsockname()[1]}/mcp"
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
     config = uvicorn.Config(app, log_level=log_level, lifespan="on")
@@ -513,5 +525,5 @@ def serve_http(server: Any, port: int, *, on_ready: Callable[[str], None] | None
         sock.close()
 
 
-__all__ = ["MemfoldTools", "MissingDependency", "ToolResult", "check_arguments", "create_server", "serve_http",
-           "serve_stdio"]
+__all__ = ["MemfoldTools", "MissingDependency", "ToolResult", "check_arguments", "create_server", "listen_socket",
+           "serve_http", "serve_stdio"]

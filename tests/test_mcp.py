@@ -23,7 +23,7 @@ from mcp import Client, StdioServerParameters
 import memfold
 from memfold import Reader, WindowSettings
 from memfold.cli import cli
-from memfold.integrations.mcp import MemfoldTools, create_server
+from memfold.integrations.mcp import MemfoldTools, create_server, listen_socket
 
 SECRET = "ZEBRA-7731"
 #: what a leak of SECRET looks like in any output (search snippets bracket each matched word)
@@ -410,6 +410,30 @@ def test_memfold_mcp_over_streamable_http_on_localhost(seeded):
         assert server.stop() == 0, "".join(server.stderr)
     with open_mf(seeded) as mf:
         assert mf.conversation("ticket-44").namespace == "acme/dana"
+
+
+def test_the_http_socket_lets_asyncio_turn_nagle_off():
+    """Connections accepted on the server's socket get TCP_NODELAY from asyncio (a socket made
+    with proto 0 does not, and every JSON response then waits ~40 ms for a delayed ACK)."""
+    import asyncio
+    import socket
+
+    sock = listen_socket("127.0.0.1", 0)
+    nodelay = []
+
+    async def main():
+        async def handle(reader, writer):
+            nodelay.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=sock)
+        async with server:
+            reader, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            await reader.read()  # EOF once the handler has looked and closed
+            writer.close()
+
+    asyncio.run(main())
+    assert nodelay == [1]
 
 
 # -- the command ------------------------------------------------------------------------------------
