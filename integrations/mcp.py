@@ -40,7 +40,7 @@ import copy
 import json
 import socket
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from .. import (
