@@ -56,7 +56,7 @@ from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
-from .window.archive import Archive, Turn
+from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
     ConstraintProposal,
@@ -624,6 +624,7 @@ class MemFold:
 
 
 __all__ = [
+    "AppendOutcome",
     "Archive",
     "BudgetError",
     "CapacityExceeded",
