@@ -49,6 +49,7 @@ from .consolidation.extractors import make_extractor
 from .consolidation.extractors.base import Episode, Extractor, Proposal
 from .consolidation.extractors.llm import LLMExtractor
 from .consolidation.extractors.rules import RulesExtractor
+from .consolidation.parts import ConsolidationParts
 from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
@@ -166,8 +167,10 @@ class MemFold:
         self.db = self.storage.db  # transitional (issue 12): engines move onto self.storage
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
-        self.extractor = _make_extractor(extractor)
         self.memory = MemoryStore(self.storage, self.clock)
+        # the consolidation pass's and the nightly job's parts (issue 12, point 2), built once
+        self.consolidation_parts = ConsolidationParts(storage=self.storage, clock=self.clock, memory=self.memory,
+                                                      extractor=_make_extractor(extractor))
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = self._embedder(embedder)
@@ -228,6 +231,16 @@ class MemFold:
     @constraints.setter
     def constraints(self, value: ConstraintTracker | None) -> None:
         self.parts.constraints = value
+
+    @property
+    def extractor(self) -> Extractor:
+        """The default extractor of the consolidation pass (settable: an :class:`Extractor`,
+        ``"rules"`` or ``"llm"``). :raises InvalidInput: for anything else."""
+        return self.consolidation_parts.extractor  # type: ignore[return-value]
+
+    @extractor.setter
+    def extractor(self, value: Extractor | str) -> None:
+        self.consolidation_parts.extractor = _make_extractor(value)
 
     @property
     def searcher(self) -> HybridSearch:
@@ -350,7 +363,7 @@ class MemFold:
         from .consolidation.runs import check_namespace_exists
 
         check_namespace_exists(self.storage, namespace)
-        return consolidate(self, namespace, **kwargs)
+        return consolidate(self.consolidation_parts, namespace, **kwargs)
 
     def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
         """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`.
@@ -558,13 +571,13 @@ class MemFold:
         for namespace in names:
             check_namespace_exists(self.storage, namespace)
         if not names:
-            return consolidate_all(self, include_turns=include_turns, **kwargs)
+            return consolidate_all(self.consolidation_parts, include_turns=include_turns, **kwargs)
         should_stop = kwargs.get("should_stop")
         out = []
         for namespace in names:
             if should_stop is not None and should_stop():
                 break
-            out.append(consolidate(self, namespace, include_turns=include_turns, **kwargs))
+            out.append(consolidate(self.consolidation_parts, namespace, include_turns=include_turns, **kwargs))
         return out
 
     def runs(self, namespace: str | None = None, *, limit: int | None = None) -> list[ConsolidationRun]:
@@ -636,6 +649,7 @@ __all__ = [
     "CompactionReport",
     "CompiledContext",
     "ConsolidationError",
+    "ConsolidationParts",
     "ConsolidationRun",
     "ConstraintExtractor",
     "ConstraintProposal",
