@@ -323,12 +323,13 @@ def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str
     leases = _prepare(path, recent=recent)  # the probe's job store would otherwise create the table, racily
     store = SQLAlchemyJobStore(url=f"sqlite:///{path}", tablename=JOBS_TABLE,
                                engine_options={"connect_args": {"timeout": 30}})
-    probe = BackgroundScheduler()
-    probe.add_jobstore(store, "default")
-    probe.start(paused=True)
+    # The job is read from the store itself: a scheduler started (even paused) and shut down
+    # processes due jobs once on its way out, which would move a missed fire's next run time on
+    # without running it (or drop a job it cannot load). This scheduler is never started.
+    store.start(BackgroundScheduler(timezone="UTC"), "default")
     try:
         try:
-            job = probe.get_job(JOB_ID)
+            job = store.lookup_job(JOB_ID)
         except LookupError:  # stored by an older memfold under another function reference
             nxt = store.get_next_run_time()
             info = {"id": JOB_ID, "trigger": "unknown (stored by an older memfold; 'memfold scheduler run' replaces it)",
@@ -337,8 +338,7 @@ def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str
             info = None if job is None else {"id": job.id, "trigger": str(job.trigger),
                                              "next_run_time": job.next_run_time.isoformat() if job.next_run_time else None}
     finally:
-        probe.shutdown(wait=False)
-        store.engine.dispose()
+        store.shutdown()
 
     def iso(value: float | None) -> str | None:
         return None if value is None else datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
