@@ -12,6 +12,11 @@ Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
   again in the same pass.
 * Compaction always terminates: every successful fold removes at least one catalog item and
   every failure removes one candidate, so a pass makes at most (items + candidates) steps.
+* Concurrent compactions of one conversation never fail the caller (issue 12.4): inside one
+  process they take turns (one lock per storage and conversation), so a second thread re-reads
+  the catalog the first one folded; across processes, a fold whose range another process folded
+  first loses the splice (:class:`StorageConflict`), its unused card is marked stale (never shown
+  or found) and the pass goes on from the catalog as it now is.
 
 Folding order in one pass: roll up any ``rollup_fanin`` adjacent same-depth cards (the regular
 roll-up that keeps the active cards logarithmic in history); then, while the window is above the
@@ -26,10 +31,12 @@ the largest card alone, one level deeper and shorter by at least the excess (a *
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from ..memory.errors import SummarizerError
+from ..memory.errors import StorageConflict, SummarizerError
 from ..memory.events import log_event
 from .cards import Card, card_header
 from .catalog import CatalogItem
@@ -86,6 +93,17 @@ def fold_item_for_card(card: Card) -> FoldItem:
     return FoldItem(kind="card", id=card.id, text=card.text, depth=card.depth)
 
 
+#: per opened storage, one lock per conversation id: compactions of one conversation take turns
+_COMPACTING: "weakref.WeakKeyDictionary[Any, dict[str, threading.Lock]]" = weakref.WeakKeyDictionary()
+_COMPACTING_GUARD = threading.Lock()
+
+
+def compaction_lock(storage: Any, conversation_id: str) -> threading.Lock:
+    """The lock a compaction of ``conversation_id`` on ``storage`` holds for its whole pass."""
+    with _COMPACTING_GUARD:
+        return _COMPACTING.setdefault(storage, {}).setdefault(conversation_id, threading.Lock())
+
+
 class Compactor:
     """Runs compaction passes over one conversation.
 
@@ -107,6 +125,10 @@ class Compactor:
         :returns: a :class:`CompactionReport`.
         :raises StorageError: if the database cannot be written (the catalog stays consistent).
         """
+        with compaction_lock(self.conv.memfold.storage, self.conv.id):
+            return self._compact(target_tokens, reader)
+
+    def _compact(self, target_tokens: int | None, reader: Iterable[str] | None) -> CompactionReport:
         s = self.settings
         lay = layout(self.conv, s, reader)
         reported = self.conv.reported_usage() or 0
@@ -268,12 +290,17 @@ class Compactor:
             children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
         )
         storage = conv.memfold.storage
-        with storage.transaction():
-            conv.catalog.splice(run, card)
-            log_event(storage, at=conv.memfold.clock.now(), kind="fold" if kind == "fold" else "rollup",
-                      namespace=conv.namespace, subject=f"conversation:{conv.id}", cause=kind,
-                      details={"card": card.ref, "depth": depth, "covers": list(card.covers),
-                               "source_tokens": source_tokens, "tokens": tokens})
+        try:
+            with storage.transaction():
+                conv.catalog.splice(run, card)
+                log_event(storage, at=conv.memfold.clock.now(), kind="fold" if kind == "fold" else "rollup",
+                          namespace=conv.namespace, subject=f"conversation:{conv.id}", cause=kind,
+                          details={"card": card.ref, "depth": depth, "covers": list(card.covers),
+                                   "source_tokens": source_tokens, "tokens": tokens})
+        except StorageConflict:  # another process folded this range first: go on from its catalog
+            storage.cards.mark_stale([card.id])  # the unused card is never shown or found
+            failed.add(self._key(run))
+            return
         report.cards.append(card.ref)
         if kind == "fold":
             report.leaf_folds += 1

@@ -17,6 +17,9 @@ from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .transcripts import read_jsonl, write_jsonl
 
+#: how often :meth:`Conversation.context` compacts again when turns arrived while it compiled
+_CONTEXT_ATTEMPTS = 5
+
 if TYPE_CHECKING:  # pragma: no cover
     from .. import MemFold
 
@@ -228,13 +231,24 @@ class Conversation:
         """
         from .context import check_protected_fits, compile_context, layout
 
+        from ..memory.errors import BudgetError
+
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
-        lay = layout(self, settings, reader)
-        check_protected_fits(self, settings, lay.protected_tokens)  # issue 8: before any compaction
-        pressure = max(lay.total_tokens, self.reported_usage() or 0)
-        if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
-            self.compact(reader=reader, **settings.to_dict())
-        return compile_context(self, settings, reader)
+        for attempt in range(_CONTEXT_ATTEMPTS):
+            lay = layout(self, settings, reader)
+            newest = lay.items[-1].last_seq if lay.items else 0  # the newest turn this attempt saw
+            check_protected_fits(self, settings, lay.protected_tokens)  # issue 8: before any compaction
+            pressure = max(lay.total_tokens, self.reported_usage() or 0)
+            if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
+                self.compact(reader=reader, **settings.to_dict())
+            try:
+                return compile_context(self, settings, reader)
+            except BudgetError:
+                # another thread or process appended after this call compacted (issue 12.4): go
+                # again; with no new turn the context really does not fit
+                if attempt == _CONTEXT_ATTEMPTS - 1 or self.archive.last_seq(self.id) == newest:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def compact(self, *, target_tokens: int | None = None, summarizer: Any = None,
                 reader: Iterable[str] | None = None, **overrides: Any):
