@@ -57,7 +57,8 @@ class ArchiveStorage(Protocol):
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str]) -> int:
-        """Insert one validated turn (``metadata`` as canonical JSON text); returns its id."""
+        """Insert one validated turn (``metadata`` as canonical JSON text); returns its id.
+        :raises StorageConflict: if the conversation already has a turn at ``seq``."""
     def turn(self, turn_id: int) -> "Turn | None":
         """The turn with ``turn_id``, or ``None``."""
     def turns(self, turn_ids: Iterable[int]) -> "list[Turn]":
@@ -276,7 +277,12 @@ class FullTextStorage(Protocol):
 
     Every query is scoped *before* ranking by a :class:`~.rows.SearchScope`; the candidate,
     neighbour and item reads span the turns, cards, records and conversations tables because
-    search is their only user."""
+    search is their only user.
+
+    ``kind`` is ``"turn"``, ``"card"`` or ``"record"`` (another raises ``InvalidInput``). A ``match``
+    expression is what :func:`memfold.memory.fts.literal_query` and
+    :func:`memfold.memory.search.bm25_query` build: double-quoted words, each optionally a prefix
+    (``"word" *``), joined by ``OR`` (or ``AND``); one the index cannot parse raises ``StorageError``."""
 
     def conversation_lineage(self, conversation_id: str) -> list[tuple[str, int | None]]:
         """``[(conversation_id, last_seq_or_None)]`` from the conversation up to its root; ``[]`` if unknown."""
@@ -297,7 +303,8 @@ class FullTextStorage(Protocol):
         """How many items of ``kind`` the full-text index holds."""
 
     def item(self, kind: str, item_id: int) -> SearchItem:
-        """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item."""
+        """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item.
+        :raises NotFound: (``TurnNotFound``, ``CardNotFound``, ``RecordNotFound``) when there is none."""
 
     def match_turns(self, match: str, lineage: Sequence[tuple[str, int | None]], limit: int) -> list[TextMatch]:
         """Live turns of ``lineage`` matching ``match`` with snippets, best BM25 first (ties by id)."""
@@ -307,7 +314,8 @@ class FullTextStorage(Protocol):
         """Non-stale cards of the family within ``lineage`` matching ``match`` with snippets, best first."""
 
     def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
-        """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role."""
+        """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role.
+        :raises NotFound: (``TurnNotFound``, ``CardNotFound``) when there is no such item."""
 
 
 # --- vectors: stored embeddings (memory/embeddings.py) --------------------------------------------
