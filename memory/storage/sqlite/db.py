@@ -3,9 +3,13 @@
 Thread model (issue 12, point 4): one connection per :class:`SqliteStorage`, guarded by one
 re-entrant lock. A write transaction holds the lock from ``BEGIN IMMEDIATE`` to ``COMMIT``, a read
 snapshot from ``BEGIN`` to ``COMMIT``, and a single statement outside either holds it while it
-runs and its rows are fetched. So threads sharing one ``MemFold`` never see each other's
-uncommitted writes and never interleave statements inside one another's transaction; other
-processes are kept apart by SQLite's own file locks (WAL, busy timeout, retried ``BEGIN``).
+runs and its rows are fetched. The lock belongs to the connection
+(:func:`~.connection.connection_lock`), so every wrapper of the same ``sqlite_utils.Database`` and
+every :func:`~.connection.write_transaction` on it take the same one. So threads sharing one
+``MemFold`` never see each other's uncommitted writes and never interleave statements inside one
+another's transaction; other connections (another ``MemFold`` on the file, other processes) are
+kept apart by SQLite's own file locks (WAL, busy timeout, retried ``BEGIN``). ``THREADS.md`` and
+``tests/test_threads.py`` state and check what this gives a user.
 
 Every statement goes through :meth:`SqliteDB.all` / :meth:`one` / :meth:`value` / :meth:`run`,
 which turn driver errors into memfold's: a broken uniqueness rule becomes
