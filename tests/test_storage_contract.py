@@ -186,6 +186,10 @@ class RecordingStorage:
         self.calls.add("snapshot")
         return self.inner.snapshot()
 
+    def in_transaction(self) -> bool:
+        self.calls.add("in_transaction")
+        return self.inner.in_transaction()
+
     def close(self) -> None:
         self.calls.add("close")
         self.inner.close()
@@ -552,6 +556,27 @@ def test_snapshot_ends_cleanly_on_an_exception(storage):
             raise Boom("reader failed")
     add_conversation(storage, "a")  # the read transaction is over: writing works
     assert storage.archive.conversation_ids() == ["a"]
+
+
+@covers("in_transaction", "transaction", "snapshot")
+def test_in_transaction_is_true_only_for_the_thread_inside(storage):
+    assert not storage.in_transaction()
+    seen: list[bool] = []
+    with storage.transaction():
+        assert storage.in_transaction()
+        with storage.transaction():
+            assert storage.in_transaction()
+        other = threading.Thread(target=lambda: seen.append(storage.in_transaction()))
+        other.start()
+        other.join()
+        assert storage.in_transaction()
+    assert seen == [False] and not storage.in_transaction()
+    with storage.snapshot():
+        assert storage.in_transaction()
+    with pytest.raises(Boom):
+        with storage.transaction():
+            raise Boom("rolled back")
+    assert not storage.in_transaction()
 
 
 @covers("close", "archive.conversation_ids")

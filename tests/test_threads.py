@@ -193,3 +193,60 @@ def test_a_write_from_another_thread_never_joins_an_open_transaction(tmp_path):
     with MemFold(path, token_counter="words", embedder=None) as again:
         assert again.clock.tick == 5  # B's committed tick survived A's rollback
         assert again.conversation("ticket-1").history() == []  # A's append did not
+
+
+def test_a_compaction_inside_a_transaction_never_waits_for_another_threads_compaction(tmp_path):
+    """Thread B compacts and is stopped inside its summarizer (holding the conversation's turn to
+    compact, not the storage); thread A then appends inside its own transaction, which pushes the
+    window past the hard watermark. A must not wait for B's turn (B needs the storage A holds): it
+    folds on its own, and B's later splice of the same range loses and is dropped."""
+    from memfold.window.summarizers.base import Summarizer
+
+    inside, release = threading.Event(), threading.Event()
+
+    class Blocking(Summarizer):
+        id = "blocking"
+
+        def summarize(self, items, depth, *, target_tokens=None):
+            inside.set()
+            release.wait()
+            return "blocked summary"
+
+    mf = MemFold(tmp_path / "order.db", clock=LogicalClock(), token_counter="words", embedder=None,
+                 window=WindowSettings(budget_tokens=200, output_reserve_tokens=0, hot_turns=2, leaf_chunk_tokens=40,
+                                       card_target_tokens=5, soft_watermark=0.5, hard_watermark=0.9))
+    conv = mf.conversation("ticket-1", namespace="acme")
+    for i in range(14):  # 140 words: past the soft line (100), under the hard one (180)
+        conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "word " * 8})
+    errors: list[BaseException] = []
+
+    def thread_b():
+        try:
+            conv.compact(summarizer=Blocking())
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def thread_a():
+        try:
+            inside.wait()
+            with mf.storage.transaction():
+                conv.append({"role": "user", "content": "a long one " + "word " * 60})
+            release.set()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+            release.set()
+
+    threads = [threading.Thread(target=thread_b, daemon=True), threading.Thread(target=thread_a, daemon=True)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 120
+    for t in threads:
+        t.join(timeout=max(0.0, deadline - time.monotonic()))  # a deadlock shows as a live thread, not a hung suite
+    assert not any(t.is_alive() for t in threads), "the two compactions deadlocked"
+    assert errors == []
+    items = conv.catalog_items()
+    assert any(i.kind == "card" for i in items)
+    assert [i.first_seq for i in items[1:]] == [i.last_seq + 1 for i in items[:-1]]
+    compiled = conv.context()
+    assert compiled.total_tokens <= compiled.usable_tokens
+    mf.close()

@@ -14,9 +14,10 @@ Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
   every failure removes one candidate, so a pass makes at most (items + candidates) steps.
 * Concurrent compactions of one conversation never fail the caller (issue 12.4): inside one
   process they take turns (one lock per storage and conversation), so a second thread re-reads
-  the catalog the first one folded; across processes, a fold whose range another process folded
-  first loses the splice (:class:`StorageConflict`), its unused card is marked stale (never shown
-  or found) and the pass goes on from the catalog as it now is.
+  the catalog the first one folded. A compaction inside a caller's transaction does not wait
+  for that turn (the other thread may need the storage it holds). A fold whose range another
+  thread or process folded first loses the splice (:class:`StorageConflict`); its unused card is
+  marked stale (never shown or found) and the pass goes on from the catalog as it now is.
 
 Folding order in one pass: roll up any ``rollup_fanin`` adjacent same-depth cards (the regular
 roll-up that keeps the active cards logarithmic in history); then, while the window is above the
@@ -125,7 +126,10 @@ class Compactor:
         :returns: a :class:`CompactionReport`.
         :raises StorageError: if the database cannot be written (the catalog stays consistent).
         """
-        with compaction_lock(self.conv.memfold.storage, self.conv.id):
+        storage = self.conv.memfold.storage
+        if storage.in_transaction():  # inside the caller's transaction: waiting for another thread's
+            return self._compact(target_tokens, reader)  # compaction could deadlock; a lost splice is safe
+        with compaction_lock(storage, self.conv.id):
             return self._compact(target_tokens, reader)
 
     def _compact(self, target_tokens: int | None, reader: Iterable[str] | None) -> CompactionReport:

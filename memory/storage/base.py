@@ -449,5 +449,9 @@ class Storage(Protocol):
     def snapshot(self) -> ContextManager[None]:
         """One consistent read of committed state (a read transaction), taking no write lock."""
 
+    def in_transaction(self) -> bool:
+        """True when the calling thread is inside a :meth:`transaction` or :meth:`snapshot` of
+        this storage (another thread's open transaction does not count)."""
+
     def close(self) -> None:
         """Release the connection(s)."""

@@ -54,6 +54,10 @@ class SqliteStorage:
         """One consistent read of committed state, taking no write lock."""
         return self.c.snapshot()
 
+    def in_transaction(self) -> bool:
+        """True when the calling thread is inside a :meth:`transaction` or :meth:`snapshot`."""
+        return self.c.in_transaction_here()
+
     @property
     def statements(self) -> int:
         """SQL statements run through this storage since it was opened."""

@@ -134,3 +134,8 @@ class SqliteDB:
     @property
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
+
+    def in_transaction_here(self) -> bool:
+        """True when the calling thread opened the transaction (or snapshot) now open: it holds
+        the connection's lock and the connection is inside a transaction."""
+        return self.lock._is_owned() and self.conn.in_transaction  # type: ignore[attr-defined]
