@@ -366,3 +366,48 @@ class Conversation:
         from .tree import export_tree
 
         return export_tree(self, directory)
+
+    # -- the window meter and the archive check (issue 12: library calls the CLI and demo make) ----
+    def append_metered(self, turn: Mapping[str, Any], **overrides: Any):
+        """Append one turn and read the window meter around its compaction (:mod:`memfold.window.meter`).
+
+        The turn is appended without the append's own compaction; the meter then reads the
+        compiled context's size and applies the append's watermark rule itself, with these
+        settings: compact at the hard watermark, or at the soft one with ``compact_on_append``. So
+        the reading shows the size between the append and its compaction, and after it. When
+        compaction cannot get within the budget, the reading names the sections that need the
+        room; the turn stays appended and archived either way.
+
+        :param turn: an OpenAI-shaped message, as for :meth:`append`.
+        :param overrides: :class:`~memfold.window.settings.WindowSettings` fields for this call
+            (``budget``/``output_reserve`` aliases accepted); default the facade's settings.
+        :returns: a :class:`~memfold.window.meter.MeterReading`.
+        :raises InvalidInput: for a malformed turn or a bad setting (nothing is written).
+        """
+        from .context import layout
+        from .meter import MeterReading
+
+        settings = self.window_settings(overrides)
+        fixed = settings.to_dict()
+        turn_id = self.append(turn, compact=False)
+        status = self.window_status(**fixed)
+        state = "over" if status["pressure"] > status["usable"] else ("due" if status["due"] else "ok")
+        after = failures = still_over = None
+        if status["pressure"] >= status["hard"] or (settings.compact_on_append and status["due"]):
+            report = self.compact(**fixed)
+            after, failures = report.after_tokens, len(report.failures)
+            if report.after_tokens > status["usable"]:
+                lay = layout(self, settings)
+                still_over = {"hot_turns": lay.hot_tokens, "system_note": lay.note_tokens,
+                              "protected": lay.protected_tokens, "older": lay.catalog_tokens - lay.hot_tokens,
+                              "total": lay.total_tokens}
+        seq = self.turns_by_id([turn_id])[turn_id].seq
+        return MeterReading(seq, turn_id, status["tokens"], status["usable"], state, after, failures, still_over)
+
+    def verify(self) -> list[int]:
+        """Recompute the sha256 of every turn this conversation archived (DESIGN.md §4.1).
+
+        :returns: the ids of turns whose bytes no longer match their hash; empty when the
+            conversation's archive is intact (erased turns are skipped).
+        """
+        return self.archive.verify(self.id)
