@@ -54,6 +54,7 @@ from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_kind, write_transaction
+from .memory.storage import Storage, open_storage, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import Archive, Turn
@@ -99,16 +100,15 @@ def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
     return spec
 
 
-def _resume_logical_clock(db: sqlite_utils.Database) -> LogicalClock:
-    """A LogicalClock that continues from the newest time stored in ``db``."""
+def _resume_logical_clock(storage: Storage) -> LogicalClock:
+    """A LogicalClock that continues from the newest time stored in ``storage``."""
     newest = 0.0
-    row = db.execute("SELECT value FROM meta WHERE key = 'logical_tick'").fetchone()
-    if row is not None:  # advanced by MemFold.advance_clock (e.g. memfold clock --advance)
-        newest = float(row[0])
-    for table, column in (("turns", "created_at"), ("records", "written_at"), ("events", "at")):
-        value = db.execute(f"SELECT MAX({column}) FROM {table}").fetchone()[0]
-        if value is not None:
-            newest = max(newest, value)
+    tick = storage.meta.logical_tick()
+    if tick is not None:  # advanced by MemFold.advance_clock (e.g. memfold clock --advance)
+        newest = tick
+    stored = storage.meta.newest_stored_time()
+    if stored is not None:
+        newest = max(newest, stored)
     return LogicalClock(int(newest))
 
 
@@ -158,8 +158,8 @@ class MemFold:
     ) -> None:
         if clock is None:
             self.storage: Storage = open_storage(path, create=create)
-            kind = stored_clock_kind(self.storage.db) or "system"
-            clock = _resume_logical_clock(self.storage.db) if kind == "logical" else SystemClock()
+            kind = self.storage.meta.clock_kind() or "system"
+            clock = _resume_logical_clock(self.storage) if kind == "logical" else SystemClock()
             open_storage(self.storage, clock.kind)
         else:
             self.storage = open_storage(path, clock.kind, create=create)
@@ -188,11 +188,11 @@ class MemFold:
     def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
         The first counter used on a file is recorded so later opens count the same way."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'token_counter'").fetchone()
-        counter = make_token_counter(spec if spec is not None else (row[0] if row else None))
-        if row is None:
-            with write_transaction(self.db):
-                self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('token_counter', ?)", [counter.id])
+        stored = self.storage.meta.token_counter()
+        counter = make_token_counter(spec if spec is not None else stored)
+        if stored is None:
+            with self.storage.transaction():
+                self.storage.meta.record_token_counter(counter.id)
         return counter
 
     # -- conversations -------------------------------------------------------------------
@@ -296,7 +296,7 @@ class MemFold:
         from .consolidation.consolidate import consolidate
         from .consolidation.runs import check_namespace_exists
 
-        check_namespace_exists(self.db, namespace)
+        check_namespace_exists(self.storage, namespace)
         return consolidate(self, namespace, **kwargs)
 
     def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
@@ -359,7 +359,7 @@ class MemFold:
         :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, or a namespace
             other than the existing conversation's; nothing is written.
         """
-        with write_transaction(self.db):
+        with self.storage.transaction():
             conv = self.conversation(conversation_id, namespace=namespace)
             return conv.import_jsonl(path, progress=progress)
 
@@ -373,9 +373,8 @@ class MemFold:
         if not isinstance(self.clock, LogicalClock):
             raise ClockError(f"this database runs on the {self.clock.kind} clock; only a logical clock can be advanced")
         tick = self.clock.advance(ticks)
-        with write_transaction(self.db):
-            self.db.execute("INSERT INTO meta(key, value) VALUES ('logical_tick', ?) "
-                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", [str(tick)])
+        with self.storage.transaction():
+            self.storage.meta.set_logical_tick(tick)
         return tick
 
     # -- what the CLI and the demo call (issue 12, point 6: no command touches storage) ---------
@@ -384,9 +383,7 @@ class MemFold:
 
         :returns: an integer >= 1 once the file is open (migrations run when it is opened).
         """
-        from .memory.storage.sqlite.migrations import current_version
-
-        return current_version(self.db)
+        return self.storage.meta.schema_version()
 
     def revert(self, record_id: int, *, cause: str = "manual") -> RevertOutcome:
         """Revert a retired or evicted memory record and report what that did to the others.
@@ -506,7 +503,7 @@ class MemFold:
                                f"pass [{namespaces!r}]")
         names = list(namespaces or ())
         for namespace in names:
-            check_namespace_exists(self.db, namespace)
+            check_namespace_exists(self.storage, namespace)
         if not names:
             return consolidate_all(self, include_turns=include_turns, **kwargs)
         should_stop = kwargs.get("should_stop")
@@ -526,7 +523,7 @@ class MemFold:
         """
         from .consolidation.runs import list_runs
 
-        return list_runs(self.db, namespace, limit=limit)
+        return list_runs(self.storage, namespace, limit=limit)
 
     def meter_jsonl(self, conversation_id: str, path: str | os.PathLike, *, namespace: str | None = None,
                     on_reading: Any = None, **overrides: Any) -> list[MeterReading]:

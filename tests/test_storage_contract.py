@@ -43,9 +43,13 @@ from memfold.memory.storage.base import Storage
 from memfold.memory.storage.rows import (
     Card,
     CatalogItem,
+    ConsolidationRun,
     ConversationRow,
     Event,
+    LeaseRow,
     MemoryRecord,
+    PendingEpisode,
+    PendingTurn,
     ProtectedRecord,
     SearchItem,
     SearchScope,
@@ -142,8 +146,9 @@ def protocol_of(family: str) -> type:
 
 
 def protocol_methods(protocol: type) -> list[str]:
-    """The methods a Protocol class declares itself (not inherited from ``Protocol``)."""
-    return sorted(name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_"))
+    """The methods (and properties) a Protocol class declares itself (not inherited from ``Protocol``)."""
+    return sorted(name for name, value in vars(protocol).items()
+                  if (callable(value) or isinstance(value, property)) and not name.startswith("_"))
 
 
 def every_protocol_method() -> set[str]:
@@ -186,9 +191,10 @@ class RecordingStorage:
         self.calls.add("snapshot")
         return self.inner.snapshot()
 
+    @property
     def in_transaction(self) -> bool:
         self.calls.add("in_transaction")
-        return self.inner.in_transaction()
+        return self.inner.in_transaction
 
     def close(self) -> None:
         self.calls.add("close")
@@ -365,10 +371,17 @@ def test_family_implements_every_protocol_method_with_a_compatible_signature(sto
     implementation = type(getattr(storage.inner, family))
     problems = {}
     for name in protocol_methods(protocol):
-        if not callable(getattr(implementation, name, None)):
+        wanted, have = vars(protocol)[name], getattr(implementation, name, None)
+        if isinstance(wanted, property):
+            if not isinstance(have, property):
+                problems[name] = ["must be a property"]
+            elif signature_problems(wanted.fget, have.fget):
+                problems[name] = signature_problems(wanted.fget, have.fget)
+            continue
+        if not callable(have):
             problems[name] = ["not implemented"]
             continue
-        found = signature_problems(getattr(protocol, name), getattr(implementation, name))
+        found = signature_problems(wanted, have)
         if found:
             problems[name] = found
     assert problems == {}, f"{implementation.__name__} vs {protocol.__name__}"
@@ -560,23 +573,23 @@ def test_snapshot_ends_cleanly_on_an_exception(storage):
 
 @covers("in_transaction", "transaction", "snapshot")
 def test_in_transaction_is_true_only_for_the_thread_inside(storage):
-    assert not storage.in_transaction()
+    assert not storage.in_transaction
     seen: list[bool] = []
     with storage.transaction():
-        assert storage.in_transaction()
+        assert storage.in_transaction
         with storage.transaction():
-            assert storage.in_transaction()
-        other = threading.Thread(target=lambda: seen.append(storage.in_transaction()))
+            assert storage.in_transaction
+        other = threading.Thread(target=lambda: seen.append(storage.in_transaction))
         other.start()
         other.join()
-        assert storage.in_transaction()
-    assert seen == [False] and not storage.in_transaction()
+        assert storage.in_transaction
+    assert seen == [False] and not storage.in_transaction
     with storage.snapshot():
-        assert storage.in_transaction()
+        assert storage.in_transaction
     with pytest.raises(Boom):
         with storage.transaction():
             raise Boom("rolled back")
-    assert not storage.in_transaction()
+    assert not storage.in_transaction
 
 
 @covers("close", "archive.conversation_ids")
@@ -1443,6 +1456,181 @@ def test_erasure_vacuum_runs_outside_transactions_only(storage):
     storage.erasure.vacuum()
     assert storage.archive.turn(ids["r2"]).content == "refund approved for the parcel"
     assert storage.archive.turn(ids["r1"]).erased
+
+
+# --- runs: consolidation runs, the ledger, the turn cursor, the queue, leases, the job store ------------------
+@covers("runs.start_run", "runs.add_batch", "runs.finish_run", "runs.get_run", "runs.list_runs", "runs.count_runs")
+def test_runs_record_consolidation_passes(storage):
+    assert storage.runs.count_runs() == 0 and storage.runs.list_runs() == []
+    with storage.transaction():
+        first = storage.runs.start_run("acme", "rules", "manual", 1.0)
+        second = storage.runs.start_run("beta", "llm", "schedule", 2.0)
+        third = storage.runs.start_run("acme", "rules", "schedule", 3.0)
+    assert storage.runs.get_run(999) is None
+    run = storage.runs.get_run(first)
+    assert isinstance(run, ConsolidationRun)
+    assert (run.id, run.namespace, run.extractor, run.trigger, run.status, run.started_at, run.finished_at,
+            run.batches, run.errors) == (first, "acme", "rules", "manual", "running", 1.0, None, 0, [])
+    with storage.transaction():
+        storage.runs.add_batch(first, episodes=2, turns=5, facts=1, rules=0)
+        storage.runs.add_batch(first, episodes=1, turns=0, facts=2, rules=1)
+        storage.runs.finish_run(first, "ok", 4.0, [])
+        storage.runs.finish_run(second, "failed", 5.0, ["extractor timed out"])
+    run = storage.runs.get_run(first)
+    assert (run.status, run.finished_at, run.batches, run.episodes_consumed, run.turns_consumed, run.facts_written,
+            run.rules_written) == ("ok", 4.0, 2, 3, 5, 3, 1)
+    assert storage.runs.get_run(second).errors == ["extractor timed out"]
+    assert [r.id for r in storage.runs.list_runs()] == [first, second, third]
+    assert [r.id for r in storage.runs.list_runs("acme")] == [first, third]
+    assert [r.id for r in storage.runs.list_runs(limit=2)] == [second, third]  # the newest two, in order
+    assert storage.runs.count_runs() == 3
+
+
+@covers("runs.record_consumed", "runs.consumption", "runs.start_run")
+def test_runs_ledger_consumes_each_source_once(storage):
+    with storage.transaction():
+        run = storage.runs.start_run("acme", "rules", "manual", 1.0)
+        storage.runs.record_consumed("record:7", "acme", run, 2.0, [12, 11, 12])
+    assert storage.runs.consumption("record:8") is None
+    assert storage.runs.consumption("record:7") == {"source": "record:7", "namespace": "acme", "run_id": run,
+                                                     "consumed_at": 2.0, "products": [11, 12]}
+    with pytest.raises(StorageConflict) as raised:
+        with storage.transaction():
+            storage.runs.record_consumed("record:7", "acme", run, 3.0, [])
+    assert_translated(raised.value)
+    assert storage.runs.consumption("record:7")["consumed_at"] == 2.0
+
+
+@covers("runs.turn_cursor", "runs.set_turn_cursor", "runs.start_run")
+def test_runs_turn_cursor(storage):
+    assert storage.runs.turn_cursor("acme") == 0
+    with storage.transaction():
+        run = storage.runs.start_run("acme", "rules", "manual", 1.0)
+        storage.runs.set_turn_cursor("acme", 41, run)
+    assert storage.runs.turn_cursor("acme") == 41
+    with storage.transaction():
+        storage.runs.set_turn_cursor("acme", 57, run)
+    assert (storage.runs.turn_cursor("acme"), storage.runs.turn_cursor("beta")) == (57, 0)
+
+
+@covers("runs.pending_episodes", "runs.count_active_episodes", "runs.pending_namespaces", "runs.pending_turns",
+        "runs.set_turn_cursor", "runs.start_run", "records.set_status")
+def test_runs_consolidation_queue(storage):
+    e1 = add_record(storage, "called about the parcel", namespace="acme", type="episodic", at=1.0,
+                    metadata='{"channel": "phone"}', event_time=0.5)
+    e2 = add_record(storage, "asked for a refund", namespace="acme", type="episodic", at=2.0)
+    late = add_record(storage, "wrote again", namespace="acme", type="episodic", at=9.0)
+    add_record(storage, "a fact, not an episode", namespace="acme", at=1.0)
+    gone = add_record(storage, "consumed already", namespace="beta", type="episodic", at=1.0)
+    with storage.transaction():
+        storage.records.set_status(gone, "consumed")
+    pending = storage.runs.pending_episodes("acme", after_id=0, horizon=5.0, limit=10)
+    assert isinstance(pending[0], PendingEpisode)
+    assert [(p.id, p.content, p.metadata, p.event_time, p.created_at) for p in pending] == [
+        (e1, "called about the parcel", {"channel": "phone"}, 0.5, 1.0), (e2, "asked for a refund", {}, None, 2.0)]
+    assert [p.id for p in storage.runs.pending_episodes("acme", after_id=e1, horizon=10.0, limit=10)] == [e2, late]
+    assert [p.id for p in storage.runs.pending_episodes("acme", after_id=0, horizon=10.0, limit=1)] == [e1]
+    assert storage.runs.count_active_episodes([e1, e2, gone, 999]) == 2
+    assert storage.runs.count_active_episodes([]) == 0
+    assert storage.runs.pending_namespaces() == ["acme"]
+    add_conversation(storage, "c1", namespace="talk")
+    t1 = add_turn(storage, "c1", 1, "hello there", at=1.0)
+    add_turn(storage, "c1", 2, "my pin is 4471", labels=["secret"], at=2.0)  # a secret without spans: never read
+    spans = json.dumps({"secret_spans": [[10, 14]]})
+    t3 = add_turn(storage, "c1", 3, "my pin is 9911", labels=["secret"], metadata=spans, at=3.0)
+    t4 = add_turn(storage, "c1", 4, "bye", role="assistant", at=8.0)
+    assert storage.runs.pending_namespaces(include_turns=True) == ["acme", "talk"]
+    turns = storage.runs.pending_turns("talk", after_id=0, horizon=5.0, limit=10)
+    assert isinstance(turns[0], PendingTurn)
+    assert [(t.id, t.role, t.content, t.created_at, list(t.labels)) for t in turns] == [
+        (t1, "user", "hello there", 1.0, []), (t3, "user", "my pin is 9911", 3.0, ["secret"])]
+    assert turns[1].metadata == {"secret_spans": [[10, 14]]}
+    assert [t.id for t in storage.runs.pending_turns("talk", after_id=t3, horizon=10.0, limit=10)] == [t4]
+    with storage.transaction():
+        storage.runs.set_turn_cursor("talk", t4, storage.runs.start_run("talk", "rules", "manual", 9.0))
+    assert storage.runs.pending_namespaces(include_turns=True) == ["acme"]
+
+
+@covers("runs.newer_lease_exists", "runs.get_lease", "runs.insert_lease", "runs.take_lease", "runs.renew_lease",
+        "runs.finish_lease", "runs.list_leases")
+def test_runs_leases(storage):
+    assert storage.runs.get_lease("nightly", 100.0) is None
+    with storage.transaction():
+        storage.runs.insert_lease("nightly", 100.0, "worker-a", acquired_at=100.0, expires_at=160.0)
+    lease = storage.runs.get_lease("nightly", 100.0)
+    assert isinstance(lease, LeaseRow)
+    assert lease == LeaseRow("nightly", 100.0, "worker-a", 100.0, 160.0, None, None)
+    with pytest.raises(StorageConflict) as raised:  # exactly one worker inserts the lease of a fire time
+        with storage.transaction():
+            storage.runs.insert_lease("nightly", 100.0, "worker-b", acquired_at=101.0, expires_at=161.0)
+    assert_translated(raised.value)
+    with storage.transaction():
+        assert storage.runs.renew_lease("nightly", 100.0, "worker-a", expires_at=200.0)
+        assert not storage.runs.renew_lease("nightly", 100.0, "worker-b", expires_at=300.0)
+    assert storage.runs.get_lease("nightly", 100.0).expires_at == 200.0
+    with storage.transaction():  # the holder died: another worker takes it over
+        storage.runs.take_lease("nightly", 100.0, "worker-b", acquired_at=250.0, expires_at=310.0)
+        assert not storage.runs.finish_lease("nightly", 100.0, "worker-a", finished_at=260.0, outcome="ok")
+        assert storage.runs.finish_lease("nightly", 100.0, "worker-b", finished_at=270.0, outcome="ok")
+        assert not storage.runs.finish_lease("nightly", 100.0, "worker-b", finished_at=280.0, outcome="again")
+        assert not storage.runs.renew_lease("nightly", 100.0, "worker-b", expires_at=400.0)  # finished
+    assert storage.runs.get_lease("nightly", 100.0) == LeaseRow("nightly", 100.0, "worker-b", 250.0, 310.0, 270.0, "ok")
+    assert not storage.runs.newer_lease_exists("nightly", 100.0)
+    with storage.transaction():
+        storage.runs.insert_lease("nightly", 200.0, "worker-a", acquired_at=200.0, expires_at=260.0)
+        storage.runs.insert_lease("hourly", 150.0, "worker-a", acquired_at=150.0, expires_at=160.0)
+    assert storage.runs.newer_lease_exists("nightly", 100.0) and not storage.runs.newer_lease_exists("nightly", 200.0)
+    assert [(l.name, l.fire_time) for l in storage.runs.list_leases()] == [
+        ("nightly", 100.0), ("hourly", 150.0), ("nightly", 200.0)]
+    assert [l.fire_time for l in storage.runs.list_leases("nightly")] == [100.0, 200.0]
+    assert [l.fire_time for l in storage.runs.list_leases(limit=1)] == [200.0]
+
+
+@covers("runs.ensure_job_store")
+def test_runs_job_store_is_created_once(storage):
+    assert storage.runs.ensure_job_store("memfold_scheduler_jobs") is True
+    assert storage.runs.ensure_job_store("memfold_scheduler_jobs") is False
+    assert storage.other().runs.ensure_job_store("memfold_scheduler_jobs") is False
+    with pytest.raises(MemfoldError):
+        storage.runs.ensure_job_store("jobs; DROP TABLE turns")
+
+
+# --- meta: file-wide settings -------------------------------------------------------------------------------------
+@covers("meta.get", "meta.get_many", "meta.set", "meta.add", "meta.delete")
+def test_meta_key_values(storage):
+    assert storage.meta.get("colour") is None
+    with storage.transaction():
+        storage.meta.set("colour", "blue")
+        storage.meta.set("colour", "green")
+        assert storage.meta.add("size", "large") is True
+        assert storage.meta.add("size", "small") is False
+    assert storage.meta.get("colour") == "green" and storage.meta.get("size") == "large"
+    assert storage.meta.get_many(["colour", "size", "nothing"]) == {"colour": "green", "size": "large"}
+    assert storage.meta.get_many([]) == {}
+    with storage.transaction():
+        assert storage.meta.delete(["colour", "nothing"]) == 1
+        assert storage.meta.delete([]) == 0
+    assert storage.meta.get("colour") is None and storage.meta.get("size") == "large"
+
+
+@covers("meta.clock_kind", "meta.logical_tick", "meta.set_logical_tick", "meta.token_counter",
+        "meta.record_token_counter", "meta.newest_stored_time", "meta.schema_version")
+def test_meta_settings_memfold_keeps(storage):
+    assert storage.meta.clock_kind() == "logical"  # recorded by the first open
+    assert storage.meta.logical_tick() is None and storage.meta.token_counter() is None
+    assert storage.meta.newest_stored_time() is None
+    with storage.transaction():
+        storage.meta.set_logical_tick(12)
+        storage.meta.record_token_counter("words")
+        storage.meta.record_token_counter("cl100k_base")  # the first counter recorded stays
+    assert storage.meta.logical_tick() == 12 and storage.meta.token_counter() == "words"
+    add_conversation(storage, "c1")
+    add_turn(storage, "c1", 1, "hello", at=4.0)
+    add_record(storage, "a fact", at=7.0)
+    with storage.transaction():
+        storage.events.append(at=5.0, kind="write", subject="record:1")
+    assert storage.meta.newest_stored_time() == 7.0
+    assert storage.meta.schema_version() == storage.backend.latest_version()
 
 
 # --- the coverage meta-test ----------------------------------------------------------------------------------------------

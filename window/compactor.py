@@ -127,7 +127,7 @@ class Compactor:
         :raises StorageError: if the database cannot be written (the catalog stays consistent).
         """
         storage = self.conv.memfold.storage
-        if storage.in_transaction():  # inside the caller's transaction: waiting for another thread's
+        if storage.in_transaction:  # inside the caller's transaction: waiting for another thread's
             return self._compact(target_tokens, reader)  # compaction could deadlock; a lost splice is safe
         with compaction_lock(storage, self.conv.id):
             return self._compact(target_tokens, reader)

@@ -54,8 +54,10 @@ class SqliteStorage:
         """One consistent read of committed state, taking no write lock."""
         return self.c.snapshot()
 
+    @property
     def in_transaction(self) -> bool:
-        """True when the calling thread is inside a :meth:`transaction` or :meth:`snapshot`."""
+        """True while the calling thread is inside a :meth:`transaction` or :meth:`snapshot` of
+        this storage (another thread's transaction on the shared connection does not count)."""
         return self.c.in_transaction_here()
 
     @property
