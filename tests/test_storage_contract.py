@@ -680,9 +680,12 @@ def test_reopening_keeps_the_data_and_applies_nothing_twice(storage):
     assert third.archive.conversation("c1").id == "c1"
 
 
+@covers("meta.schema_version")
 def test_a_newer_schema_is_refused_naming_both_versions(storage):
     latest = storage.backend.latest_version()
+    assert storage.meta.schema_version() == latest
     storage.backend.set_schema_version(latest + 3)
+    assert storage.meta.schema_version() == latest + 3
     with pytest.raises(SchemaTooNew) as raised:
         storage.backend.reopen()
     message = str(raised.value)
@@ -1457,6 +1460,59 @@ def test_erasure_vacuum_runs_outside_transactions_only(storage):
     assert storage.archive.turn(ids["r2"]).content == "refund approved for the parcel"
     assert storage.archive.turn(ids["r1"]).erased
 
+
+# --- the whole-file counts the replay report reads (archive, cards, catalog, records, protected) --------------
+@covers("archive.count_turns", "archive.count_turns_labelled", "archive.total_turn_tokens",
+        "archive.count_summarizer_failures", "archive.turn_seqs", "cards.count_by_depth", "cards.all_texts",
+        "catalog.card_counts_by_depth", "records.count_records", "records.count_superseded",
+        "records.count_consolidated", "records.contents_of_type", "protected.count_all", "protected.all_texts",
+        "archive.add_summarizer_failure", "records.retire", "erasure.blank_turns")
+def test_whole_file_counts_for_the_report(storage):
+    empty = (storage.archive.count_turns(), storage.archive.total_turn_tokens(),
+             storage.archive.count_summarizer_failures(), storage.cards.count_by_depth(),
+             storage.catalog.card_counts_by_depth(), storage.records.count_records(), storage.protected.count_all())
+    assert empty == (0, 0, 0, {}, {}, 0, 0)
+    turns = three_turns(storage)  # 5 + 5 + 3 words
+    add_conversation(storage, "fork", family="c1", parent="c1", fork_after=2)
+    own = add_turn(storage, "fork", 3, "fork words here", family="c1", labels=["secret", "pii"])
+    add_turn(storage, "fork", 4, "more", family="c1", labels=["pii"])
+    with storage.transaction():
+        storage.erasure.blank_turns([turns[2].id])  # erased turns still count (tokens too)
+        storage.archive.add_summarizer_failure(conversation_id="c1", at=1.0, summarizer="x", depth=1, first_seq=1,
+                                               last_seq=2, source_tokens=9, error="empty")
+    assert storage.archive.count_turns() == 5
+    assert (storage.archive.count_turns_labelled("pii"), storage.archive.count_turns_labelled("secret"),
+            storage.archive.count_turns_labelled("none")) == (2, 1, 0)
+    assert storage.archive.total_turn_tokens() == 5 + 5 + 3 + 3 + 1
+    assert storage.archive.count_summarizer_failures() == 1
+    assert storage.archive.turn_seqs("fork") == {own: 3, own + 1: 4}  # its own turns, not the lineage's
+    leaf_a = storage.cards.get(add_card(storage, "c1", turns[:1], "late"))
+    leaf_b = storage.cards.get(add_card(storage, "c1", turns[1:2], "refunded"))
+    deep = storage.cards.get(add_card(storage, "c1", [leaf_a, leaf_b], "done"))
+    assert storage.cards.count_by_depth() == {1: 2, 2: 1}
+    assert sorted(storage.cards.all_texts()) == ["done", "late", "refunded"]
+    with storage.transaction():
+        storage.catalog.insert("c1", [card_item(deep), turn_item(turns[2])])
+        storage.catalog.insert("fork", [card_item(leaf_a), card_item(leaf_b)])
+    assert storage.catalog.card_counts_by_depth() == {1: 2, 2: 1}
+    old = add_record(storage, "lives in Leeds", key="user.city")
+    new = add_record(storage, "lives in York", key="user.city", metadata='{"consolidation_run": 4}')
+    add_record(storage, "visited", type="episodic", namespace="other")
+    add_record(storage, "always greet", type="procedural", metadata='{"consolidation_run": 4}')
+    with storage.transaction():
+        storage.records.retire(old, superseded_by=new)
+    assert storage.records.count_records() == 4
+    assert storage.records.count_records(type="semantic") == 2
+    assert storage.records.count_records(type="semantic", status="active") == 1
+    assert storage.records.count_records(status="retired") == 1
+    assert storage.records.count_superseded() == 1
+    assert (storage.records.count_consolidated("semantic"), storage.records.count_consolidated("procedural"),
+            storage.records.count_consolidated("episodic")) == (1, 1, 0)
+    assert sorted(storage.records.contents_of_type("semantic")) == ["lives in Leeds", "lives in York"]
+    add_protected(storage, "never call after 6pm")
+    add_protected(storage, "vip", namespace="other")
+    assert storage.protected.count_all() == 2
+    assert sorted(storage.protected.all_texts()) == ["never call after 6pm", "vip"]
 
 # --- runs: consolidation runs, the ledger, the turn cursor, the queue, leases, the job store ------------------
 @covers("runs.start_run", "runs.add_batch", "runs.finish_run", "runs.get_run", "runs.list_runs", "runs.count_runs")
