@@ -57,7 +57,7 @@ from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_k
 from .memory.storage import Storage, open_storage, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
-from .window.archive import Archive, Turn
+from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
     ConstraintProposal,
@@ -571,6 +571,7 @@ class MemFold:
 
 
 __all__ = [
+    "AppendOutcome",
     "Archive",
     "BudgetError",
     "CapacityExceeded",

@@ -751,6 +751,33 @@ def test_archive_turns_round_trip(storage):
     assert storage.archive.conversation_turns("nobody") == []
 
 
+@covers("archive.insert_turn", "archive.keyed_turns", "archive.max_seq")
+def test_archive_idempotency_keys_are_unique_per_conversation(storage):
+    add_conversation(storage, "c1")
+    add_conversation(storage, "c2")
+
+    def keyed(cid, seq, content, key):
+        with storage.transaction():
+            return storage.archive.insert_turn(
+                conversation_id=cid, family_id=cid, seq=seq, role="user", content=content, name=None,
+                tool_call_id=None, tool_calls=None, metadata="{}", created_at=float(seq),
+                tokens=len(content.split()), sha256=sha(content), labels=[], idempotency_key=key)
+
+    first = keyed("c1", 1, "hello", "msg-1")
+    keyed("c1", 2, "no key", None)
+    keyed("c1", 3, "also no key", None)  # many turns without a key
+    other = keyed("c2", 1, "hello elsewhere", "msg-1")  # the same key in another conversation
+    with pytest.raises(StorageConflict) as raised:
+        keyed("c1", 4, "a retry written twice", "msg-1")
+    assert_translated(raised.value)
+    assert storage.archive.max_seq("c1") == 3
+    found = storage.archive.keyed_turns("c1", ["msg-1", "msg-unknown"])
+    assert list(found) == ["msg-1"] and found["msg-1"].id == first and found["msg-1"].content == "hello"
+    assert storage.archive.keyed_turns("c2", ["msg-1"])["msg-1"].id == other
+    assert storage.archive.keyed_turns("c1", []) == {}
+    many = storage.archive.keyed_turns("c1", [f"k{i}" for i in range(1200)] + ["msg-1"])  # more than one batch
+    assert list(many) == ["msg-1"]
+
 @covers("archive.unerased_turns", "erasure.blank_turns")
 def test_archive_unerased_turns_walks_every_page(storage):
     add_conversation(storage, "a")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..memory.errors import InvalidInput
 from ..memory.events import log_event
-from .archive import Archive, Turn
+from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .transcripts import read_jsonl, write_jsonl
@@ -47,7 +47,7 @@ class Conversation:
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"
 
-    def append(self, turn: Mapping[str, Any], *, compact: bool = True) -> int:
+    def append(self, turn: Mapping[str, Any], *, compact: bool = True, idempotency_key: str | None = None) -> int:
         """Archive one turn verbatim and return its id.
 
         :param turn: an OpenAI-shaped message, e.g. ``{"role": "user", "content": "hi"}``; may also
@@ -62,22 +62,38 @@ class Conversation:
         and its secret spans are kept in ``metadata["secret_spans"]``
         (:mod:`memfold.window.secrets`); labels the caller gave are kept.
 
-        :raises InvalidInput: for a malformed turn (nothing is written).
-        """
-        turn_id = self.archive.append_many(self.id, self._detect_secrets([turn]))[0]
-        self._observe_constraints([turn_id])
-        if compact:
-            self._after_append()
-        return turn_id
+        :param idempotency_key: names this attempt to append this turn (a UUID, a message id),
+            unique in the conversation: a retry with the same key and turn returns the id the
+            first attempt archived and writes nothing (issue 16; see :meth:`append_outcome`).
 
-    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True) -> list[int]:
+        :raises InvalidInput: for a malformed turn, or a key already used for another turn
+            (nothing is written).
+        """
+        return self.append_outcome([turn], compact=compact, idempotency_keys=[idempotency_key]).turn_ids[0]
+
+    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
+                    idempotency_keys: Iterable[str | None] | None = None) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids.
-        ``compact`` and secret detection as in :meth:`append`."""
-        ids = self.archive.append_many(self.id, self._detect_secrets(list(turns)))
-        self._observe_constraints(ids)
-        if compact:
+        ``compact`` and secret detection as in :meth:`append`; ``idempotency_keys``: one key (or
+        ``None``) per turn, see :meth:`append_outcome`."""
+        return list(self.append_outcome(turns, compact=compact, idempotency_keys=idempotency_keys).turn_ids)
+
+    def append_outcome(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
+                       idempotency_keys: Iterable[str | None] | None = None) -> AppendOutcome:
+        """:meth:`append_many`, returning an :class:`~memfold.window.archive.AppendOutcome`: the
+        turn ids and which were replayed. A turn whose idempotency key this conversation already
+        holds (with the same role, content, name and tool calls) is not written again; only the
+        turns written pass the constraint extractor and the watermarks (issue 16).
+
+        :raises InvalidInput: for a malformed turn, a bad or repeated key, or a key already used
+            for other content; nothing is written.
+        """
+        outcome = self.archive.append_outcome(self.id, self._detect_secrets(list(turns)),
+                                              idempotency_keys=idempotency_keys)
+        self._observe_constraints(outcome.written)
+        if compact and outcome.written:
             self._after_append()
-        return ids
+        return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
         """``turns`` with the ``secret`` label (and spans) added where the facade's detector finds

@@ -57,9 +57,13 @@ class ArchiveStorage(Protocol):
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
-                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str]) -> int:
+                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
+                    idempotency_key: str | None = None) -> int:
         """Insert one validated turn (``metadata`` as canonical JSON text); returns its id.
-        :raises StorageConflict: if the conversation already has a turn at ``seq``."""
+        :raises StorageConflict: if the conversation already has a turn at ``seq``, or one with
+            this ``idempotency_key`` (unique per conversation)."""
+    def keyed_turns(self, conversation_id: str, keys: Iterable[str]) -> "dict[str, Turn]":
+        """The conversation's own turns appended with these idempotency keys, by key (absent keys left out)."""
     def turn(self, turn_id: int) -> "Turn | None":
         """The turn with ``turn_id``, or ``None``."""
     def turns(self, turn_ids: Iterable[int]) -> "list[Turn]":
