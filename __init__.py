@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import sqlite_utils
 
-from .memory.clock import Clock, LogicalClock, SystemClock
+from .memory.clock import Clock, LogicalClock, ReplayClock, SystemClock
 from .memory.errors import (
     BudgetError,
     CapacityExceeded,
@@ -23,6 +23,7 @@ from .memory.errors import (
     EmbeddingError,
     ExtractorError,
     InvalidInput,
+    LLMError,
     MemfoldError,
     NotFound,
     PermissionDenied,
@@ -43,6 +44,8 @@ from .memory.embeddings import (
     make_embedder,
 )
 from .memory.forgetting import PolicyChange, StorePolicy, WriteAction, WriteOutcome
+from .memory.llm import ChatClient, LLMSettings
+from .consolidation.extractors import make_extractor
 from .consolidation.extractors.base import Episode, Extractor, Proposal
 from .consolidation.extractors.llm import LLMExtractor
 from .consolidation.extractors.rules import RulesExtractor
@@ -50,22 +53,25 @@ from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
-from .memory.storage import Storage, open_storage, stored_clock_kind, write_transaction
+from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_kind, write_transaction
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
+    ConstraintProposal,
     ConstraintTracker,
+    Extraction,
     LLMConstraintExtractor,
     RuleConstraintExtractor,
+    Withdrawal,
     make_constraint_extractor,
 )
 from .window.conversation import Conversation
 from .window.cards import Card
 from .window.compactor import CompactionReport
 from .window.context import CompiledContext
-from .window.recall import SearchHit as RecallHit
+from .window.recall import RecallHit
 from .window.settings import WindowSettings
 from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
 from .window.erasure import Eraser, ErasurePlan
@@ -388,6 +394,7 @@ __all__ = [
     "CapacityExceeded",
     "Card",
     "CardNotFound",
+    "ChatClient",
     "Clock",
     "ClockError",
     "CompactionReport",
@@ -395,6 +402,7 @@ __all__ = [
     "ConsolidationError",
     "ConsolidationRun",
     "ConstraintExtractor",
+    "ConstraintProposal",
     "ConstraintTracker",
     "Conversation",
     "ConversationNotFound",
@@ -404,6 +412,7 @@ __all__ = [
     "Episode",
     "Eraser",
     "ErasurePlan",
+    "Extraction",
     "ExtractiveSummarizer",
     "Extractor",
     "ExtractorError",
@@ -412,7 +421,9 @@ __all__ = [
     "HybridSearch",
     "InvalidInput",
     "LLMConstraintExtractor",
+    "LLMError",
     "LLMExtractor",
+    "LLMSettings",
     "LLMSummarizer",
     "LogicalClock",
     "MemFold",
@@ -430,6 +441,7 @@ __all__ = [
     "Reader",
     "RecallHit",
     "RecordNotFound",
+    "ReplayClock",
     "RuleConstraintExtractor",
     "RulesExtractor",
     "SchemaTooNew",
@@ -437,6 +449,8 @@ __all__ = [
     "SearchHit",
     "SecretDetector",
     "SentenceTransformerEmbedder",
+    "SqliteStorage",
+    "Storage",
     "StorageConflict",
     "StorageError",
     "StorePolicy",
@@ -449,7 +463,14 @@ __all__ = [
     "TurnNotFound",
     "TypedStore",
     "WindowSettings",
+    "Withdrawal",
     "WordCounter",
     "WriteAction",
     "WriteOutcome",
+    "make_constraint_extractor",
+    "make_embedder",
+    "make_extractor",
+    "make_secret_detector",
+    "make_token_counter",
+    "open_storage",
 ]

@@ -20,6 +20,7 @@
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
+     ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
      └── ConsolidationError               the consolidation pass or its scheduler failed
 
 Messages name the value, the rule it broke and the fix (STYLE.md rule 11; DESIGN.md §5).
@@ -104,6 +105,12 @@ class ExtractorError(MemfoldError):
 
 class EmbeddingError(MemfoldError):
     """The embedding model cannot be loaded, or stored vectors come from another model."""
+
+
+class LLMError(MemfoldError):
+    """The OpenAI-compatible endpoint (:mod:`memfold.memory.llm`) could not be reached, timed out,
+    or answered with something unusable. The LLM summarizer and extractors turn it into a
+    :class:`SummarizerError` or :class:`ExtractorError` naming the part that failed."""
 
 
 class ConsolidationError(MemfoldError):

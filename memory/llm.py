@@ -14,11 +14,9 @@ from typing import Any
 
 import httpx
 
-from .errors import InvalidInput, MemfoldError
+from .errors import InvalidInput, LLMError
 
-
-class LLMError(MemfoldError):
-    """The endpoint could not be reached, timed out, or answered with something unusable."""
+__all__ = ["ChatClient", "LLMError", "LLMSettings"]  # LLMError lives in the error tree (memory/errors.py)
 
 
 @dataclass(frozen=True)

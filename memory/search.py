@@ -126,6 +126,9 @@ class SearchHit:
     :ivar dense_rank: 1-based rank in the embedding list, or None.
     :ivar similarity: cosine similarity to the query, or None without an embedder.
     :ivar time: turn ``created_at``, record ``written_at``, card end of span (clock units).
+
+    The recall tool ``search`` reports hits as :class:`memfold.window.recall.RecallHit`
+    (conversation position and snippet), built from these.
     """
 
     kind: str

@@ -46,8 +46,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @dataclass(frozen=True)
-class Proposal:
-    """A proposed protected record.
+class ConstraintProposal:
+    """A protected record a :class:`ConstraintExtractor` proposes (the consolidation extractors'
+    facts and rules are :class:`memfold.consolidation.extractors.base.Proposal`).
 
     :ivar kind: one of :data:`~memfold.window.protected.KINDS`.
     :ivar text: verbatim sentence(s) of the message.
@@ -83,7 +84,7 @@ class Withdrawal:
 class Extraction:
     """What one message proposes and withdraws."""
 
-    proposals: list[Proposal] = field(default_factory=list)
+    proposals: list[ConstraintProposal] = field(default_factory=list)
     withdrawals: list[Withdrawal] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -251,10 +252,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         sents = sentences(text)
-        proposals: list[Proposal] = []
+        proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         if _OVERRIDE.search(text) or _OVERRIDE_OPTION.search(text):
-            return Extraction([Proposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
+            return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         i = 0
         while i < len(sents):
             sent = sents[i]
@@ -279,7 +280,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
             i += 1
         return Extraction(proposals, withdrawals)
 
-    def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> Proposal | None:
+    def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         scope = _SCOPE_PREFIX.match(sent)
         core = sent[scope.end():] if scope else sent
         due = lambda m: resolve_due(m.group(0), now, clock) if now is not None else None  # noqa: E731
@@ -287,13 +288,13 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if pattern.search(core):
                 dm = _DEADLINE.search(core)
                 if dm and rule != "until_confirm":
-                    return Proposal("deadline", sent, "deadline", due_at=due(dm))
-                return Proposal(kind, sent, rule)
+                    return ConstraintProposal("deadline", sent, "deadline", due_at=due(dm))
+                return ConstraintProposal(kind, sent, rule)
         if scope or (_SCOPE.search(sent) and not _SELF_STATEMENT.search(sent[: _SCOPE.search(sent).start()])):
-            return Proposal("constraint", sent, "scope")
+            return ConstraintProposal("constraint", sent, "scope")
         dm = _DEADLINE.search(sent)
         if dm and _DEADLINE_CONTEXT.search(sent) and not _SELF_STATEMENT.match(sent):
-            return Proposal("deadline", sent, "deadline", due_at=due(dm))
+            return ConstraintProposal("deadline", sent, "deadline", due_at=due(dm))
         return None
 
 
@@ -352,7 +353,7 @@ class LLMConstraintExtractor(ConstraintExtractor):
             if kind in KINDS and isinstance(sent, str) and sent.strip() and sent.strip() in text and sent.strip() not in have:
                 if any(sent.strip() in h or h in sent.strip() for h in have):
                     continue
-                proposals.append(Proposal(kind, sent.strip(), "llm"))
+                proposals.append(ConstraintProposal(kind, sent.strip(), "llm"))
                 have.add(sent.strip())
         withdrawals = list(base.withdrawals)
         for r in revokes:

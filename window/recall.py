@@ -33,10 +33,16 @@ MAX_K = 100
 
 
 @dataclass(frozen=True)
-class SearchHit:
-    """One search result: ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score`` (lower is
-    better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span, the
-    card depth (0 for a turn) and the turn's role (``None`` for a card)."""
+class RecallHit:
+    """One hit of the recall tool ``search``: where an archived turn or card sits in the
+    conversation, as the agent sees it. ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score``
+    (lower is better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span,
+    the card depth (0 for a turn) and the turn's role (``None`` for a card).
+
+    Not a :class:`memfold.memory.search.SearchHit`: that is one ranked item of the hybrid ranker
+    (turns, cards and memory records, fused score, higher is better, full text); a recall hit is
+    the conversation-scoped view the tool reports, built from one.
+    """
 
     ref: str
     kind: str
@@ -65,13 +71,13 @@ def _fulltext(conv: "Conversation") -> Any:
     return storage.fulltext
 
 
-def _hit(m: Any, score: float, snippet: str) -> SearchHit:
+def _hit(m: Any, score: float, snippet: str) -> RecallHit:
     """A recall hit from a storage :class:`~memfold.memory.storage.rows.TextMatch`."""
-    return SearchHit(f"{m.kind[0]}{m.id}", m.kind, m.id, score, snippet, m.first_seq, m.last_seq, m.depth, m.role)
+    return RecallHit(f"{m.kind[0]}{m.id}", m.kind, m.id, score, snippet, m.first_seq, m.last_seq, m.depth, m.role)
 
 
 def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *,
-           reader: Any = None) -> list[SearchHit]:
+           reader: Any = None) -> list[RecallHit]:
     """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
     when the facade has an embedder (the default; :mod:`memfold.memory.search`), else the same BM25
     ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
@@ -104,7 +110,7 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
     if searcher is not None:  # hybrid with an embedder, else the same BM25 ranking alone
         return _hybrid_search(conv, searcher, query, match, k, kind, rdr)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
-    hits: list[SearchHit] = []
+    hits: list[RecallHit] = []
     fulltext = _fulltext(conv)
     lineage = conv.archive.lineage(conv.id)
     if kind in (None, "turn"):
@@ -118,7 +124,7 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
 
 
 def _hybrid_search(conv: "Conversation", searcher: Any, query: str, match: str, k: int, kind: str | None,
-                   rdr: Any) -> list[SearchHit]:
+                   rdr: Any) -> list[RecallHit]:
     """The body of :func:`search` when the facade has an embedder: hybrid BM25 + embedding ranking
     (:class:`memfold.memory.search.HybridSearch`, issue 6) over the same lineage-scoped turns and
     non-stale cards. ``score`` is the negated fused score, so lower still means better; hits the
@@ -126,7 +132,7 @@ def _hybrid_search(conv: "Conversation", searcher: Any, query: str, match: str, 
     kinds = ("turn", "card") if kind is None else (kind,)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     found = searcher.search(query, conversation_id=conv.id, kinds=kinds, limit=fetch)
-    hits: list[SearchHit] = []
+    hits: list[RecallHit] = []
     fulltext = _fulltext(conv)
     for h in found:
         if not can_read(rdr, list(h.labels)):

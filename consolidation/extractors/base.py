@@ -71,7 +71,9 @@ class Episode:
 
 @dataclass(frozen=True)
 class Proposal:
-    """A fact or rule an extractor proposes; the pass validates and writes it.
+    """A fact or rule an extractor proposes; the pass validates and writes it. (What a
+    :class:`~memfold.window.constraints.ConstraintExtractor` proposes is a
+    :class:`~memfold.window.constraints.ConstraintProposal`, a protected record.)
 
     :ivar type: ``"semantic"`` (a fact, with a slot ``key`` such as ``user.name``) or
         ``"procedural"`` (a rule; a key is optional and lets a changed policy supersede the old one).
