@@ -14,7 +14,9 @@ assistant turn with one ``tool_calls`` entry, a ``function_call_output`` a ``too
 the type. Whenever the chat shape alone would not give the item back byte for byte (item ids,
 status, content parts, annotations, item types without a chat equivalent), the item itself is
 kept in the turn's ``metadata["responses_item"]``, so every item round-trips losslessly
-(:func:`items_to_turns`, :func:`turns_to_items`; a test checks both directions). Turns appended
+(:func:`items_to_turns`, :func:`turns_to_items`; a test checks both directions; the archive's
+sha256 covers the chat fields, the kept item rides beside them and is blanked with the turn by
+an erasure). Turns appended
 to the conversation by other means (``conv.append``, ``memfold ingest``) become items too.
 
 **What the model sees.** ``view="context"`` (the default): ``get_items`` returns the compiled
@@ -264,12 +266,16 @@ class MemfoldSession:
         with self._lock:
             while self._exists(self._generation + 1):
                 self._generation += 1
-            return self.memfold.conversation(self._conversation_id(self._generation))
+            return self.memfold.conversation(self._conversation_id(self._generation), create=False)
 
-    def _new_head(self) -> str:
+    def _next_head_id(self) -> str:
+        """The id the next head gets; :meth:`_moved` makes it the head once it exists."""
         self.conversation()
+        return self._conversation_id(self._generation + 1)
+
+    def _moved(self, new: Any) -> None:
+        assert new.id == self._conversation_id(self._generation + 1)
         self._generation += 1
-        return self._conversation_id(self._generation)
 
     # -- the Session protocol ----------------------------------------------------------------------
     async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
@@ -352,7 +358,8 @@ class MemfoldSession:
             items = turn_items(turn)
             # fork the conversation that holds the turn, so repeated pops do not chain forks
             owner = self.memfold.conversation(turn.conversation_id)
-            new = owner.fork(self._new_head(), at=turn.seq - 1)
+            new = owner.fork(self._next_head_id(), at=turn.seq - 1)
+            self._moved(new)
             if len(items) > 1:  # a turn added by other means that stands for several items
                 new.append_many(items_to_turns(items[:-1]))
             return items[-1]
@@ -360,7 +367,8 @@ class MemfoldSession:
     def clear(self) -> None:
         """:meth:`clear_session`, synchronously."""
         with self._lock:
-            self.conversation().clear(self._new_head())
+            head = self.conversation()
+            self._moved(head.clear(self._next_head_id()))
 
     def compact(self, args: Mapping[str, Any] | None = None, wrapper: Any = None) -> Any:
         """:meth:`run_compaction`, synchronously; returns the compaction report, or ``None``

@@ -396,31 +396,67 @@ class MemfoldStore(BaseStore):
             for record in self.memfold.memory.list(ns, self.type):
                 if record.key is None or not self._visible(record):
                     continue
-                if op.filter and not all(matches_filter(self._value(record).get(k), c) for k, c in op.filter.items()):
+                if not self._passes(record, op.filter):
                     continue
                 found.append(record)
         return found
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        candidates = self._candidates(op)
         start, stop = op.offset, op.offset + op.limit
-        if not candidates or stop == start:
+        if stop == start:
             return []
         if not op.query or not op.query.strip():
+            candidates = self._candidates(op)
             candidates.sort(key=lambda r: (r.written_at, r.id), reverse=True)
             return [self._item(r, SearchItem) for r in candidates[start:stop]]
-        by_id = {r.id: r for r in candidates}
-        namespaces = {r.namespace for r in candidates}
-        hits = self.memfold.search(op.query, kinds=("record",), type=self.type,
-                                   namespace=next(iter(namespaces)) if len(namespaces) == 1 else None,
-                                   limit=max(len(candidates) * (1 if len(namespaces) == 1 else 4), 50))
-        ranked = [(h.score, by_id[int(h.id)]) for h in hits if int(h.id) in by_id]
-        return [self._item(r, SearchItem, score=float(s)) for s, r in ranked[start:stop]]
+        return [self._item(r, SearchItem, score=s) for s, r in self._ranked(op, stop)[start:stop]]
+
+    def _ranked(self, op: SearchOp, want: int) -> list[tuple[float, Any]]:
+        """The best ``want`` items for the op's query, best first, with their hybrid scores: one
+        search over the type's records (of the one namespace when the prefix names one), widened
+        until enough hits pass the prefix, the reader and the filter, or none are left."""
+        namespaces = set(self._namespaces(tuple(op.namespace_prefix)))
+        if not namespaces:
+            return []
+        only = next(iter(namespaces)) if len(namespaces) == 1 else None
+        depth = max(50, 4 * want)
+        records: dict[int, Any] = {}
+        while True:
+            hits = self.memfold.search(op.query, kinds=("record",), type=self.type, namespace=only, limit=depth)
+            ranked = []
+            for hit in hits:
+                rid = int(hit.id)
+                if rid not in records:
+                    records[rid] = self.memfold.memory.get(rid)
+                record = records[rid]
+                if (record.namespace in namespaces and record.key is not None and record.status == "active"
+                        and self._visible(record) and self._passes(record, op.filter)):
+                    ranked.append((float(hit.score), record))
+            if len(ranked) >= want or len(hits) < depth:
+                return ranked
+            depth *= 4
+
+    def _passes(self, record: Any, condition: Mapping[str, Any] | None) -> bool:
+        if not condition:
+            return True
+        value = self._value(record)
+        return all(matches_filter(value.get(k), c) for k, c in condition.items())
+
+    def _holds_items(self, ns: str) -> bool:
+        """True when ``ns`` holds an item this store's reader sees. The top-scored record answers
+        at the cost of a ranking (no record is read in full); only when it is keyless or hidden
+        is the whole store listed."""
+        top = self.memfold.memory.read(ns, 1, types=self.type, touch=False)
+        if not top:
+            return False
+        if top[0].record.key is not None and self._visible(top[0].record):
+            return True
+        return any(r.key is not None and self._visible(r) for r in self.memfold.memory.list(ns, self.type))
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found = []
         for ns in self._namespaces():
-            if not any(r.key is not None and self._visible(r) for r in self.memfold.memory.list(ns, self.type)):
+            if not self._holds_items(ns):
                 continue
             lg = to_langgraph_namespace(ns)
             if all(_namespace_matches(c, lg) for c in op.match_conditions or ()):
