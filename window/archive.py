@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import sqlite_utils
@@ -22,6 +23,58 @@ from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_text
 
 ROLES = ("user", "assistant", "tool", "system")
+#: the longest append idempotency key, in characters (a UUID is 36, a hash hex digest 64)
+MAX_IDEMPOTENCY_KEY = 200
+
+
+@dataclass(frozen=True)
+class AppendOutcome:
+    """What one append call did (issue 16): ``turn_ids`` in the order the turns were given, and
+    for each whether it was ``replayed``: its idempotency key was already taken in the
+    conversation by an earlier call with the same turn, so nothing was written and the id is that
+    earlier turn's."""
+
+    turn_ids: tuple[int, ...]
+    replayed: tuple[bool, ...]
+
+    @property
+    def written(self) -> tuple[int, ...]:
+        """The ids this call archived (those not replayed)."""
+        return tuple(i for i, again in zip(self.turn_ids, self.replayed) if not again)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"turn_ids": list(self.turn_ids), "replayed": list(self.replayed)}
+
+
+def check_idempotency_keys(keys: object, count: int) -> list[str | None]:
+    """One idempotency key (or ``None``) per turn, ``count`` of them, none repeated.
+
+    A key is what its caller chose to name one attempt to append one turn (a UUID, a message id):
+    1 to :data:`MAX_IDEMPOTENCY_KEY` characters without surrounding whitespace, NUL or surrogates.
+
+    :raises InvalidInput: for a non-list, a wrong length, a bad key or a key given twice.
+    """
+    if keys is None:
+        return [None] * count
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Iterable):
+        raise InvalidInput(f"idempotency_keys must be a list with one key (or None) per turn, got {keys!r}")
+    keys = list(keys)
+    if len(keys) != count:
+        raise InvalidInput(f"idempotency_keys has {len(keys)} entries for {count} turns: give one key (or None) per turn")
+    seen: set[str] = set()
+    out: list[str | None] = []
+    for i, key in enumerate(keys):
+        if key is not None:
+            check_name(key, f"idempotency key {i + 1}")
+            if len(key) > MAX_IDEMPOTENCY_KEY:
+                raise InvalidInput(f"idempotency key {i + 1} has {len(key)} characters: at most "
+                                   f"{MAX_IDEMPOTENCY_KEY} are allowed")
+            if key in seen:
+                raise InvalidInput(f"idempotency key {key!r} is given for two turns of one append: a key names one turn")
+            seen.add(key)
+        out.append(key)
+    return out
 
 
 def canonical_hash(message: Mapping[str, Any]) -> str:
@@ -209,7 +262,8 @@ class Archive:
         return row["fork_after_seq"] or 0
 
     # -- turns ---------------------------------------------------------------------------
-    def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int) -> int:
+    def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
+                    idempotency_key: str | None = None) -> int:
         """Insert one validated turn; call inside a write transaction. Returns the turn id."""
         tokens = self.token_counter.count(fields["content"]) + (
             self.token_counter.count(json.dumps(fields["tool_calls"])) if fields["tool_calls"] else 0
@@ -219,37 +273,78 @@ class Archive:
             conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
             content=fields["content"], name=fields["name"], tool_call_id=fields["tool_call_id"],
             tool_calls=fields["tool_calls"], metadata=fields["metadata"], created_at=created, tokens=tokens,
-            sha256=fields["sha256"], labels=fields["labels"],
+            sha256=fields["sha256"], labels=fields["labels"], idempotency_key=idempotency_key,
         )
 
     def append_many(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
-        progress: Callable[[int], None] | None = None,
+        progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
     ) -> list[int]:
         """Validate every turn, then append them all in one transaction.
 
         :param progress: called with the number of turns written so far, every 100 turns and at the end.
+        :param idempotency_keys: one key (or ``None``) per turn; see :meth:`append_outcome`.
 
-        :returns: the new turn ids, in order.
-        :raises InvalidInput: for the first bad turn (nothing is written).
+        :returns: the turn ids, in order (a replayed turn's id is the one archived before).
+        :raises InvalidInput: for the first bad turn or key (nothing is written).
+        :raises ConversationNotFound: if the conversation does not exist.
+        """
+        return list(self.append_outcome(conversation_id, turns, where_prefix=where_prefix, progress=progress,
+                                        idempotency_keys=idempotency_keys).turn_ids)
+
+    def append_outcome(
+        self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
+        progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
+    ) -> AppendOutcome:
+        """:meth:`append_many`, telling which turns were replayed (issue 16).
+
+        A turn given with an idempotency key already taken in this conversation (its own turns,
+        not a fork parent's) is not written again: its earlier id is returned and marked
+        replayed, so a client that retries an append whose answer it never saw gets the same ids
+        and no duplicate. The check and the insert run in one write transaction (``BEGIN
+        IMMEDIATE``), so two processes retrying at once still write the turn once (the loser
+        waits for the lock, then finds the key); the unique index of migration 7 backs this up.
+        Turns without a key are always written. A key whose turn was erased still replays (the
+        erased turn's id): a retry never brings erased content back.
+
+        :raises InvalidInput: for the first bad turn or key, or a key already used in this
+            conversation for a turn with other content (role, content, name, tool calls; the
+            sha256 differs): nothing is written.
         :raises ConversationNotFound: if the conversation does not exist.
         """
         normalized = [
             normalize_turn(t, self.clock, where=where_prefix.format(i=i + 1) if where_prefix else "")
             for i, t in enumerate(turns)
         ]
+        keys = check_idempotency_keys(idempotency_keys, len(normalized))
         with self.storage.transaction():
             row = self.conversation_row(conversation_id)
+            taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
+                if any(keys) else {}
+            for key, fields in zip(keys, normalized):
+                earlier = taken.get(key) if key is not None else None
+                if earlier is not None and not earlier.erased and earlier.sha256 != fields["sha256"]:
+                    raise InvalidInput(
+                        f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
+                        f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
+                        f"a new key")
             seq = self.last_seq(conversation_id)
-            ids = []
-            for fields in normalized:
+            ids: list[int] = []
+            replayed: list[bool] = []
+            for key, fields in zip(keys, normalized):
+                earlier = taken.get(key) if key is not None else None
+                if earlier is not None:
+                    ids.append(earlier.id)
+                    replayed.append(True)
+                    continue
                 seq += 1
-                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq))
+                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq, idempotency_key=key))
+                replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
         if progress is not None:
             progress(len(ids))
-        return ids
+        return AppendOutcome(tuple(ids), tuple(replayed))
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..memory.errors import InvalidInput
 from ..memory.events import log_event
-from .archive import Archive, Turn
+from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .transcripts import read_jsonl, write_jsonl
@@ -44,7 +44,7 @@ class Conversation:
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"
 
-    def append(self, turn: Mapping[str, Any], *, compact: bool = True) -> int:
+    def append(self, turn: Mapping[str, Any], *, compact: bool = True, idempotency_key: str | None = None) -> int:
         """Archive one turn verbatim and return its id.
 
         :param turn: an OpenAI-shaped message, e.g. ``{"role": "user", "content": "hi"}``; may also
@@ -59,22 +59,38 @@ class Conversation:
         and its secret spans are kept in ``metadata["secret_spans"]``
         (:mod:`memfold.window.secrets`); labels the caller gave are kept.
 
-        :raises InvalidInput: for a malformed turn (nothing is written).
-        """
-        turn_id = self.archive.append_many(self.id, self._detect_secrets([turn]))[0]
-        self._observe_constraints([turn_id])
-        if compact:
-            self._after_append()
-        return turn_id
+        :param idempotency_key: names this attempt to append this turn (a UUID, a message id),
+            unique in the conversation: a retry with the same key and turn returns the id the
+            first attempt archived and writes nothing (issue 16; see :meth:`append_outcome`).
 
-    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True) -> list[int]:
+        :raises InvalidInput: for a malformed turn, or a key already used for another turn
+            (nothing is written).
+        """
+        return self.append_outcome([turn], compact=compact, idempotency_keys=[idempotency_key]).turn_ids[0]
+
+    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
+                    idempotency_keys: Iterable[str | None] | None = None) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids.
-        ``compact`` and secret detection as in :meth:`append`."""
-        ids = self.archive.append_many(self.id, self._detect_secrets(list(turns)))
-        self._observe_constraints(ids)
-        if compact:
+        ``compact`` and secret detection as in :meth:`append`; ``idempotency_keys``: one key (or
+        ``None``) per turn, see :meth:`append_outcome`."""
+        return list(self.append_outcome(turns, compact=compact, idempotency_keys=idempotency_keys).turn_ids)
+
+    def append_outcome(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
+                       idempotency_keys: Iterable[str | None] | None = None) -> AppendOutcome:
+        """:meth:`append_many`, returning an :class:`~memfold.window.archive.AppendOutcome`: the
+        turn ids and which were replayed. A turn whose idempotency key this conversation already
+        holds (with the same role, content, name and tool calls) is not written again; only the
+        turns written pass the constraint extractor and the watermarks (issue 16).
+
+        :raises InvalidInput: for a malformed turn, a bad or repeated key, or a key already used
+            for other content; nothing is written.
+        """
+        outcome = self.archive.append_outcome(self.id, self._detect_secrets(list(turns)),
+                                              idempotency_keys=idempotency_keys)
+        self._observe_constraints(outcome.written)
+        if compact and outcome.written:
             self._after_append()
-        return ids
+        return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
         """``turns`` with the ``secret`` label (and spans) added where the facade's detector finds
@@ -358,6 +374,51 @@ class Conversation:
         from .tree import export_tree
 
         return export_tree(self, directory)
+
+    # -- the window meter and the archive check (issue 12: library calls the CLI and demo make) ----
+    def append_metered(self, turn: Mapping[str, Any], **overrides: Any):
+        """Append one turn and read the window meter around its compaction (:mod:`memfold.window.meter`).
+
+        The turn is appended without the append's own compaction; the meter then reads the
+        compiled context's size and applies the append's watermark rule itself, with these
+        settings: compact at the hard watermark, or at the soft one with ``compact_on_append``. So
+        the reading shows the size between the append and its compaction, and after it. When
+        compaction cannot get within the budget, the reading names the sections that need the
+        room; the turn stays appended and archived either way.
+
+        :param turn: an OpenAI-shaped message, as for :meth:`append`.
+        :param overrides: :class:`~memfold.window.settings.WindowSettings` fields for this call
+            (``budget``/``output_reserve`` aliases accepted); default the facade's settings.
+        :returns: a :class:`~memfold.window.meter.MeterReading`.
+        :raises InvalidInput: for a malformed turn or a bad setting (nothing is written).
+        """
+        from .context import layout
+        from .meter import MeterReading
+
+        settings = self.window_settings(overrides)
+        fixed = settings.to_dict()
+        turn_id = self.append(turn, compact=False)
+        status = self.window_status(**fixed)
+        state = "over" if status["pressure"] > status["usable"] else ("due" if status["due"] else "ok")
+        after = failures = still_over = None
+        if status["pressure"] >= status["hard"] or (settings.compact_on_append and status["due"]):
+            report = self.compact(**fixed)
+            after, failures = report.after_tokens, len(report.failures)
+            if report.after_tokens > status["usable"]:
+                lay = layout(self, settings)
+                still_over = {"hot_turns": lay.hot_tokens, "system_note": lay.note_tokens,
+                              "protected": lay.protected_tokens, "older": lay.catalog_tokens - lay.hot_tokens,
+                              "total": lay.total_tokens}
+        seq = self.turns_by_id([turn_id])[turn_id].seq
+        return MeterReading(seq, turn_id, status["tokens"], status["usable"], state, after, failures, still_over)
+
+    def verify(self) -> list[int]:
+        """Recompute the sha256 of every turn this conversation archived (DESIGN.md §4.1).
+
+        :returns: the ids of turns whose bytes no longer match their hash; empty when the
+            conversation's archive is intact (erased turns are skipped).
+        """
+        return self.archive.verify(self.id)
 
     # -- sessions (issue 16: the Agents SDK session's pop and clear) -------------------------
     def tail(self, n: int = 1, *, reader: Any = None) -> list[Turn]:
