@@ -53,8 +53,7 @@ from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
-from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_kind, write_transaction
-from .memory.storage import Storage, open_storage, write_transaction
+from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
@@ -69,6 +68,7 @@ from .window.constraints import (
     make_constraint_extractor,
 )
 from .window.conversation import Conversation
+from .window.parts import ConversationRef, WindowParts
 from .window.cards import Card
 from .window.compactor import CompactionReport
 from .window.context import CompiledContext
@@ -171,19 +171,72 @@ class MemFold:
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = self._embedder(embedder)
-        self.searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
-        self._use_embedder_for_restatements()
+        searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
-        self.constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
+        constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
         self.eraser = Eraser(self.storage, self.clock, self.token_counter)
         # the window (issue 4): default settings for every conversation, overridable per call
         if window is not None and not isinstance(window, WindowSettings):
             raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
-        self.window = window or WindowSettings()
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
-        self.summarizer = summarizer or ExtractiveSummarizer(self.token_counter)
-        self.secret_detector = make_secret_detector(secrets)  # issue 9: None when "off"
+        # the engines' parts (issue 12, point 2), built once and shared by every conversation
+        self.parts = WindowParts(
+            storage=self.storage, clock=self.clock, token_counter=self.token_counter,
+            summarizer=summarizer or ExtractiveSummarizer(self.token_counter), window=window or WindowSettings(),
+            archive=self.archive, protected=self.protected, constraints=constraints,
+            secret_detector=make_secret_detector(secrets),  # issue 9: None when "off"
+            memory=self.memory, searcher=searcher,
+        )
+        self._use_embedder_for_restatements()
+
+    # -- the parts a caller may swap: kept in self.parts, which every conversation shares ---------
+    @property
+    def window(self) -> WindowSettings:
+        """The default :class:`WindowSettings` of every conversation (settable)."""
+        return self.parts.window
+
+    @window.setter
+    def window(self, value: WindowSettings) -> None:
+        if not isinstance(value, WindowSettings):
+            raise InvalidInput(f"window must be a WindowSettings, got {type(value).__name__}")
+        self.parts.window = value
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The default summarizer of compaction (settable)."""
+        return self.parts.summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: Summarizer) -> None:
+        self.parts.summarizer = value
+
+    @property
+    def secret_detector(self) -> Any:
+        """The detector appended turns pass (``None``: detection off; settable)."""
+        return self.parts.secret_detector
+
+    @secret_detector.setter
+    def secret_detector(self, value: Any) -> None:
+        self.parts.secret_detector = value
+
+    @property
+    def constraints(self) -> ConstraintTracker | None:
+        """The tracker appended user turns pass (settable; ``None`` turns extraction off)."""
+        return self.parts.constraints
+
+    @constraints.setter
+    def constraints(self, value: ConstraintTracker | None) -> None:
+        self.parts.constraints = value
+
+    @property
+    def searcher(self) -> HybridSearch:
+        """The hybrid search behind :meth:`search`, the recall tools and ``read(query=...)``."""
+        return self.parts.searcher  # type: ignore[return-value]
+
+    @searcher.setter
+    def searcher(self, value: HybridSearch) -> None:
+        self.parts.searcher = value
 
     def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
@@ -210,19 +263,19 @@ class MemFold:
             another namespace than the one given (naming both).
         """
         try:
-            conv = Conversation(self, conversation_id)
+            ref = ConversationRef.load(self.archive, conversation_id)
         except ConversationNotFound:
             if not create:
                 raise
         else:
-            if namespace is not None and namespace != conv.namespace:
-                raise InvalidInput(f"conversation {conversation_id!r} is in namespace {conv.namespace!r}, "
+            if namespace is not None and namespace != ref.namespace:
+                raise InvalidInput(f"conversation {conversation_id!r} is in namespace {ref.namespace!r}, "
                                    f"not {namespace!r}: a conversation keeps its namespace (use a new "
                                    f"conversation id, or leave the namespace out)")
-            return conv
+            return Conversation(self.parts, ref)
         self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
                                          labels=labels)
-        return Conversation(self, conversation_id)
+        return Conversation(self.parts, ConversationRef.load(self.archive, conversation_id))
 
     def conversations(self) -> list[str]:
         """Every conversation id, in creation order."""
@@ -589,6 +642,7 @@ __all__ = [
     "ConstraintTracker",
     "Conversation",
     "ConversationNotFound",
+    "ConversationRef",
     "Embedder",
     "EmbeddingError",
     "EmbeddingIndex",
@@ -647,6 +701,7 @@ __all__ = [
     "Turn",
     "TurnNotFound",
     "TypedStore",
+    "WindowParts",
     "WindowSettings",
     "Withdrawal",
     "WordCounter",

@@ -26,14 +26,8 @@ __all__ = ["ConsolidationRun", "check_namespace_exists", "consumption", "get_run
            "pending_namespaces", "turn_cursor"]
 
 
-def _runs(storage: Any) -> RunStorage:
-    runs = getattr(storage, "runs", None)
-    if runs is None:  # transitional (issue 12): a raw sqlite_utils.Database from an unconverted caller
-        from ..memory.storage.sqlite.db import SqliteDB
-        from ..memory.storage.sqlite.runs import SqliteRuns
-
-        return SqliteRuns(SqliteDB(storage))
-    return runs
+def _runs(storage: Storage) -> RunStorage:
+    return storage.runs
 
 
 def get_run(storage: Storage, run_id: int) -> ConsolidationRun | None:
@@ -73,7 +67,6 @@ def check_namespace_exists(storage: Storage, namespace: str) -> None:
     from ..window.archive import namespace_exists
 
     check_name(namespace, "namespace")
-    # transitional (issue 12): window.archive.namespace_exists still takes the raw database
-    if not namespace_exists(getattr(storage, "db", storage), namespace):
+    if not namespace_exists(storage, namespace):
         raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
                        f"belongs to it; nothing consolidated")

@@ -450,7 +450,8 @@ class MemoryStore:
         DESIGN.md §1 "score"). Ties: the newer record (larger id) first. Reading never deletes,
         retires or evicts; with ``touch`` it raises each returned record's ``access_count`` by
         one and sets ``last_access_at`` to the clock's now (age is not reset). Access updates are
-        not logged as events: they are statistics, not status changes.
+        not logged as events: they are statistics, not status changes. The ranking is one read
+        snapshot and takes no write lock; the access update is one statement after it.
 
         :param namespace: tenant/user scope.
         :param k: how many records, >= 1.
@@ -475,13 +476,13 @@ class MemoryStore:
             wanted = sorted({check_record_type(t) for t in wanted}, key=RECORD_TYPES.index)
         at_value = self.clock.now() if at is None else self.clock.coerce(at)
         relevance = None if query is None else self._relevance(namespace, wanted, query, k)
-        if not touch:
-            return self._rank(namespace, k, wanted, at_value, relevance)
-        with self.storage.transaction():
+        with self.storage.snapshot():  # one consistent read, no write lock (DESIGN.md §3)
             result = self._rank(namespace, k, wanted, at_value, relevance)
-            if result:
-                self.records.touch([s.record.id for s in result], self.clock.now())
-            return result
+        if touch and result:
+            # the one write of a read: a single statement counting the accesses of what was shown
+            # (atomic on its own; ``access_count + 1`` never loses a concurrent reader's count)
+            self.records.touch([s.record.id for s in result], self.clock.now())
+        return result
 
     #: The search used by ``read(query=...)``: a :class:`RecordSearcher` such as
     #: :class:`memfold.memory.search.HybridSearch`. The facade sets one sharing its embedder

@@ -659,12 +659,14 @@ def test_a_match_expression_the_index_cannot_parse_is_a_storage_error(storage):
     lambda s: s.fulltext.indexed_count("gossip"),
     lambda s: s.fulltext.item("gossip", 1),
     lambda s: s.fulltext.describe_match("record", 1, '"x"'),
+    lambda s: s.fulltext.items("gossip", [1]),
+    lambda s: s.fulltext.describe_matches("record", [1], '"x"'),
     lambda s: s.vectors.unembedded("gossip"),
     lambda s: s.vectors.embeddable("gossip"),
     lambda s: s.erasure.exists("card", 1),
     lambda s: s.erasure.live_ids("gossip", [1]),
-], ids=["candidates", "rank", "postings", "indexed_count", "item", "describe_match", "unembedded", "embeddable",
-        "exists", "live_ids"])
+], ids=["candidates", "rank", "postings", "indexed_count", "item", "describe_match", "items", "describe_matches",
+        "unembedded", "embeddable", "exists", "live_ids"])
 def test_an_unknown_item_kind_is_invalid_input(storage, call):
     with pytest.raises(InvalidInput, match="unknown"):
         call(storage)
@@ -1289,6 +1291,20 @@ def test_fulltext_item(storage):
             storage.fulltext.item(kind, 10_000)
 
 
+@covers("fulltext.items", "fulltext.item")
+def test_fulltext_items_in_one_read(storage):
+    ids = search_fixture(storage)
+    turns = storage.fulltext.items("turn", [ids["r2"], ids["r1"], 10_000, ids["r2"]])
+    assert sorted(turns) == sorted([ids["r1"], ids["r2"]])  # missing ids absent, repeats once
+    assert turns[ids["r2"]] == storage.fulltext.item("turn", ids["r2"])
+    records = storage.fulltext.items("record", [ids["ep"], ids["other"]])
+    assert records[ids["ep"]] == storage.fulltext.item("record", ids["ep"])
+    assert storage.fulltext.items("card", [ids["card"]]) == {ids["card"]: storage.fulltext.item("card", ids["card"])}
+    assert storage.fulltext.items("turn", []) == {}
+    many = storage.fulltext.items("turn", [ids["r1"], *range(20_000, 21_200)])  # more than one batch
+    assert list(many) == [ids["r1"]]
+
+
 @covers("fulltext.match_turns", "fulltext.match_cards", "fulltext.conversation_lineage", "cards.mark_stale")
 def test_fulltext_matches_with_snippets_within_a_lineage(storage):
     ids = search_fixture(storage)
@@ -1310,6 +1326,20 @@ def test_fulltext_matches_with_snippets_within_a_lineage(storage):
     with storage.transaction():
         storage.cards.mark_stale([ids["card"]])
     assert storage.fulltext.match_cards(literal_query("refund"), "root", fork, 10) == []
+
+
+@covers("fulltext.describe_matches", "fulltext.describe_match")
+def test_fulltext_describe_matches_in_one_read(storage):
+    ids = search_fixture(storage)
+    match = literal_query("refund")
+    found = storage.fulltext.describe_matches("turn", [ids["r1"], ids["r2"], 10_000], match)
+    assert sorted(found) == sorted([ids["r1"], ids["r2"]])
+    for turn_id in (ids["r1"], ids["r2"]):
+        assert found[turn_id] == storage.fulltext.describe_match("turn", turn_id, match)
+    assert found[ids["r1"]].snippet is None and "[refund]" in found[ids["r2"]].snippet
+    cards = storage.fulltext.describe_matches("card", [ids["card"]], literal_query("late"))
+    assert cards == {ids["card"]: storage.fulltext.describe_match("card", ids["card"], literal_query("late"))}
+    assert storage.fulltext.describe_matches("turn", [], match) == {}
 
 
 @covers("fulltext.describe_match")

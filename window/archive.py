@@ -11,9 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
-
-import sqlite_utils
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
@@ -159,20 +157,10 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     }
 
 
-def _as_storage(storage: Any) -> Storage:
-    """``storage`` itself, or (transitional, issue 12) a Storage over a raw ``sqlite_utils.Database``
-    handed in by an engine that has not moved onto the storage seam yet."""
-    if isinstance(storage, sqlite_utils.Database):
-        from ..memory.storage import SqliteStorage
-
-        return SqliteStorage(storage)
-    return storage
-
-
 def namespace_exists(storage: Storage, namespace: str) -> bool:
     """True when a conversation, a memory record or a protected record belongs to ``namespace``
     (the check behind erasing or consolidating a named namespace)."""
-    return _as_storage(storage).archive.namespace_exists(namespace)
+    return storage.archive.namespace_exists(namespace)
 
 
 class Archive:
@@ -184,7 +172,7 @@ class Archive:
     """
 
     def __init__(self, storage: Storage, clock: Clock, token_counter: TokenCounter) -> None:
-        self.storage = _as_storage(storage)
+        self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
 
@@ -253,13 +241,21 @@ class Archive:
             current = row["parent_id"]
         return list(reversed(chain))
 
-    def last_seq(self, conversation_id: str) -> int:
-        """The seq of the newest turn in this conversation's lineage (0 when empty)."""
-        row = self.conversation_row(conversation_id)
+    def last_seq(self, conversation_id: str, *, lineage: Sequence[tuple[str, int | None]] | None = None) -> int:
+        """The seq of the newest turn in this conversation's lineage (0 when empty).
+
+        :param lineage: the conversation's lineage when the caller holds it (a
+            :class:`~memfold.window.parts.ConversationRef`): then no ``conversations`` row is read.
+        """
+        if lineage is None:
+            return self._last_seq(conversation_id, self.conversation_row(conversation_id)["fork_after_seq"])
+        return self._last_seq(conversation_id, lineage[-2][1] if len(lineage) > 1 else None)
+
+    def _last_seq(self, conversation_id: str, fork_after_seq: int | None) -> int:
         own = self.storage.archive.max_seq(conversation_id)
         if own is not None:
             return own
-        return row["fork_after_seq"] or 0
+        return fork_after_seq or 0
 
     # -- turns ---------------------------------------------------------------------------
     def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
@@ -318,7 +314,7 @@ class Archive:
         ]
         keys = check_idempotency_keys(idempotency_keys, len(normalized))
         with self.storage.transaction():
-            row = self.conversation_row(conversation_id)
+            row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
             taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
                 if any(keys) else {}
             for key, fields in zip(keys, normalized):
@@ -328,7 +324,7 @@ class Archive:
                         f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
                         f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
                         f"a new key")
-            seq = self.last_seq(conversation_id)
+            seq = self._last_seq(conversation_id, row["fork_after_seq"])
             ids: list[int] = []
             replayed: list[bool] = []
             for key, fields in zip(keys, normalized):
@@ -358,10 +354,15 @@ class Archive:
         """Turns by id, read in batches (missing ids are simply absent)."""
         return {turn.id: turn for turn in self.storage.archive.turns(turn_ids)}
 
-    def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
-        """Turns of the conversation's lineage in append order (by seq, stable for equal times)."""
+    def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None,
+                lineage: Sequence[tuple[str, int | None]] | None = None) -> list[Turn]:
+        """Turns of the conversation's lineage in append order (by seq, stable for equal times).
+
+        :param lineage: the conversation's lineage when the caller holds it (no ``conversations``
+            rows are read then).
+        """
         out: list[Turn] = []
-        for conv, upto in self.lineage(conversation_id):
+        for conv, upto in (self.lineage(conversation_id) if lineage is None else lineage):
             out.extend(self.storage.archive.conversation_turns(conv, after_seq=after_seq, upto_seq=upto))
         if limit is not None:
             out = out[:limit]

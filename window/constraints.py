@@ -32,7 +32,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..memory.errors import ExtractorError, InvalidInput
 from ..memory.events import log_event
@@ -383,8 +383,12 @@ class ConstraintTracker:
         self.rules = RuleConstraintExtractor()
         self.lookback_turns = lookback_turns
 
-    def observe(self, turn: "Turn", *, namespace: str | None = None) -> list[ProtectedRecord]:
+    def observe(self, turn: "Turn", *, namespace: str | None = None,
+                lineage: Sequence[tuple[str, int | None]] | None = None) -> list[ProtectedRecord]:
         """Read one archived turn; for a user turn, add proposed records and apply withdrawals.
+
+        ``namespace`` and ``lineage`` are the turn's conversation's, when the caller holds them
+        (a :class:`~memfold.window.parts.ConversationRef`); they are read when needed otherwise.
 
         Turns quoted from another conversation (metadata ``quoted_from``) and erased turns are
         skipped: they are not the user's instructions here. A turn labelled ``secret`` is read
@@ -413,9 +417,10 @@ class ConstraintTracker:
         if not extraction.proposals and not extraction.withdrawals:
             return []
         created: list[ProtectedRecord] = []
+        scope = _Scope(namespace if lineage is not None else None, lineage)
         with storage.transaction():
             for w in extraction.withdrawals:
-                self._withdraw(turn, w)
+                self._withdraw(turn, w, scope)
             for p in extraction.proposals:
                 rec = self.channel.add(
                     p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
@@ -423,15 +428,17 @@ class ConstraintTracker:
                     metadata={"rule": p.rule}, cause="extracted",
                 )
                 if p.replaces_previous:
-                    rec = self._replace_previous(turn, rec)
+                    rec = self._replace_previous(turn, rec, scope)
                 created.append(rec)
         return created
 
-    def _scope_records(self, turn: "Turn") -> list[ProtectedRecord]:
-        return [r for r in self.channel.active_for(turn.conversation_id) if f"turn:{turn.id}" not in r.provenance]
+    def _scope_records(self, turn: "Turn", scope: "_Scope") -> list[ProtectedRecord]:
+        return [r for r in self.channel.active_for(turn.conversation_id, namespace=scope.namespace,
+                                                   lineage=scope.lineage)
+                if f"turn:{turn.id}" not in r.provenance]
 
-    def _withdraw(self, turn: "Turn", w: Withdrawal) -> None:
-        for rec in self._scope_records(turn):
+    def _withdraw(self, turn: "Turn", w: Withdrawal, scope: "_Scope") -> None:
+        for rec in self._scope_records(turn, scope):
             if w.action == "satisfy":
                 if rec.metadata.get("rule") == "until_confirm" and rec.conversation_id == turn.conversation_id:
                     self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
@@ -440,11 +447,11 @@ class ConstraintTracker:
             if any(_stem(t) in stems for t in w.terms):
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
 
-    def _replace_previous(self, turn: "Turn", rec: ProtectedRecord) -> ProtectedRecord:
+    def _replace_previous(self, turn: "Turn", rec: ProtectedRecord, scope: "_Scope") -> ProtectedRecord:
         """A decision override replaces the newest active decision of the conversation, or else the
         newest earlier user turn that states a decision (recorded as superseded, so its text stays
         named as "no longer in force")."""
-        previous = [r for r in self._scope_records(turn)
+        previous = [r for r in self._scope_records(turn, scope)
                     if r.kind == "policy_state" and r.conversation_id == turn.conversation_id and r.id != rec.id]
         if previous:
             old = previous[-1]
@@ -453,7 +460,8 @@ class ConstraintTracker:
                 chain = [old.id] + list(old.metadata.get("replaces", []))
                 return self.channel.link_replaced(rec.id, chain)
         archive = self.channel._archive()
-        earlier = [t for t in archive.history(turn.conversation_id) if t.seq < turn.seq and t.role == "user"
+        earlier = [t for t in archive.history(turn.conversation_id, lineage=scope.lineage)
+                   if t.seq < turn.seq and t.role == "user"
                    and not t.erased and t.metadata.get("quoted_from") is None][-self.lookback_turns:]
         for t in reversed(earlier):
             text = _readable(t)  # an earlier secret turn is named only masked, never verbatim
@@ -464,6 +472,14 @@ class ConstraintTracker:
                                        metadata={"rule": "decision"}, cause="replaced_decision", state="superseded")
                 return self.channel.link_replaced(rec.id, [old.id])
         return rec
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """The observed turn's conversation as the caller knows it (``None``: look it up)."""
+
+    namespace: str | None
+    lineage: Sequence[tuple[str, int | None]] | None
 
 
 def _readable(turn: "Turn") -> str | None:

@@ -344,6 +344,9 @@ class FullTextStorage(Protocol):
         """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item.
         :raises NotFound: (``TurnNotFound``, ``CardNotFound``, ``RecordNotFound``) when there is none."""
 
+    def items(self, kind: str, item_ids: Sequence[int]) -> dict[int, SearchItem]:
+        """The searchable fields (text, conversation, namespace, type, key, time, labels) of items by id."""
+
     def match_turns(self, match: str, lineage: Sequence[tuple[str, int | None]], limit: int) -> list[TextMatch]:
         """Live turns of ``lineage`` matching ``match`` with snippets, best BM25 first (ties by id)."""
 
@@ -354,6 +357,9 @@ class FullTextStorage(Protocol):
     def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
         """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role.
         :raises NotFound: (``TurnNotFound``, ``CardNotFound``) when there is no such item."""
+
+    def describe_matches(self, kind: str, item_ids: Sequence[int], match: str) -> dict[int, TextMatch]:
+        """Turns' or cards' snippets for ``match`` (``None`` if one does not match), seq spans, depth and role, by id."""
 
 
 # --- vectors: stored embeddings (memory/embeddings.py) --------------------------------------------
