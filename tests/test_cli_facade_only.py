@@ -22,7 +22,8 @@ FORBIDDEN_ATTRIBUTES = {"db", "storage", "archive", "eraser", "catalog", "execut
 #: what the CLI may import besides the facade and itself: the edge jobs (replay, the scheduler,
 #: the demo), one pure formatter of recall items, and the output-path check
 CLI_IMPORTS = {"replay.report", "replay.runner", "consolidation.scheduler", "demo", "demo.program",
-               "window.recall", "memory.paths"}
+               "window.recall", "memory.paths",
+               "integrations.http", "integrations.mcp"}  # the servers: each is one facade-wrapping adapter
 DEMO_IMPORTS = {"memory.paths"}
 
 
