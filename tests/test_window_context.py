@@ -175,7 +175,8 @@ def test_cards_are_immutable_shorter_and_archive_first(db_path):
     with pytest.raises(Exception, match="immutable"):
         with mf.db.conn:
             mf.db.execute("UPDATE cards SET text = 'x' WHERE id = ?", [cards[0][0]])
-    # invariant 2: a crash while splicing leaves the card stored and the catalog unchanged
+    # invariant 2: a crash while splicing leaves neither the card nor a catalog change (issue 13: the card
+    # and its splice commit together, so no orphan card is ever written)
     mf.db.execute("CREATE TEMP TRIGGER crash BEFORE INSERT ON catalog_items WHEN NEW.kind = 'card' "
                   "BEGIN SELECT RAISE(ABORT, 'simulated crash'); END")
     before = conv.catalog_items()
@@ -187,7 +188,7 @@ def test_cards_are_immutable_shorter_and_archive_first(db_path):
     after = conv.catalog_items()
     assert is_contiguous_cover(after, 86)
     assert [i for i in after if i.kind == "card"] == [i for i in before if i.kind == "card"]
-    assert mf.db.execute("SELECT COUNT(*) FROM cards").fetchone()[0] == count + 1  # committed, unused
+    assert mf.db.execute("SELECT COUNT(*) FROM cards").fetchone()[0] == count  # rolled back with the splice
     mf.db.execute("DROP TRIGGER crash")
     conv.compact(target_tokens=0)
     assert is_contiguous_cover(conv.catalog_items(), 86)

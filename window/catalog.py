@@ -22,6 +22,11 @@ from .archive import Archive, Turn
 from .cards import Card, CardStore
 
 
+class CatalogChanged(StorageError):
+    """A splice found its run no longer in the catalog exactly: a concurrent compaction (another
+    worker, a foreground fold) got there first. Nothing changed; the caller re-measures."""
+
+
 def turn_item(turn: Turn) -> CatalogItem:
     """The catalog item for an archived turn."""
     return CatalogItem("turn", turn.id, turn.seq, turn.seq, 0, turn.tokens, turn.role, bool(turn.tool_calls))
@@ -62,6 +67,23 @@ class Catalog:
         self.sync()
         return self._read()
 
+    def view(self) -> list[CatalogItem]:
+        """The items as :meth:`items` would return them, without writing: the stored items plus
+        a turn item for each archived turn not covered yet (a fork not seeded yet is seeded in
+        memory from its parent's view). For reads inside a snapshot (issue 13, point 5)."""
+        lineage = self._lineage()
+        stored = self._read()
+        covered = stored[-1].last_seq if stored else 0
+        if covered == self.archive.last_seq(self.conversation_id, lineage=lineage):
+            return stored
+        items = list(stored)
+        if covered == 0:
+            items = self._seed_from_parent(sync=False)
+            covered = items[-1].last_seq if items else 0
+        items.extend(turn_item(t) for t in self.archive.history(self.conversation_id, after_seq=covered,
+                                                                 lineage=lineage))
+        return items
+
     def _read(self) -> list[CatalogItem]:
         return self.storage.catalog.items(self.conversation_id)
 
@@ -97,7 +119,7 @@ class Catalog:
             self._insert(items)
         return len(items)
 
-    def _seed_from_parent(self) -> list[CatalogItem]:
+    def _seed_from_parent(self, *, sync: bool = True) -> list[CatalogItem]:
         lineage = self._lineage()
         if len(lineage) < 2 or not lineage[-2][1]:
             return []
@@ -105,7 +127,7 @@ class Catalog:
         parent = Catalog(self.storage, self.archive, self.cards, self.counter, parent_id,
                          lineage=(*lineage[:-2], (parent_id, None)))
         out: list[CatalogItem] = []
-        for item in parent.items():
+        for item in (parent.items() if sync else parent.view()):
             if item.first_seq > limit:
                 break
             out.extend(self._within(item, limit))
@@ -141,7 +163,7 @@ class Catalog:
                                                         replaced[-1].first_seq)
             if [(i.kind, i.item_id) for i in replaced] != current or (
                 new.first_seq, new.last_seq) != (replaced[0].first_seq, replaced[-1].last_seq):
-                raise StorageError(
+                raise CatalogChanged(
                     f"the catalog of {self.conversation_id!r} changed during compaction (seq "
                     f"{replaced[0].first_seq}-{replaced[-1].last_seq}); run compact again"
                 )

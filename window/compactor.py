@@ -3,9 +3,10 @@
 Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
 
 * The hot tail is never folded, and no fold ends between a tool call and its results.
-* A fold writes the card and its covers first (one committed transaction), then splices the
-  catalog (a second transaction); a crash between them leaves an unused card, never a catalog
-  that points at nothing.
+* A fold writes the card, its covers and the catalog splice in one transaction, after the
+  summarizer returned (never inside a transaction): a crash leaves nothing, and a lost race (the
+  run changed under the splice: a worker or a foreground fold got there first) rolls the card
+  back too, so no orphan card is ever written; the pass re-measures and goes on (issue 13).
 * A card must be strictly shorter than its sources and must shrink the window; otherwise, or
   when the summarizer errors, times out or answers empty, the originals stay, the failure is
   recorded (``summarizer_failures`` + a ``summarizer_failed`` event) and that range is not tried
@@ -33,7 +34,7 @@ from ..memory.errors import SummarizerError
 from ..memory.events import log_event
 from .archive import Turn
 from .cards import Card, card_header
-from .catalog import CatalogItem
+from .catalog import CatalogChanged, CatalogItem
 from .context import Layout, layout
 from .parts import ConversationRef, WindowParts
 from .protected import summarizer_input
@@ -56,6 +57,7 @@ class CompactionReport:
     leaf_folds: int = 0
     rollups: int = 0
     forced_rollups: int = 0
+    lost_races: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -298,13 +300,22 @@ class Compactor:
                 first_seq=run[0].first_seq, last_seq=run[-1].last_seq, source_tokens=source_tokens, error=str(exc),
             ))
             return
-        card = parts.cards.insert(  # committed on its own: archive before splice (DESIGN.md §4.2)
-            family_id=ref.family_id, conversation_id=ref.id, depth=depth, text=text, tokens=tokens,
-            children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
-        )
         storage = parts.storage
+        try:
+            # The card, its covers and the splice commit together (issue 13, point 3): a lost race
+            # (the run is no longer in the catalog exactly) rolls the card back too, so no orphan
+            # card is ever written, and a crash before the commit leaves nothing at all.
+            with storage.transaction():
+                card = parts.cards.insert(
+                    family_id=ref.family_id, conversation_id=ref.id, depth=depth, text=text, tokens=tokens,
+                    children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
+                )
+                self.catalog.splice(run, card)
+        except CatalogChanged:
+            report.lost_races += 1  # another writer folded this range first; the pass re-measures
+            failed.add(self._key(run))
+            return
         with storage.transaction():
-            self.catalog.splice(run, card)
             log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
                       namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
                       details={"card": card.ref, "depth": depth, "covers": list(card.covers),

@@ -137,15 +137,20 @@ def _glimpse_sizes(parts: WindowParts, settings: WindowSettings, turns: dict[int
 
 
 def layout(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-           reader: Iterable[str] | None = None, *, protected: ChannelRendering | None = None) -> Layout:
+           reader: Iterable[str] | None = None, *, protected: ChannelRendering | None = None,
+           sync: bool = True) -> Layout:
     """Measure the conversation's compiled context (see :class:`Layout`): one read of the catalog
     (after syncing it with the archive), one of the protected channel, one batch of oversized turns.
 
     :param protected: the channel as already read for ``reader`` in this call (the compactor
         re-measures after each fold, and folding never changes the channel); read otherwise.
+    :param sync: bring the catalog up to the archive first (a write). ``False`` inside a
+        :meth:`~memfold.memory.storage.base.Storage.snapshot`: turns the catalog does not cover
+        yet are laid out as turn items without being written (see :meth:`Catalog.view`).
     """
     counter = parts.token_counter
-    items = parts.catalog(ref).items()
+    catalog = parts.catalog(ref)
+    items = catalog.items() if sync else catalog.view()
     limit = glimpse_threshold(settings)
     oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit]
     turns = parts.turns(oversized) if oversized else {}

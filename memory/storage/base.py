@@ -27,7 +27,7 @@ from .rows import Event, ProtectedRecord
 from .rows import Card, CatalogItem, Event
 from typing import Iterator  # archive family
 from .rows import ConversationRow, SummarizerFailure, Turn  # archive family
-from .rows import ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
+from .rows import CompactionNote, ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -465,6 +465,26 @@ class RunStorage(Protocol):
 
     def list_leases(self, name: str | None = None, limit: int | None = None) -> "list[LeaseRow]":
         """Leases by fire time (oldest first), optionally of one name; ``limit`` keeps the newest N."""
+
+    # compaction notes (issue 13): the background worker's queue, one note per conversation
+    def note_compaction(self, conversation_id: str, namespace: str, pressure: int, at: float) -> bool:
+        """Leave a note (or update the pressure of the one there, keeping its generation); True if new."""
+
+    def compaction_note(self, conversation_id: str) -> "CompactionNote | None":
+        """The conversation's note, or None."""
+
+    def compaction_notes(self, *, due_at: float | None = None, limit: int | None = None) -> "list[CompactionNote]":
+        """Notes oldest first; with ``due_at``, only those whose ``not_before`` has passed."""
+
+    def renote_compaction(self, conversation_id: str, *, noted_at: float, attempts: int, not_before: float,
+                          error: str | None) -> None:
+        """Give the note a new generation (and backoff state) after an attempt left it standing."""
+
+    def drop_compaction_note(self, conversation_id: str, noted_at: float) -> bool:
+        """Delete the note if it is still of generation ``noted_at``; True if deleted."""
+
+    def conversations_without_note(self) -> "list[str]":
+        """Ids of every conversation that has no compaction note (the scanner measures them)."""
 
     # the scheduler's job store
     def ensure_job_store(self, table: str) -> bool:

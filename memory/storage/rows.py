@@ -425,6 +425,21 @@ class LeaseRow:
 
 
 
+@dataclass(frozen=True)
+class CompactionNote:
+    """One compaction note (issue 13): a conversation past the soft watermark, waiting for the
+    worker. ``noted_at`` is the note's generation (the fire time of its lease); times in POSIX
+    seconds."""
+
+    conversation_id: str
+    namespace: str
+    pressure: int
+    noted_at: float
+    attempts: int
+    not_before: float
+    last_error: str | None
+
+
 # --- erasure -----------------------------------------------------------------------------------
 
 
