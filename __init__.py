@@ -612,6 +612,28 @@ class MemFold:
                 on_reading(reading)
         return readings
 
+    # -- the background compaction worker (issue 13) ---------------------------------------
+    def worker(self, **kwargs: Any):
+        """A :class:`~memfold.worker.Worker` over this facade's window parts (``lease_seconds=``,
+        ``poll_seconds=``, ``holder=``, ``progress=``, ...); ``run_once()`` handles the notes due."""
+        from .worker import Worker
+
+        return Worker(self.parts, **kwargs)
+
+    def start_worker(self, **kwargs: Any):
+        """Run the compaction worker in a daemon thread (for single-process apps): it takes the
+        compaction notes appends leave past the soft watermark and folds off the hot path.
+        :returns: a :class:`~memfold.worker.WorkerThread`; call ``.stop()`` before :meth:`close`."""
+        from .worker import WorkerThread
+
+        return WorkerThread(self.worker(**kwargs))
+
+    def compaction_notes(self) -> list[dict[str, Any]]:
+        """The compaction notes waiting for the worker, oldest first (as dicts)."""
+        import dataclasses
+
+        return [dataclasses.asdict(n) for n in self.storage.runs.compaction_notes()]
+
     def close(self) -> None:
         """Close the database connection."""
         self.db.close()

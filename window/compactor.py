@@ -21,8 +21,9 @@ most ``leaf_chunk_tokens`` source tokens; when no turn is left to fold, fold the
 cards early (a *forced roll-up*: the oldest run of 2+ same-depth cards, else the oldest two
 adjacent cards, else a card with an adjacent turn too small to fold alone; one level deeper
 than the deepest card in it) so a small budget is still met; and
-when one card is all that is left and the window is still over the usable budget, re-summarize
-the largest card alone, one level deeper and shorter by at least the excess (a *shrink*).
+when the window is still over the usable budget, re-summarize the largest card with the item
+next to it, one level deeper and shorter by at least the excess (a *shrink*; a card is never
+re-summarized alone: every roll-up merges at least two items).
 """
 
 from __future__ import annotations
@@ -253,12 +254,22 @@ class Compactor:
         return None
 
     def _shrink_candidate(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
-        """Last resort when a lone card is all that is left to fold and the window is still over
-        the budget: the largest card, to be re-summarized one level deeper and shorter."""
-        cards = [it for it in lay.items[:lay.hot] if it.kind == "card" and self._key([it]) not in failed]
-        if not cards:
-            return None
-        return [max(cards, key=lambda it: (it.tokens, -it.first_seq))]
+        """Last resort when the window is still over the budget and no other fold is left: the
+        largest card with the item next to it (after it, else before it), re-summarized one level
+        deeper and shorter by at least the excess. A roll-up always merges at least two items
+        (issue 13, point 2): a card is never re-summarized alone, and no tool group is split."""
+        items = lay.items[:lay.hot]
+        order = sorted((n for n, it in enumerate(items) if it.kind == "card"),
+                       key=lambda n: (-items[n].tokens, items[n].first_seq))
+        for n in order:
+            for run in (items[n:n + 2], items[n - 1:n + 1] if n > 0 else []):
+                if len(run) != 2 or self._key(run) in failed:
+                    continue
+                end = lay.items.index(run[-1]) + 1
+                if run[-1].role == "tool" or (end < len(lay.items) and lay.items[end].role == "tool"):
+                    continue  # never split a tool group
+                return run
+        return None
 
     # -- folding ---------------------------------------------------------------------------
     def _fold(self, lay: Layout, run: list[CatalogItem], kind: str, report: CompactionReport, failed: set,

@@ -476,12 +476,13 @@ class RunStorage(Protocol):
     def compaction_notes(self, *, due_at: float | None = None, limit: int | None = None) -> "list[CompactionNote]":
         """Notes oldest first; with ``due_at``, only those whose ``not_before`` has passed."""
 
-    def renote_compaction(self, conversation_id: str, *, noted_at: float, attempts: int, not_before: float,
-                          error: str | None) -> None:
-        """Give the note a new generation (and backoff state) after an attempt left it standing."""
+    def renote_compaction(self, conversation_id: str, *, attempts: int, not_before: float,
+                          error: str | None) -> int | None:
+        """Give the note a new generation (and backoff state) after an attempt left it standing;
+        returns the new generation (None when there is no note)."""
 
-    def drop_compaction_note(self, conversation_id: str, noted_at: float) -> bool:
-        """Delete the note if it is still of generation ``noted_at``; True if deleted."""
+    def drop_compaction_note(self, conversation_id: str, generation: int) -> bool:
+        """Delete the note if it is still of ``generation``; True if deleted."""
 
     def conversations_without_note(self) -> "list[str]":
         """Ids of every conversation that has no compaction note (the scanner measures them)."""

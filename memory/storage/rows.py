@@ -428,9 +428,11 @@ class LeaseRow:
 @dataclass(frozen=True)
 class CompactionNote:
     """One compaction note (issue 13): a conversation past the soft watermark, waiting for the
-    worker. ``noted_at`` is the note's generation (the fire time of its lease); times in POSIX
+    worker. ``generation`` is never reused (the fire time of the note's lease; a note left
+    standing gets a new one); ``noted_at`` is from the window's clock, ``not_before`` in POSIX
     seconds."""
 
+    generation: int
     conversation_id: str
     namespace: str
     pressure: int

@@ -565,14 +565,15 @@ def m007_turn_idempotency_keys(db: sqlite_utils.Database) -> None:
 def m008_compaction_notes(db: sqlite_utils.Database) -> None:
     """Compaction notes (issue 13): past the soft watermark an append leaves one note per
     conversation (pressure, when) and returns; the background worker takes notes under a lease
-    per conversation and folds off the hot path. ``noted_at`` (POSIX seconds) is the note's
-    generation and the fire time of its lease; ``not_before`` holds a note back after a
+    per conversation and folds off the hot path. ``generation`` (never reused: AUTOINCREMENT) is
+    the fire time of the note's lease, and a note left standing gets a new one; ``not_before`` holds a note back after a
     summarizer failure (backoff) and ``attempts`` counts the failures in a row."""
     run_script(
         db,
         """
         CREATE TABLE compaction_notes (
-            conversation_id TEXT PRIMARY KEY REFERENCES conversations(id),
+            generation INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL UNIQUE REFERENCES conversations(id),
             namespace TEXT NOT NULL,
             pressure INTEGER NOT NULL,
             noted_at REAL NOT NULL,
@@ -580,6 +581,6 @@ def m008_compaction_notes(db: sqlite_utils.Database) -> None:
             not_before REAL NOT NULL DEFAULT 0,
             last_error TEXT
         );
-        CREATE INDEX compaction_notes_due ON compaction_notes(not_before, noted_at);
+        CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
         """
     )

@@ -28,7 +28,7 @@ from .db import SqliteDB
 RUN_COLUMNS = ("id, namespace, extractor, trigger, status, started_at, finished_at, batches, episodes_consumed, "
                "turns_consumed, facts_written, rules_written, errors")
 LEASE_COLUMNS = "name, fire_time, holder, acquired_at, expires_at, finished_at, outcome"
-NOTE_COLUMNS = "conversation_id, namespace, pressure, noted_at, attempts, not_before, last_error"
+NOTE_COLUMNS = "generation, conversation_id, namespace, pressure, noted_at, attempts, not_before, last_error"
 
 
 def _run(row: tuple) -> ConsolidationRun:
@@ -240,21 +240,29 @@ class SqliteRuns:
         if due_at is not None:
             sql += " WHERE not_before <= ?"
             params.append(due_at)
-        sql += " ORDER BY noted_at, conversation_id"
+        sql += " ORDER BY generation"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [CompactionNote(*r) for r in self.c.all(sql, params)]
 
-    def renote_compaction(self, conversation_id: str, *, noted_at: float, attempts: int, not_before: float,
-                          error: str | None) -> None:
-        """Give the note a new generation and backoff state."""
-        self.c.run("UPDATE compaction_notes SET noted_at = ?, attempts = ?, not_before = ?, last_error = ? "
-                   "WHERE conversation_id = ?", [noted_at, attempts, not_before, error, conversation_id])
+    def renote_compaction(self, conversation_id: str, *, attempts: int, not_before: float,
+                          error: str | None) -> int | None:
+        """Give the note a new generation (a new row id) and backoff state; None without a note."""
+        with self.c.transaction():
+            row = self.c.one("SELECT namespace, pressure, noted_at FROM compaction_notes WHERE conversation_id = ?",
+                             [conversation_id])
+            if row is None:
+                return None
+            self.c.run("DELETE FROM compaction_notes WHERE conversation_id = ?", [conversation_id])
+            cur = self.c.run("INSERT INTO compaction_notes(conversation_id, namespace, pressure, noted_at, attempts, "
+                             "not_before, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [conversation_id, row[0], row[1], row[2], attempts, not_before, error])
+            return cur.lastrowid
 
-    def drop_compaction_note(self, conversation_id: str, noted_at: float) -> bool:
-        """Delete the note if it is still of generation ``noted_at``."""
-        cur = self.c.run("DELETE FROM compaction_notes WHERE conversation_id = ? AND noted_at = ?",
-                         [conversation_id, noted_at])
+    def drop_compaction_note(self, conversation_id: str, generation: int) -> bool:
+        """Delete the note if it is still of ``generation``."""
+        cur = self.c.run("DELETE FROM compaction_notes WHERE conversation_id = ? AND generation = ?",
+                         [conversation_id, generation])
         return cur.rowcount == 1
 
     def conversations_without_note(self) -> list[str]:
