@@ -634,6 +634,20 @@ class MemFold:
 
         return [dataclasses.asdict(n) for n in self.storage.runs.compaction_notes()]
 
+    def compaction_jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The worker's compaction jobs (leases ``compaction:<conversation>``), oldest first, as
+        dicts with ``conversation``, ``generation``, ``holder``, ``status`` (``running``,
+        ``ok``, ``failed``, ``backoff``, ``kept``, ``abandoned``...) and times."""
+        jobs = []
+        for row in self.storage.runs.list_leases():
+            if not row.name.startswith("compaction:"):
+                continue
+            status = row.outcome if row.finished_at is not None else "running"
+            jobs.append({"conversation": row.name.split(":", 1)[1], "generation": int(row.fire_time),
+                         "holder": row.holder, "status": status, "acquired_at": row.acquired_at,
+                         "expires_at": row.expires_at, "finished_at": row.finished_at})
+        return jobs if limit is None else jobs[-limit:]
+
     def close(self) -> None:
         """Close the database connection."""
         self.db.close()

@@ -240,8 +240,10 @@ def test_a_worker_killed_inside_a_fold_leaves_nothing_and_another_finishes(db_pa
     # another worker takes the expired lease over and finishes the job
     rescuer = mf.worker(lease_seconds=30, holder="rescuer", poll_seconds=0.05)
     wait_for(lambda: rescuer.run_once() and conv.compaction_note() is None, "the rescuer to finish")
-    leases = mf.storage.runs.list_leases()
-    assert leases[0].holder == "rescuer" and leases[0].outcome == "ok"
+    jobs = mf.compaction_jobs()
+    assert [(j["holder"], j["status"]) for j in jobs] == [("doomed", "abandoned"), ("rescuer", "ok")]
+    shown = subprocess.run(memfold_cmd("runs", str(db_path), "--compaction"), capture_output=True, text=True)
+    assert shown.returncode == 0 and "[abandoned] doomed" in shown.stdout, shown.stderr
     assert conv.pressure() < mf.window.soft_tokens and orphan_cards(mf) == []
     mf.close()
 

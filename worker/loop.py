@@ -15,6 +15,8 @@ Invariants kept here (issue 13, point 3):
   conversation over the soft line the note gets a new generation (retried by the next sweep);
   after a summarizer failure that folded nothing it waits, with exponential backoff capped at
   ``backoff_cap_seconds``, recorded as a ``compaction_backoff`` event (issue 13, point 6).
+* **A dead job is marked**: a note whose lease expired unfinished is finished as ``abandoned``
+  (its holder died) and redone under a new generation (issue 13, point 7).
 * **A lost note is found again**: :func:`scan_for_notes` measures every conversation without a
   note and notes those over the soft watermark (a note lost to a crash).
 
@@ -55,6 +57,7 @@ class WorkerStats:
     lost_races: int = 0
     failures: int = 0
     backoffs: int = 0
+    abandoned: int = 0
     errors: list[str] = field(default_factory=list)
     scanned_notes: int = 0
 
@@ -66,7 +69,7 @@ class WorkerStats:
         """One line for people: what the worker did so far."""
         return (f"{self.holder}: {self.notes_done} done, {self.notes_kept} kept, {self.folds} fold(s), "
                 f"{self.cards} card(s), {self.lost_races} lost race(s), {self.failures} failure(s), "
-                f"{self.backoffs} backoff(s), {len(self.errors)} error(s)")
+                f"{self.backoffs} backoff(s), {self.abandoned} abandoned job(s) redone, {len(self.errors)} error(s)")
 
 
 def lease_name(conversation_id: str) -> str:
@@ -139,6 +142,7 @@ class Worker:
         """Fold ``note``'s conversation under its lease. :returns: False when another live worker
         holds the lease (or the note's generation is finished)."""
         storage, name = self.parts.storage, lease_name(note.conversation_id)
+        note = self._reclaim(note)
         if not lease.acquire(storage, name, note.generation, self.holder, ttl_seconds=self.lease_seconds,
                              now=self.lease_clock.now()):
             self.stats.notes_busy += 1
@@ -156,6 +160,22 @@ class Worker:
         if self.progress is not None:
             self.progress({"conversation": note.conversation_id, "outcome": outcome, **self.stats.to_dict()})
         return True
+
+    def _reclaim(self, note: CompactionNote) -> CompactionNote:
+        """A note whose lease expired unfinished (its worker died): mark that job ``abandoned``
+        (issue 13, point 7; ``memfold runs --compaction`` shows it) and redo the work under a
+        new generation. :returns: the note to take (the new generation, or ``note`` as it was)."""
+        storage, name, now = self.parts.storage, lease_name(note.conversation_id), self.lease_clock.now()
+        row = storage.runs.get_lease(name, note.generation)
+        if row is None or row.finished_at is not None or row.expires_at > now or row.holder == self.holder:
+            return note
+        with storage.transaction():
+            if not lease.release(storage, name, note.generation, row.holder, now=now, outcome="abandoned"):
+                return note  # another worker reclaimed it first
+            storage.runs.renote_compaction(note.conversation_id, attempts=note.attempts, not_before=0.0,
+                                           error=f"abandoned by {row.holder}")
+        self.stats.abandoned += 1
+        return storage.runs.compaction_note(note.conversation_id) or note
 
     def _fold(self, note: CompactionNote) -> str:
         parts, storage = self.parts, self.parts.storage
