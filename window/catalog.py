@@ -175,17 +175,22 @@ class Catalog:
 def hot_start(items: Sequence[CatalogItem], hot_turns: int, room_tokens: int, shown: Sequence[int]) -> int:
     """Index of the first item of the hot tail (``len(items)`` when there is none).
 
-    The hot tail is the newest ``hot_turns`` turns, widened so that a tool result is never
+    The hot tail is the newest ``hot_turns`` turns at most, fewer when they would not fit in
+    ``room_tokens`` (the newest turn always stays), widened so that a tool result is never
     separated from the call it answers, and so that a user question stays with the assistant
     answer that directly follows it when both fit: when the whole catalog, shown verbatim, fits
     in ``room_tokens`` (issue 4, point 2; DESIGN.md §4.4). ``shown[i]`` is item i's size as the compiled context shows it.
     """
     n = len(items)
     i = n
-    count = 0
-    while i > 0 and count < hot_turns and items[i - 1].kind == "turn":
+    count = used = 0
+    # ``hot_turns`` is a maximum, not a promise (issue 13, point 6): the tail stops growing when
+    # the next turn would not fit in ``room_tokens`` (the newest turn is always hot)
+    while i > 0 and count < hot_turns and items[i - 1].kind == "turn" and (
+            count == 0 or used + shown[i - 1] <= room_tokens):
         i -= 1
         count += 1
+        used += shown[i]
     if i == n:
         return n
     while 0 < i < n and items[i].role == "tool" and items[i - 1].kind == "turn":
