@@ -180,6 +180,10 @@ class MemFold:
             raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+        if isinstance(window, WindowSettings):
+            from .window.context import check_fixed_parts
+
+            check_fixed_parts(window, self.token_counter)  # issue 13: refused when made, naming the sizes
         # the engines' parts (issue 12, point 2), built once and shared by every conversation
         self.parts = WindowParts(
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
@@ -200,6 +204,9 @@ class MemFold:
     def window(self, value: WindowSettings) -> None:
         if not isinstance(value, WindowSettings):
             raise InvalidInput(f"window must be a WindowSettings, got {type(value).__name__}")
+        from .window.context import check_fixed_parts
+
+        check_fixed_parts(value, self.token_counter)  # issue 13: refused when made, naming the sizes
         self.parts.window = value
 
     @property

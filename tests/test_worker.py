@@ -373,3 +373,15 @@ def test_four_writers_two_workers_and_a_reader(db_path, tmp_path):
             conv = mf.conversation(cid)
             assert is_contiguous_cover(conv.catalog_items(), len(conv.history()))
         assert mf.db.execute("SELECT COUNT(*) FROM cards").fetchone()[0] > 0
+
+
+def test_settings_whose_fixed_parts_cannot_fit_are_refused(db_path):
+    with pytest.raises(memfold.InvalidInput, match=r"system note 15 tokens >= usable budget 12 \(budget 12 - output reserve 0\)"):
+        MemFold(db_path, clock=LogicalClock(), token_counter="words",
+                window=WindowSettings(budget_tokens=12, output_reserve_tokens=0))
+    mf = small_mf(db_path)
+    with pytest.raises(memfold.InvalidInput, match="system note 15 tokens"):
+        mf.window = WindowSettings(budget_tokens=40, output_reserve_tokens=30)
+    assert mf.window.budget_tokens == 100  # unchanged
+    mf.window = WindowSettings(budget_tokens=40, output_reserve_tokens=30, system_note="")  # no note: fits
+    mf.close()

@@ -196,6 +196,24 @@ def protected_messages(parts: WindowParts, ref: ConversationRef,
     return [(m, rendering.tokens) for m in rendering.messages]
 
 
+def check_fixed_parts(settings: WindowSettings, counter) -> None:
+    """Refuse settings whose fixed parts cannot fit (issue 13, point 6): the system note (shown
+    whenever a card is) must leave room in ``budget - output_reserve`` for at least one turn.
+
+    :raises InvalidInput: naming the sizes.
+    """
+    from ..memory.errors import InvalidInput
+
+    note = note_text(settings)
+    note_tokens = counter.count(note) if note else 0
+    if note_tokens >= settings.usable_tokens:
+        raise InvalidInput(
+            f"the window settings cannot fit their fixed parts: system note {note_tokens} tokens >= usable budget "
+            f"{settings.usable_tokens} (budget {settings.budget_tokens} - output reserve "
+            f"{settings.output_reserve_tokens}); raise the budget, lower the reserve or shorten system_note"
+        )
+
+
 def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
     """:raises BudgetError: when the protected channel alone exceeds the usable budget. Protected
     records never leave the channel for size (DESIGN.md §4.6), so this is the caller's to fix."""
