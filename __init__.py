@@ -16,6 +16,7 @@ from .memory.clock import Clock, LogicalClock, ReplayClock, SystemClock
 from .memory.errors import (
     BudgetError,
     CapacityExceeded,
+    CatalogChanged,
     CardNotFound,
     ClockError,
     ConsolidationError,
@@ -673,6 +674,7 @@ __all__ = [
     "CapacityExceeded",
     "Card",
     "CardNotFound",
+    "CatalogChanged",
     "ChatClient",
     "Clock",
     "ClockError",

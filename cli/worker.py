@@ -27,10 +27,14 @@ from .window import window_options
 @click.option("--poll", "poll_seconds", type=click.FloatRange(min=0.01), default=0.25, show_default=True,
               help="Seconds to wait between sweeps when no note is due.")
 @click.option("--holder", default=None, help="This worker's name in the lease table (default host:pid:thread).")
+@click.option("--cache-warm-seconds", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              help="Leave a conversation whose last model call is younger than this (its prompt prefix is "
+                   "probably cached) until then, unless it is past the hard watermark.")
 @click.option("--once", is_flag=True, help="Handle the notes due now, then exit.")
 @window_options
 @json_option
-def worker(db: str, lease_seconds: float, poll_seconds: float, holder: str | None, once: bool, as_json: bool,
+def worker(db: str, lease_seconds: float, poll_seconds: float, holder: str | None, cache_warm_seconds: float,
+           once: bool, as_json: bool,
            **settings: Any) -> None:
     """Fold conversations in the background until SIGINT or SIGTERM (then stop cleanly, exit 0).
 
@@ -49,7 +53,8 @@ def worker(db: str, lease_seconds: float, poll_seconds: float, holder: str | Non
     def on_note(info: dict[str, Any]) -> None:
         say("note", info, f"{info['conversation']}: {info['outcome']} | {w.stats.status_line()}")
 
-    w = mf.worker(lease_seconds=lease_seconds, poll_seconds=poll_seconds, holder=holder, progress=on_note)
+    w = mf.worker(lease_seconds=lease_seconds, poll_seconds=poll_seconds, holder=holder,
+                  cache_warm_seconds=cache_warm_seconds, progress=on_note)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -385,3 +385,20 @@ def test_settings_whose_fixed_parts_cannot_fit_are_refused(db_path):
     assert mf.window.budget_tokens == 100  # unchanged
     mf.window = WindowSettings(budget_tokens=40, output_reserve_tokens=30, system_note="")  # no note: fits
     mf.close()
+
+
+def test_a_cache_warm_conversation_waits_unless_past_the_hard_line(db_path):
+    mf = small_mf(db_path)
+    conv = mf.conversation("c")
+    talk(conv, 8)
+    conv.report_usage(60)  # a model call just now: past the soft line (50), below the hard one (100)
+    assert conv.compaction_note() is not None
+    worker = mf.worker(cache_warm_seconds=300)
+    assert worker.run_once() == 1 and worker.stats.warm_waits == 1 and worker.stats.folds == 0
+    assert conv.compaction_note()["not_before"] > time.time() + 200
+    assert mf.db.execute("SELECT COUNT(*) FROM cards").fetchone()[0] == 0
+    mf.clock.advance(301)  # the cache has cooled: the note is due again on the window's clock
+    with mf.storage.transaction():
+        mf.storage.runs.renote_compaction("c", attempts=0, not_before=0.0, error=None)
+    assert worker.run_once() == 1 and worker.stats.folds == 1
+    mf.close()

@@ -14,17 +14,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..memory.errors import StorageError
+from ..memory.errors import CatalogChanged, StorageError
 from ..memory.storage.base import Storage
 from ..memory.storage.rows import CatalogItem
 from ..memory.tokens import TokenCounter
 from .archive import Archive, Turn
 from .cards import Card, CardStore
-
-
-class CatalogChanged(StorageError):
-    """A splice found its run no longer in the catalog exactly: a concurrent compaction (another
-    worker, a foreground fold) got there first. Nothing changed; the caller re-measures."""
 
 
 def turn_item(turn: Turn) -> CatalogItem:

@@ -31,11 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..memory.errors import SummarizerError
+from ..memory.errors import CatalogChanged, SummarizerError
 from ..memory.events import log_event
 from .archive import Turn
 from .cards import Card, card_header
-from .catalog import CatalogChanged, CatalogItem
+from .catalog import CatalogItem
 from .context import Layout, layout
 from .parts import ConversationRef, WindowParts
 from .protected import summarizer_input
@@ -258,7 +258,9 @@ class Compactor:
         largest card with the item next to it (after it, else before it), re-summarized one level
         deeper and shorter by at least the excess. A roll-up always merges at least two items
         (issue 13, point 2): a card is never re-summarized alone, and no tool group is split."""
-        items = lay.items[:lay.hot]
+        # over the usable budget the hot tail's protection loosens by one turn (hot_turns is a
+        # maximum): the card may take the oldest hot turn with it; the newest turn always stays
+        items = lay.items[:min(len(lay.items) - 1, lay.hot + 1)]
         order = sorted((n for n, it in enumerate(items) if it.kind == "card"),
                        key=lambda n: (-items[n].tokens, items[n].first_seq))
         for n in order:

@@ -330,13 +330,41 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
 
 
 def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-                    reader: Iterable[str] | None = None, *, lay: Layout | None = None) -> CompiledContext:
+                    reader: Iterable[str] | None = None, *, lay: Layout | None = None,
+                    snapshot: bool = False) -> CompiledContext:
     """Assemble the compiled context (no compaction here; :meth:`Conversation.context` compacts first).
 
     :param lay: this compile's :class:`Layout`, when measured already (see :func:`build_sections`).
+    :param snapshot: read the catalog, cards, turns and protected channel in one
+        :meth:`~memfold.memory.storage.base.Storage.snapshot` (issue 13, point 5; ``lay`` is then
+        ignored and read inside it), and the memories after it: a memory read counts accesses
+        (its one write), which must not upgrade the snapshot's read transaction.
     :raises BudgetError: see :func:`build_sections`.
     """
-    sections, lay = build_sections(parts, ref, settings, reader, lay=lay)
+    if not snapshot:
+        sections, lay = build_sections(parts, ref, settings, reader, lay=lay)
+        return _assemble(sections, lay, settings)
+    with parts.storage.snapshot():
+        lay = layout(parts, ref, settings, reader, sync=False)
+        sections, lay = build_sections(parts, ref, settings, reader, with_memories=False, lay=lay)
+    return finish_compile(parts, ref, settings, reader, sections, lay)
+
+
+def finish_compile(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+                   reader: Iterable[str] | None, sections: list[Section], lay: Layout) -> CompiledContext:
+    """Add the memories to sections built ``with_memories=False`` (outside any snapshot: the
+    memory read's access count is a write) and assemble the compiled context."""
+    usable = settings.usable_tokens
+    room = min(usable - lay.total_tokens, int(settings.memories_share * usable))
+    message, tokens = memory_lines(parts, ref, settings, room, reader)
+    if message is not None:
+        memories = next(s for s in sections if s.name == "memories")
+        memories.messages.append(message)
+        memories.tokens = tokens
+    return _assemble(sections, lay, settings)
+
+
+def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) -> CompiledContext:
     messages = [m for s in sections for m in s.messages]
     glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown) if i.kind == "turn" and shown != i.tokens]
     return CompiledContext(

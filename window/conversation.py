@@ -313,7 +313,7 @@ class Conversation:
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
         from .compactor import Compactor
-        from .context import check_protected_fits, compile_context, layout
+        from .context import build_sections, check_protected_fits, compile_context, finish_compile, layout
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
@@ -321,14 +321,16 @@ class Conversation:
             lay = layout(self.parts, self.ref, settings, reader, sync=False)
             check_protected_fits(settings, lay)  # issue 8: before any compaction
             reported = self.reported_usage()
-        pressure = max(lay.total_tokens, reported or 0)
-        if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
-            compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
-            compactor.compact(reader=reader, lay=lay, reported=reported)  # once, then compile
-            self.catalog.sync()
-        with self.storage.snapshot():
-            lay = layout(self.parts, self.ref, settings, reader, sync=False)
-            return compile_context(self.parts, self.ref, settings, reader, lay=lay)
+            pressure = max(lay.total_tokens, reported or 0)
+            fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
+            if not fold:  # the usual case: compiled from this one read
+                sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
+        if not fold:
+            return finish_compile(self.parts, self.ref, settings, reader, sections, lay)
+        compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
+        compactor.compact(reader=reader, lay=lay, reported=reported)  # once, then compile
+        self.catalog.sync()
+        return compile_context(self.parts, self.ref, settings, reader, snapshot=True)
 
     def compact(self, *, target_tokens: int | None = None, summarizer: Any = None,
                 reader: Iterable[str] | None = None, **overrides: Any):

@@ -58,6 +58,7 @@ class WorkerStats:
     failures: int = 0
     backoffs: int = 0
     abandoned: int = 0
+    warm_waits: int = 0
     errors: list[str] = field(default_factory=list)
     scanned_notes: int = 0
 
@@ -106,13 +107,19 @@ class Worker:
     :param scan_every: run :func:`scan_for_notes` every this many sweeps (0 = never).
     :param backoff_base_seconds, backoff_cap_seconds: the wait after a failed attempt is
         ``min(cap, base * 2 ** (failures in a row - 1))``.
+    :param cache_warm_seconds: a conversation whose last model call (its last
+        :meth:`~memfold.window.conversation.Conversation.report_usage`, on the window's clock) is
+        younger than this waits, unless it is past the hard watermark: its prompt prefix is
+        probably still warm in the provider's cache, and a fold would rewrite it (issue 13,
+        point 4). 0 folds at once.
     :param lease_clock: the clock lease times are read from (system clock by default).
     :param progress: called with a dict after every note handled (``--json`` progress).
     """
 
     def __init__(self, parts: WindowParts, *, holder: str | None = None, lease_seconds: float = 60.0,
                  poll_seconds: float = 0.25, scan_every: int = 20, backoff_base_seconds: float = 1.0,
-                 backoff_cap_seconds: float = 300.0, lease_clock: Clock | None = None,
+                 backoff_cap_seconds: float = 300.0, cache_warm_seconds: float = 300.0,
+                 lease_clock: Clock | None = None,
                  progress: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.parts = parts
         self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
@@ -121,6 +128,7 @@ class Worker:
         self.scan_every = int(scan_every)
         self.backoff_base = float(backoff_base_seconds)
         self.backoff_cap = float(backoff_cap_seconds)
+        self.cache_warm_seconds = float(cache_warm_seconds)
         self.lease_clock = lease_clock or SystemClock()
         self.progress = progress
         self.stats = WorkerStats(self.holder)
@@ -186,6 +194,16 @@ class Worker:
                 storage.runs.drop_compaction_note(note.conversation_id, note.generation)
             return "gone"
         settings = parts.window
+        called = storage.archive.last_model_call_at(ref.id)
+        if called is not None and self.cache_warm_seconds > 0:
+            warm_left = called + self.cache_warm_seconds - parts.clock.now()
+            if warm_left > 0:
+                pressure = max(measure_total(parts, ref, settings), storage.archive.reported_usage(ref.id) or 0)
+                if pressure < settings.hard_tokens:  # the prefix is probably cached: wait
+                    self.stats.warm_waits += 1
+                    self._renote(note, attempts=note.attempts, not_before=self.lease_clock.now() + min(
+                        warm_left, self.cache_warm_seconds), error=None)
+                    return "warm"
         # below the soft line, so the conversation is no longer due (due = pressure >= soft)
         report = Compactor(parts, ref, settings, parts.summarizer).compact(max(0, settings.soft_tokens - 1))
         self.stats.folds += 1 if report.folded else 0

@@ -77,6 +77,9 @@ class ArchiveStorage(Protocol):
         """The prompt tokens last reported for the conversation (``None`` if none or cleared)."""
     def set_reported_usage(self, conversation_id: str, tokens: int, at: float) -> None:
         """Record (or replace) the prompt tokens the model used on the conversation's last call."""
+    def last_model_call_at(self, conversation_id: str) -> float | None:
+        """When usage was last reported for the conversation (its last model call), or None."""
+
     def clear_reported_usage(self, conversation_id: str) -> None:
         """Forget the conversation's reported usage."""
     def add_summarizer_failure(self, *, conversation_id: str, at: float, summarizer: str, depth: int,
