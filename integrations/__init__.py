@@ -7,4 +7,8 @@ imported only when the adapter is used, so ``import memfold`` and ``memfold --he
 * :mod:`memfold.integrations.http`: the HTTP API (FastAPI; ``pip install 'memfold[server]'``,
   ``memfold serve DB``).
 * :mod:`memfold.integrations.mcp`: the MCP server (``pip install 'memfold[mcp]'``, ``memfold mcp DB``).
+* :mod:`memfold.integrations.langgraph`: ``MemfoldStore``, a LangGraph long-term store over the
+  semantic records, and ``pre_model_hook`` for the compiled window (``pip install 'memfold[langgraph]'``).
+* :mod:`memfold.integrations.agents`: ``MemfoldSession``, an OpenAI Agents SDK session over a
+  conversation, with memfold's compaction (``pip install 'memfold[agents]'``).
 """

@@ -146,7 +146,10 @@ def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(db_pa
                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
     try:
         for p in procs:
-            assert p.stdout.readline().strip() == "ready"
+            line = p.stdout.readline().strip()
+            if line != "ready":  # the worker died while starting: show why
+                p.kill()
+                raise AssertionError(f"worker said {line!r}, stderr: {p.communicate(timeout=60)[1]}")
         time.sleep(4.5)
     finally:
         for p in procs:

@@ -185,16 +185,23 @@ class Archive:
         return row.to_dict()
 
     def create_conversation(
-        self, conversation_id: str, namespace: str, *, parent_id: str | None = None, labels: Iterable[str] | None = None
+        self, conversation_id: str, namespace: str, *, parent_id: str | None = None, labels: Iterable[str] | None = None,
+        fork_after_seq: int | None = None,
     ) -> dict[str, Any]:
         """Create a conversation (or a fork of ``parent_id`` at its current end).
 
-        :raises InvalidInput: for a bad id or namespace, or an id already in use.
+        :param fork_after_seq: with ``parent_id``, fork after this seq of the parent's lineage
+            instead of at its end (``0``: a fork that inherits no turn, a new session of the
+            family); the fork sees the parent's turns up to it.
+        :raises InvalidInput: for a bad id or namespace, an id already in use, or a fork point
+            outside ``0..`` the parent's last seq (or given without ``parent_id``).
         :raises ConversationNotFound: if ``parent_id`` does not exist.
         """
         check_name(conversation_id, "conversation id")
         check_name(namespace, "namespace")
         label_list = check_labels(labels)
+        if fork_after_seq is not None and parent_id is None:
+            raise InvalidInput("fork_after_seq needs the parent_id of the conversation to fork")
         with self.storage.transaction():
             if self.storage.archive.conversation(conversation_id) is not None:
                 raise InvalidInput(f"conversation {conversation_id!r} already exists")
@@ -203,6 +210,12 @@ class Archive:
                 parent = self.conversation_row(parent_id)
                 family_id = parent["family_id"]
                 fork_after = self.last_seq(parent_id)
+                if fork_after_seq is not None:
+                    if (isinstance(fork_after_seq, bool) or not isinstance(fork_after_seq, int)
+                            or not 0 <= fork_after_seq <= fork_after):
+                        raise InvalidInput(f"fork point {fork_after_seq!r} is outside conversation {parent_id!r}: "
+                                           f"give a seq from 0 to its last, {fork_after}")
+                    fork_after = fork_after_seq
             self.storage.archive.insert_conversation(
                 conversation_id=conversation_id, namespace=namespace, family_id=family_id, parent_id=parent_id,
                 fork_after_seq=fork_after, created_at=self.clock.now(), labels=label_list,

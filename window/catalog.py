@@ -149,7 +149,7 @@ class Catalog:
     def splice(self, replaced: Sequence[CatalogItem], card: Card) -> CatalogItem:
         """Replace the contiguous run ``replaced`` with ``card`` in one transaction.
 
-        :raises StorageError: if the run is no longer in the catalog exactly (a concurrent
+        :raises CatalogChanged: (a ``StorageConflict``) if the run is no longer in the catalog exactly (a concurrent
             compaction got there first); nothing changes then.
         """
         new = card_item(card, self.counter)

@@ -186,9 +186,15 @@ class Conversation:
                    if can_read(rdr, t.labels)]
         return visible if limit is None else visible[:limit]
 
-    def fork(self, new_id: str) -> "Conversation":
-        """A new conversation that shares this one's turns so far (by pointer, not copy)."""
-        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id)
+    def fork(self, new_id: str, *, at: int | None = None) -> "Conversation":
+        """A new conversation that shares this one's turns so far (by pointer, not copy).
+
+        :param at: fork after this seq instead of at the end: the fork sees turns ``1..at`` and
+            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's, a
+            card that reaches past ``at`` replaced by its children.
+        :raises InvalidInput: for an id in use or ``at`` outside ``0..`` the last seq.
+        """
+        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id, fork_after_seq=at)
         return Conversation(self.parts, ConversationRef.load(self.archive, new_id))
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: Callable[[int, int], None] | None = None) -> list[int]:
@@ -488,3 +494,39 @@ class Conversation:
             conversation's archive is intact (erased turns are skipped).
         """
         return self.archive.verify(self.id)
+
+    # -- sessions (issue 16: the Agents SDK session's pop and clear) -------------------------
+    def tail(self, n: int = 1, *, reader: Any = None) -> list[Turn]:
+        """The newest ``n`` turns of the lineage, oldest first (fewer when there are fewer).
+
+        Reads only the end of the history, so it costs the same at any length (a reader's filter
+        widens the window until ``n`` visible turns are found or the history is exhausted).
+
+        :param reader: as in :meth:`history`.
+        :raises InvalidInput: for ``n`` below 1 or a bad ``reader``.
+        """
+        from .labels import as_reader, can_read
+
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidInput(f"tail needs a whole number of turns >= 1, got {n!r}")
+        rdr = as_reader(reader)
+        last = self.archive.last_seq(self.id)
+        reach = n
+        while True:
+            after = max(0, last - reach)
+            turns = [t for t in self.archive.history(self.id, after_seq=after) if can_read(rdr, t.labels)]
+            if len(turns) >= n or after == 0:
+                return turns[-n:]
+            reach *= 2
+
+    def clear(self, new_id: str) -> "Conversation":
+        """Start a new session in this conversation's family (DESIGN.md §1 "fork / clear"): a
+        conversation ``new_id`` in the same namespace and family that inherits no turn, so its
+        context starts empty. Nothing is deleted: this conversation's turns stay archived,
+        searchable through it (``mf.conversation(old_id)``) and through :meth:`MemFold.search`;
+        the namespace's memories and namespace-wide protected records reach the new session too.
+
+        :returns: the new :class:`Conversation`.
+        :raises InvalidInput: for an id already in use.
+        """
+        return self.fork(new_id, at=0)
