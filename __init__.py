@@ -16,6 +16,7 @@ from .memory.clock import Clock, LogicalClock, ReplayClock, SystemClock
 from .memory.errors import (
     BudgetError,
     CapacityExceeded,
+    CatalogChanged,
     CardNotFound,
     ClockError,
     ConsolidationError,
@@ -185,6 +186,10 @@ class MemFold:
             raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+        if isinstance(window, WindowSettings):
+            from .window.context import check_fixed_parts
+
+            check_fixed_parts(window, self.token_counter)  # issue 13: refused when made, naming the sizes
         # the engines' parts (issue 12, point 2), built once and shared by every conversation
         self.parts = WindowParts(
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
@@ -205,6 +210,9 @@ class MemFold:
     def window(self, value: WindowSettings) -> None:
         if not isinstance(value, WindowSettings):
             raise InvalidInput(f"window must be a WindowSettings, got {type(value).__name__}")
+        from .window.context import check_fixed_parts
+
+        check_fixed_parts(value, self.token_counter)  # issue 13: refused when made, naming the sizes
         self.parts.window = value
 
     @property
@@ -627,6 +635,42 @@ class MemFold:
                 on_reading(reading)
         return readings
 
+    # -- the background compaction worker (issue 13) ---------------------------------------
+    def worker(self, **kwargs: Any):
+        """A :class:`~memfold.worker.Worker` over this facade's window parts (``lease_seconds=``,
+        ``poll_seconds=``, ``holder=``, ``progress=``, ...); ``run_once()`` handles the notes due."""
+        from .worker import Worker
+
+        return Worker(self.parts, **kwargs)
+
+    def start_worker(self, **kwargs: Any):
+        """Run the compaction worker in a daemon thread (for single-process apps): it takes the
+        compaction notes appends leave past the soft watermark and folds off the hot path.
+        :returns: a :class:`~memfold.worker.WorkerThread`; call ``.stop()`` before :meth:`close`."""
+        from .worker import WorkerThread
+
+        return WorkerThread(self.worker(**kwargs))
+
+    def compaction_notes(self) -> list[dict[str, Any]]:
+        """The compaction notes waiting for the worker, oldest first (as dicts)."""
+        import dataclasses
+
+        return [dataclasses.asdict(n) for n in self.storage.runs.compaction_notes()]
+
+    def compaction_jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The worker's compaction jobs (leases ``compaction:<conversation>``), oldest first, as
+        dicts with ``conversation``, ``generation``, ``holder``, ``status`` (``running``,
+        ``ok``, ``failed``, ``backoff``, ``kept``, ``abandoned``...) and times."""
+        jobs = []
+        for row in self.storage.runs.list_leases():
+            if not row.name.startswith("compaction:"):
+                continue
+            status = row.outcome if row.finished_at is not None else "running"
+            jobs.append({"conversation": row.name.split(":", 1)[1], "generation": int(row.fire_time),
+                         "holder": row.holder, "status": status, "acquired_at": row.acquired_at,
+                         "expires_at": row.expires_at, "finished_at": row.finished_at})
+        return jobs if limit is None else jobs[-limit:]
+
     def close(self) -> None:
         """Close the database connection."""
         self.storage.close()
@@ -645,6 +689,7 @@ __all__ = [
     "CapacityExceeded",
     "Card",
     "CardNotFound",
+    "CatalogChanged",
     "ChatClient",
     "Clock",
     "ClockError",
