@@ -1038,13 +1038,18 @@ def erase(body: EraseBody, svc: Service = Svc, caller: Caller = Who) -> dict[str
                 caller.check_namespace(body.namespace)
             if body.conversation_id is not None:
                 svc.conversation(caller, body.conversation_id)
+            # an id outside the key's namespaces is 404; one it may not read is 403, as for retire
+            # and revoke: a key never erases what it cannot read
             for turn_id in body.turn_ids or []:
                 if not caller.may(svc.turn_namespace(turn_id)):
                     raise TurnNotFound(f"no turn with id {turn_id}")
+                if not caller.can_read(svc.memfold.archive.get(turn_id).labels):
+                    raise PermissionDenied(f"API key {caller.key.name!r} may not erase turn {turn_id}: it lacks a "
+                                           "label the turn requires")
             for record_id in body.record_ids or []:
-                svc.record(caller, record_id)
+                _readable_record(svc, caller, record_id)
             for record_id in body.protected_ids or []:
-                svc.protected(caller, record_id)
+                _readable_protected(svc, caller, record_id)
         plan = svc.memfold.erase(namespace=body.namespace, conversation_id=body.conversation_id,
                                  turn_ids=body.turn_ids, record_ids=body.record_ids, protected_ids=body.protected_ids,
                                  cause=body.cause, vacuum=body.vacuum)

@@ -90,3 +90,23 @@ def test_mcp_remember_into_a_slot_the_reader_cannot_read_is_a_tool_error(db_path
     assert [s for _, s, _ in _slot(mf)] == ["retired", "active"]
     assert len(before[0]) == 1
     mf.close()
+
+
+def test_http_erase_of_an_id_the_key_cannot_read_is_403_and_erases_nothing(db_path):
+    mf = _seeded(db_path)
+    conv = mf.conversation("ticket-42")
+    secret_turn = conv.append({"role": "user", "content": "my PIN is 4471"})  # labelled secret on append
+    hidden_protected = mf.protected.add("never mention the salary", namespace="acme/dana", labels=["hr"]).id
+    hidden_record = _slot(mf)[0][0]
+    with TestClient(create_app(mf, keys=parse_keys(KEYS, "keys"))) as client:
+        headers = {"Authorization": f"Bearer {DANA}"}
+        for body in ({"turn_ids": [secret_turn]}, {"record_ids": [hidden_record]}, {"protected_ids": [hidden_protected]}):
+            r = client.post("/v1/erase", headers=headers, json=body)
+            assert r.status_code == 403 and r.json()["type"] == "PermissionDenied", (body, r.text)
+        assert not mf.archive.get(secret_turn).erased
+        assert mf.memory.get(hidden_record).status == "active"
+        assert mf.protected.get(hidden_protected).state == "active"
+        r = client.post("/v1/erase", headers={"X-API-Key": "hr-key-0123456789abcdefgh"},
+                        json={"record_ids": [hidden_record]})
+        assert r.status_code == 200 and r.json()["records"] == [hidden_record]
+    mf.close()
