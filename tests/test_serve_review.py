@@ -110,3 +110,4 @@ def test_http_erase_of_an_id_the_key_cannot_read_is_403_and_erases_nothing(db_pa
                         json={"record_ids": [hidden_record]})
         assert r.status_code == 200 and r.json()["records"] == [hidden_record]
     mf.close()
+
