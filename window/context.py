@@ -366,11 +366,14 @@ def finish_compile(parts: WindowParts, ref: ConversationRef, settings: WindowSet
 
 def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) -> CompiledContext:
     messages = [m for s in sections for m in s.messages]
-    glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown) if i.kind == "turn" and shown != i.tokens]
+    refs = [r for s in sections for r in s.refs]
+    shown_refs = set(refs)  # an item the reader may not see is not rendered: its ref is not named either
+    glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown)
+                if i.kind == "turn" and shown != i.tokens and i.ref in shown_refs]
     return CompiledContext(
         messages=messages, sections={s.name: s.tokens for s in sections},
         total_tokens=sum(s.tokens for s in sections), budget_tokens=settings.budget_tokens,
         output_reserve_tokens=settings.output_reserve_tokens,
-        refs=[r for s in sections for r in s.refs], glimpses=glimpses,
-        hot_refs=[i.ref for i in lay.items[lay.hot:]],
+        refs=refs, glimpses=glimpses,
+        hot_refs=[i.ref for i in lay.items[lay.hot:] if i.ref in shown_refs],
     )
