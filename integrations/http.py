@@ -1065,11 +1065,26 @@ def events(namespace: str | None = None, record_id: int | None = None, kind: str
         caller.check_namespace(namespace)
     with svc.lock:
         if caller.key is None or namespace is not None:
-            found = svc.memfold.memory.events(namespace, record_id=record_id, kind=kind, limit=limit)
+            found = svc.memfold.memory.events(namespace, record_id=record_id, kind=kind)
         else:
             found = [e for e in svc.memfold.memory.events(None, record_id=record_id, kind=kind)
                      if e.namespace is not None and caller.may(e.namespace)]
-            found = found[-limit:] if limit is not None else found
+        labels: dict[int, Any] = {}
+
+        def visible(event: Any) -> bool:
+            """An event about a memory record shows only to a caller that may read the record
+            (its key, ids and details name what the record is about)."""
+            if event.record_id is None:
+                return True
+            if event.record_id not in labels:
+                try:
+                    labels[event.record_id] = svc.memfold.memory.get(event.record_id).labels
+                except MemfoldError:
+                    labels[event.record_id] = ()
+            return caller.can_read(labels[event.record_id])
+
+        found = [e for e in found if visible(e)]
+        found = found[-limit:] if limit is not None else found
         return {"events": [e.to_dict() for e in found]}
 
 

@@ -111,3 +111,17 @@ def test_http_erase_of_an_id_the_key_cannot_read_is_403_and_erases_nothing(db_pa
         assert r.status_code == 200 and r.json()["records"] == [hidden_record]
     mf.close()
 
+
+
+def test_http_events_about_a_record_the_key_cannot_read_are_hidden(db_path):
+    mf = _seeded(db_path)
+    hidden_id = _slot(mf)[0][0]
+    with TestClient(create_app(mf, keys=parse_keys(KEYS, "keys"))) as client:
+        for query in ("?namespace=acme/dana", ""):
+            r = client.get(f"/v1/events{query}", headers={"Authorization": f"Bearer {DANA}"})
+            assert r.status_code == 200, r.text
+            assert all(e["record_id"] != hidden_id for e in r.json()["events"])
+            assert "user.salary" not in r.text
+        r = client.get("/v1/events?namespace=acme/dana", headers={"X-API-Key": "hr-key-0123456789abcdefgh"})
+        assert any(e["record_id"] == hidden_id for e in r.json()["events"])  # the label holder sees them
+    mf.close()
