@@ -133,20 +133,40 @@ def protected_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"rows": rows, "table": {g: dict(s) for g, s in table.items()}}
 
 
+def locomo_split(sample_ids: list[str], seed: int = 20) -> dict[str, str]:
+    """LoCoMo conversations split like the phrasing sets: shuffled with ``random.Random(seed)``,
+    the first half (rounded down) ``tune``, the rest ``heldout`` (conv-43, conv-26, conv-42 tune)."""
+    import random
+
+    ids = sorted(sample_ids)
+    random.Random(seed).shuffle(ids)
+    half = len(ids) // 2
+    return {i: ("tune" if n < half else "heldout") for n, i in enumerate(ids)}
+
+
 def locomo_false_positives(path: Path = LOCOMO, extractor=None) -> dict[str, Any]:
-    """Every LoCoMo turn through the constraint extractor: protected records it would make."""
+    """Every LoCoMo turn (both speakers) through the constraint extractor: the protected records
+    it would make, overall and per conversation split."""
     extractor = extractor or RuleConstraintExtractor()
     samples = json.loads(path.read_text(encoding="utf-8"))
-    turns = [t["text"] for s in samples for k, v in s["conversation"].items()
-             if k.startswith("session_") and isinstance(v, list) for t in v]
-    flagged = []
-    records = 0
-    for text in turns:
-        ex = extractor.extract(text)
-        if ex.proposals:
-            records += len(ex.proposals)
-            flagged.append((text, [p.kind for p in ex.proposals]))
-    return {"turns": len(turns), "records": records, "rate": records / len(turns), "flagged": flagged}
+    split = locomo_split([s["sample_id"] for s in samples])
+    out: dict[str, Any] = {"turns": 0, "records": 0, "flagged": [],
+                           "tune": [0, 0], "heldout": [0, 0]}
+    for s in samples:
+        part = split[s["sample_id"]]
+        for k, v in s["conversation"].items():
+            if not (k.startswith("session_") and isinstance(v, list)):
+                continue
+            for t in v:
+                ex = extractor.extract(t["text"])
+                out["turns"] += 1
+                out[part][1] += 1
+                if ex.proposals:
+                    out["records"] += len(ex.proposals)
+                    out[part][0] += len(ex.proposals)
+                    out["flagged"].append((part, t["text"], [p.kind for p in ex.proposals]))
+    out["rate"] = out["records"] / out["turns"]
+    return out
 
 
 # -- point 11: attribute facts ------------------------------------------------------------------
@@ -207,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--public", action="store_true", help="Also run bench/constraint_retention.py's figures.")
     parser.add_argument("--limit", type=int, default=None, help="With --public: only the first N LoCoMo conversations.")
-    parser.add_argument("--failures", action="store_true", help="List every item that failed.")
+    parser.add_argument("--failures", choices=("tune", "heldout", "all"), default=None,
+                        help="List the items (and LoCoMo turns) that failed in this split.")
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -224,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(both)}   {kind}")
     fp = locomo_false_positives()
     print(f"\nLoCoMo small talk: {fp['records']} protected records from {fp['turns']} turns "
-          f"= {fp['rate']:.3%} (goal <= 0.1%)")
+          f"= {fp['rate']:.3%} (goal <= 0.1%); tuning conversations {fp['tune'][0]}/{fp['tune'][1]}, "
+          f"held-out conversations {fp['heldout'][0]}/{fp['heldout'][1]}")
 
     attr = attribute_figures(load("attribute_phrasings.json"))
     print("\nPoint 11: attribute facts, own phrasings (correct = exactly the expected active facts)")
@@ -250,15 +272,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'own paraphrases, held-out half':48}{_cell(own_all.get('heldout'))}")
 
     if args.failures:
-        print("\nFailures:")
+        want = lambda split: args.failures in ("all", split)  # noqa: E731
+        print(f"\nFailures ({args.failures}):")
         for r in prot["rows"]:
-            if not r["retained"]:
+            if not r["retained"] and want(r["split"]):
                 print(f"  [{r['split']}] {r['id']}: {r['why']}")
         for r in attr["rows"]:
-            if not r["correct"]:
+            if not r["correct"] and want(r["split"]):
                 print(f"  [{r['split']}] {r['id']}: got {r['got']} want {r['want']}")
-        for text, kinds in fp["flagged"]:
-            print(f"  LoCoMo {kinds}: {text[:110]!r}")
+        for part, text, kinds in fp["flagged"]:
+            if want(part):
+                print(f"  [{part}] LoCoMo {kinds}: {text[:110]!r}")
     print(f"\n({time.perf_counter() - started:.0f} s)")
     if args.json_out:
         args.json_out.write_text(json.dumps({"protected": prot["table"], "attributes": attr["table"],
