@@ -301,13 +301,13 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 sents[i + 1] = joined
                 i += 1
                 continue
-            if _CONFIRM.search(sent):
-                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent)))
-            elif directives.go_signal(sent):
-                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), needs_match=True))
             probe = _ABBREVIATION_STOP.sub(" ", sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
             wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
             what = wm.group("what") if wm else directives.withdrawn_terms(probe)
+            if _CONFIRM.search(sent):
+                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent)))
+            elif what is None and directives.go_signal(sent):
+                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), needs_match=True))
             if what is not None:
                 terms = content_terms(what)
                 if terms:
