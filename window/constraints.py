@@ -75,15 +75,18 @@ class Withdrawal:
     :ivar terms: content words naming what is withdrawn (matched against record texts). For
         ``satisfy`` they pick which waiting record is released; without terms (or when none
         matches) a bare confirmation releases every record waiting for the user's confirmation.
-    :ivar needs_match: True when the withdrawal applies only to a record its terms name (a go
-        signal such as "the goods arrived, release the payment", or a permission that lifts the
-        prohibition it contradicts); False for a bare "confirmed".
+    :ivar min_overlap: how many content words (stems) a record must share with ``terms`` to be
+        touched: 0 lets a bare "confirmed" release every record waiting for confirmation; an
+        explicit withdrawal ("forget what I said about X", "confirmed, send the invoice") needs
+        1; a weaker shape needs 2 (a go signal such as "the goods arrived, release the payment",
+        "X is fine again", a permission lifting the prohibition it contradicts), so small talk
+        that shares one word with a record ("ok, I'll send a message") changes nothing.
     """
 
     action: str
     text: str
     terms: tuple[str, ...] = ()
-    needs_match: bool = False
+    min_overlap: int = 1
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,7 @@ def content_terms(text: str) -> tuple[str, ...]:
     """Lower-cased content words of ``text`` (stop words dropped), in order, deduplicated."""
     seen: dict[str, None] = {}
     for w in _WORD.findall(text.lower()):
-        if w not in _STOP and len(w) > 2:
+        if w not in _STOP and (len(w) > 2 or w.isdigit()):
             seen.setdefault(w, None)
     return tuple(seen)
 
@@ -305,13 +308,14 @@ class RuleConstraintExtractor(ConstraintExtractor):
             wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
             what = wm.group("what") if wm else directives.withdrawn_terms(probe)
             if _CONFIRM.search(sent):
-                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent)))
-            elif what is None and directives.go_signal(sent):
-                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), needs_match=True))
+                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=0))
+            elif what is None and (go := directives.go_signal(sent)):
+                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=1 if go == "explicit" else 2))
             if what is not None:
                 terms = content_terms(what)
                 if terms:
-                    withdrawals.append(Withdrawal("revoke", sent, terms))
+                    strong = wm is not None or directives.withdraws_explicitly(probe)
+                    withdrawals.append(Withdrawal("revoke", sent, terms, min_overlap=1 if strong else 2))
                 i += 1
                 continue
             proposal = self._classify(sent, now, clock)
@@ -320,7 +324,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 if proposal.kind == "permission":
                     # a permission lifts the prohibition it contradicts ("You may mention pricing
                     # in the demo from now on" after "Never mention pricing in the demo")
-                    withdrawals.append(Withdrawal("lift", sent, content_terms(sent), needs_match=True))
+                    withdrawals.append(Withdrawal("lift", sent, content_terms(sent), min_overlap=2))
             i += 1
         return Extraction(proposals, withdrawals)
 
@@ -489,18 +493,18 @@ class ConstraintTracker:
         scope = self._scope_records(turn)
         if w.action == "satisfy":
             waiting = [r for r in scope if _waiting(r) and r.conversation_id == turn.conversation_id]
-            best = _best_matches(waiting, w.terms)
-            if not best and not w.needs_match:
+            best = _best_matches(waiting, w.terms, at_least=max(1, w.min_overlap))
+            if not best and w.min_overlap == 0:
                 best = [r for r in waiting if r.metadata.get("rule") == "until_confirm"]
             for rec in best:
                 self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "lift":
             prohibitions = [r for r in scope if r.kind == "constraint" and _NEGATIVE.search(r.text)]
-            for rec in _best_matches(prohibitions, w.terms, at_least=2):
+            for rec in _best_matches(prohibitions, w.terms, at_least=max(2, w.min_overlap)):
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
             return
-        for rec in _best_matches(scope, w.terms):
+        for rec in _best_matches(scope, w.terms, at_least=max(1, w.min_overlap)):
             self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
 
     def _replace_previous(self, turn: "Turn", rec: ProtectedRecord) -> ProtectedRecord:

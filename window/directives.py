@@ -47,7 +47,7 @@ application approval archive article asset attachment audit backup balance bank 
 billing board booking branch brief browser bucket budget bug build bulletin buyer cache calendar call caller
 campaign card cart case catalog catalogue certificate change changelog channel charge chart chat checkout
 cheque claim client cluster code column comment commit company complaint config configuration contract
-contractor copy courier credit credential customer dashboard data database date deadline deal delivery
+contractor copy courier credit credential customer dashboard data database deadline deal delivery
 demo deploy deployment deposit design desk detail device diff discount disk dispute document documentation
 domain draft drive email e-mail employee entry error escalation estimate event exception expense export fax
 fee feature field figure file filter firewall flight folder form format forecast fraud fund greeting guest
@@ -369,9 +369,12 @@ def classify(sentence: str) -> tuple[str, str] | None:
     if dm and not _LETS_SOCIAL.match(whole) and concrete(whole[dm.end():]) and not s.rstrip().endswith("!") \
             and not re.search(r"\b(?:last|ago|yesterday)\b", whole, re.I):
         rest = whole[dm.end():]
-        if not dm.group(0).lower().startswith("let") or _first_word(rest) in _VERBS or re.match(
-                r"^(?:go with|lock in|choose|opt for|settle on|launch|postpone|delay|push back|focus on|target|"
-                r"standardi[sz]e|hold|stick with|start with)\b", rest, re.I):
+        # "let's" decides only when it selects or schedules ("Let's go with ...", "Let's hold the
+        # workshop on Monday"), not when it proposes an activity ("Let's create some content")
+        if not dm.group(0).lower().startswith("let") or re.match(
+                r"^(?:go with|use|lock in|pick|choose|opt for|settle on|switch to|stick with|start with|launch|ship|"
+                r"postpone|delay|push back|move|hold|book|order|run|send|schedule|standardi[sz]e|target|keep|drop|"
+                r"cancel|set)\b", rest, re.I):
             return "policy_state", "decision"
 
     # prohibitions stated as a state of things
@@ -430,7 +433,7 @@ def classify(sentence: str) -> tuple[str, str] | None:
             return "constraint", "imperative_limit"
         if _STANDING.search(s) or lead and re.match(r"^(?:whenever|each time|every time|any ?time|when|if|whatever|"
                                                     r"for|with)\b", lead, re.I):
-            if concrete(s) or lead:
+            if concrete(s):
                 limit = _LIMIT.search(main) and re.search(r"\b(?:only|exclusively|nothing else|nothing further|"
                                                           r"throughout|under|below|at most)\b", main, re.I)
                 return ("constraint", "imperative_limit") if limit else ("obligation", "imperative")
@@ -508,26 +511,37 @@ def withdrawn_terms(sentence: str) -> str | None:
     return None
 
 
-# a go signal for a waiting record: an explicit confirmation, or the gated action asked for now
-_GO = re.compile(
+# a go signal for a waiting record: an explicit confirmation, or the condition met / the gated
+# action asked for now (weaker: the tracker then wants two shared words with the record)
+_GO_EXPLICIT = re.compile(
     r"\b(?:confirmed|i confirm|i say so|go ahead|approved|green light|you're clear|you are clear|clear to|"
-    r"all good|you have (?:the|my) (?:word|ok|okay|go-ahead)|can go (?:through|ahead|out)|"
-    r"\w+ away\b|replied yes|said yes|is correct|are correct|passed|arrived|is done|are done|"
-    r"i've (?:checked|reviewed|read|confirmed|verified|approved)|(?:was|were|has been|have been) "
-    r"(?:returned|received|confirmed|verified|approved|checked|done|signed)|you can|you may|ok\b|okay\b|yes\b|yep\b)",
-    re.I)
+    r"you have (?:the|my) (?:word|ok|okay|go-ahead))\b", re.I)
+_GO = re.compile(
+    r"\b(?:all good|can go (?:through|ahead|out)|\w+ away\b|replied yes|said yes|is correct|are correct|passed|arrived|"
+    r"is done|are done|i've (?:checked|reviewed|read|verified)|(?:was|were|has been|have been) "
+    r"(?:returned|received|verified|checked|done|signed)|you can|you may|ok\b|okay\b|yes\b|yep\b)", re.I)
 
 
-def go_signal(sentence: str) -> bool:
-    """True when a sentence releases something that was waiting ("Confirmed, send the invoice.",
-    "The goods arrived this morning, release the payment.")."""
+def go_signal(sentence: str) -> str | None:
+    """``"explicit"`` when a sentence confirms outright ("Confirmed, send the invoice.", "Green
+    light on cancelling the account."), ``"weak"`` when it says the condition is met or asks
+    for the action ("The goods arrived this morning, release the payment."), else None."""
     s = _strip(sentence)
     if _QUESTION.search(s) or re.search(r"\b(?:not yet|don't|do not|never|wait|hold on|hold off)\b", s, re.I):
-        return False
+        return None
+    if _GO_EXPLICIT.search(sentence):
+        return "explicit"
     if _GO.search(sentence):
-        return True
+        return "weak"
     parts = [p.strip() for p in re.split(r"[,:;]|\bso\b", s) if p.strip()]
-    return any(imperative(p) for p in parts)
+    return "weak" if any(imperative(p) for p in parts) else None
+
+
+def withdraws_explicitly(sentence: str) -> bool:
+    """True when a withdrawal names the instruction it ends ("the rule about X", "the X ban is
+    lifted", "forget what I said about X"), rather than only saying X is fine now."""
+    s = _strip(sentence)
+    return any(p.search(s) for p in (_WITHDRAW_ABOUT, _WITHDRAW_LIFT, _WITHDRAW_STATE))
 
 
 def withdraws_about(sentence: str) -> bool:

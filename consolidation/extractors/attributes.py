@@ -99,7 +99,7 @@ _HEDGE = re.compile(r"\b(?:might|may|could|would|probably|maybe|perhaps|if i had
 
 # favourites
 _F_MINE = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+(?:(?:" + _FILLER + r")\s+)*" + _COPULA
-                     + r"\s+(?P<neg>(?:no longer|not|never)\s+)?(?:(?:" + _FILLER + r")[\s,]+)*" + _VALUE + _VALUE_END,
+                     + r"[\s,]+(?P<neg>(?:no longer|not|never)\s+)?(?:(?:" + _FILLER + r")[\s,]+)*" + _VALUE + _VALUE_END,
                      re.I)
 _F_MINE_NEG = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+(?:isn't|isn’t|aren't|is not|are not)\s+"
                          + _VALUE + r"\s+(?:anymore|any more|any longer)\b", re.I)
@@ -117,7 +117,7 @@ _F_NONE = re.compile(r"\bi (?:(?:don't|do not|no longer) have a|have no) " + _FA
 # preferences
 _PREF = r"(?:preferred|go-to|usual)"
 _P_MINE = re.compile(r"\bmy " + _MODS + _PREF + r" " + _ATTR + r"\s+(?:(?:" + _FILLER + r")\s+)*" + _COPULA
-                     + r"\s+(?P<neg>(?:no longer|not|never)\s+)?(?:(?:" + _FILLER + r")[\s,]+)*" + _VALUE + _VALUE_END, re.I)
+                     + r"[\s,]+(?P<neg>(?:no longer|not|never)\s+)?(?:(?:" + _FILLER + r")[\s,]+)*" + _VALUE + _VALUE_END, re.I)
 _P_CHOICE = re.compile(r"\bmy " + _ATTR + r" of choice\s+" + _COPULA + r"\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
 _P_INVERTED = re.compile(r"(?:^|[,;:]\s*|\b(?:but|and|so)\s+)(?P<v>[^,;:.!?]+?)\s+(?:is|are|'s|(?=isn't|isn’t|aren't))\s*"
                          r"(?P<neg>(?:no longer|not|isn't|isn’t|aren't|now|still|officially|actually)\s+)?my " + _MODS + _PREF + r" " + _ATTR
