@@ -204,7 +204,11 @@ _CONFIRM = re.compile(r"^\s*(?:(?:ok|okay|yes|yep|alright)[,.!]?\s+)?(?:i confir
                       r"go ahead(?: with it)?|approved|you're cleared|you are cleared)\b", re.I)
 _STOP = frozenset("""a an the to of and or in on at for with by from now them it this that these those those all any
 you your i me my we our us can may go ahead feel free no longer need don't dont do not anymore again after please
-just ok okay fine is are be will would should could""".split())
+just ok okay fine is are be will would should could
+what which who whom whose when where why how you're you'll you've i'm i've it's that's there their they
+some more most very really about make makes made making take takes took taking do does did doing done
+get gets got getting have has had having thing things something anything everything also too much many
+lot lots sure want need know""".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 

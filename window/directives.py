@@ -531,6 +531,8 @@ def go_signal(sentence: str) -> str | None:
         return None
     if _GO_EXPLICIT.search(sentence):
         return "explicit"
+    if s.rstrip().endswith("!"):  # "Keep doing what makes you happy!" is cheering, not a go-ahead
+        return None
     if _GO.search(sentence):
         return "weak"
     parts = [p.strip() for p in re.split(r"[,:;]|\bso\b", s) if p.strip()]
