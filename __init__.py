@@ -43,7 +43,7 @@ from .memory.embeddings import (
     SentenceTransformerEmbedder,
     make_embedder,
 )
-from .memory.forgetting import PolicyChange, StorePolicy, WriteAction, WriteOutcome
+from .memory.forgetting import PolicyChange, RevertOutcome, StorePolicy, WriteAction, WriteOutcome
 from .memory.llm import ChatClient, LLMSettings
 from .consolidation.extractors import make_extractor
 from .consolidation.extractors.base import Episode, Extractor, Proposal
@@ -53,10 +53,10 @@ from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
-from .memory.storage import SqliteStorage, Storage, open_storage, stored_clock_kind, write_transaction
+from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
-from .window.archive import Archive, Turn
+from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
     ConstraintProposal,
@@ -68,6 +68,7 @@ from .window.constraints import (
     make_constraint_extractor,
 )
 from .window.conversation import Conversation
+from .window.parts import ConversationRef, WindowParts
 from .window.cards import Card
 from .window.compactor import CompactionReport
 from .window.context import CompiledContext
@@ -76,6 +77,7 @@ from .window.settings import WindowSettings
 from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
 from .window.erasure import Eraser, ErasurePlan
 from .window.labels import Reader
+from .window.meter import MeterReading
 from .window.protected import ProtectedChannel, ProtectedRecord
 from .window.secrets import SecretDetector, make_secret_detector
 
@@ -98,16 +100,15 @@ def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
     return spec
 
 
-def _resume_logical_clock(db: sqlite_utils.Database) -> LogicalClock:
-    """A LogicalClock that continues from the newest time stored in ``db``."""
+def _resume_logical_clock(storage: Storage) -> LogicalClock:
+    """A LogicalClock that continues from the newest time stored in ``storage``."""
     newest = 0.0
-    row = db.execute("SELECT value FROM meta WHERE key = 'logical_tick'").fetchone()
-    if row is not None:  # advanced by MemFold.advance_clock (e.g. memfold clock --advance)
-        newest = float(row[0])
-    for table, column in (("turns", "created_at"), ("records", "written_at"), ("events", "at")):
-        value = db.execute(f"SELECT MAX({column}) FROM {table}").fetchone()[0]
-        if value is not None:
-            newest = max(newest, value)
+    tick = storage.meta.logical_tick()
+    if tick is not None:  # advanced by MemFold.advance_clock (e.g. memfold clock --advance)
+        newest = tick
+    stored = storage.meta.newest_stored_time()
+    if stored is not None:
+        newest = max(newest, stored)
     return LogicalClock(int(newest))
 
 
@@ -157,8 +158,8 @@ class MemFold:
     ) -> None:
         if clock is None:
             self.storage: Storage = open_storage(path, create=create)
-            kind = stored_clock_kind(self.storage.db) or "system"
-            clock = _resume_logical_clock(self.storage.db) if kind == "logical" else SystemClock()
+            kind = self.storage.meta.clock_kind() or "system"
+            clock = _resume_logical_clock(self.storage) if kind == "logical" else SystemClock()
             open_storage(self.storage, clock.kind)
         else:
             self.storage = open_storage(path, clock.kind, create=create)
@@ -170,28 +171,81 @@ class MemFold:
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = self._embedder(embedder)
-        self.searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
-        self._use_embedder_for_restatements()
+        searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
-        self.constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
+        constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
         self.eraser = Eraser(self.storage, self.clock, self.token_counter)
         # the window (issue 4): default settings for every conversation, overridable per call
         if window is not None and not isinstance(window, WindowSettings):
             raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
-        self.window = window or WindowSettings()
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
-        self.summarizer = summarizer or ExtractiveSummarizer(self.token_counter)
-        self.secret_detector = make_secret_detector(secrets)  # issue 9: None when "off"
+        # the engines' parts (issue 12, point 2), built once and shared by every conversation
+        self.parts = WindowParts(
+            storage=self.storage, clock=self.clock, token_counter=self.token_counter,
+            summarizer=summarizer or ExtractiveSummarizer(self.token_counter), window=window or WindowSettings(),
+            archive=self.archive, protected=self.protected, constraints=constraints,
+            secret_detector=make_secret_detector(secrets),  # issue 9: None when "off"
+            memory=self.memory, searcher=searcher,
+        )
+        self._use_embedder_for_restatements()
+
+    # -- the parts a caller may swap: kept in self.parts, which every conversation shares ---------
+    @property
+    def window(self) -> WindowSettings:
+        """The default :class:`WindowSettings` of every conversation (settable)."""
+        return self.parts.window
+
+    @window.setter
+    def window(self, value: WindowSettings) -> None:
+        if not isinstance(value, WindowSettings):
+            raise InvalidInput(f"window must be a WindowSettings, got {type(value).__name__}")
+        self.parts.window = value
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The default summarizer of compaction (settable)."""
+        return self.parts.summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: Summarizer) -> None:
+        self.parts.summarizer = value
+
+    @property
+    def secret_detector(self) -> Any:
+        """The detector appended turns pass (``None``: detection off; settable)."""
+        return self.parts.secret_detector
+
+    @secret_detector.setter
+    def secret_detector(self, value: Any) -> None:
+        self.parts.secret_detector = value
+
+    @property
+    def constraints(self) -> ConstraintTracker | None:
+        """The tracker appended user turns pass (settable; ``None`` turns extraction off)."""
+        return self.parts.constraints
+
+    @constraints.setter
+    def constraints(self, value: ConstraintTracker | None) -> None:
+        self.parts.constraints = value
+
+    @property
+    def searcher(self) -> HybridSearch:
+        """The hybrid search behind :meth:`search`, the recall tools and ``read(query=...)``."""
+        return self.parts.searcher  # type: ignore[return-value]
+
+    @searcher.setter
+    def searcher(self, value: HybridSearch) -> None:
+        self.parts.searcher = value
 
     def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
         The first counter used on a file is recorded so later opens count the same way."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'token_counter'").fetchone()
-        counter = make_token_counter(spec if spec is not None else (row[0] if row else None))
-        if row is None:
-            with write_transaction(self.db):
-                self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('token_counter', ?)", [counter.id])
+        stored = self.storage.meta.token_counter()
+        counter = make_token_counter(spec if spec is not None else stored)
+        if stored is None:
+            with self.storage.transaction():
+                self.storage.meta.record_token_counter(counter.id)
         return counter
 
     # -- conversations -------------------------------------------------------------------
@@ -209,19 +263,19 @@ class MemFold:
             another namespace than the one given (naming both).
         """
         try:
-            conv = Conversation(self, conversation_id)
+            ref = ConversationRef.load(self.archive, conversation_id)
         except ConversationNotFound:
             if not create:
                 raise
         else:
-            if namespace is not None and namespace != conv.namespace:
-                raise InvalidInput(f"conversation {conversation_id!r} is in namespace {conv.namespace!r}, "
+            if namespace is not None and namespace != ref.namespace:
+                raise InvalidInput(f"conversation {conversation_id!r} is in namespace {ref.namespace!r}, "
                                    f"not {namespace!r}: a conversation keeps its namespace (use a new "
                                    f"conversation id, or leave the namespace out)")
-            return conv
+            return Conversation(self.parts, ref)
         self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
                                          labels=labels)
-        return Conversation(self, conversation_id)
+        return Conversation(self.parts, ConversationRef.load(self.archive, conversation_id))
 
     def conversations(self) -> list[str]:
         """Every conversation id, in creation order."""
@@ -295,7 +349,7 @@ class MemFold:
         from .consolidation.consolidate import consolidate
         from .consolidation.runs import check_namespace_exists
 
-        check_namespace_exists(self.db, namespace)
+        check_namespace_exists(self.storage, namespace)
         return consolidate(self, namespace, **kwargs)
 
     def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
@@ -358,7 +412,7 @@ class MemFold:
         :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, or a namespace
             other than the existing conversation's; nothing is written.
         """
-        with write_transaction(self.db):
+        with self.storage.transaction():
             conv = self.conversation(conversation_id, namespace=namespace)
             return conv.import_jsonl(path, progress=progress)
 
@@ -372,10 +426,191 @@ class MemFold:
         if not isinstance(self.clock, LogicalClock):
             raise ClockError(f"this database runs on the {self.clock.kind} clock; only a logical clock can be advanced")
         tick = self.clock.advance(ticks)
-        with write_transaction(self.db):
-            self.db.execute("INSERT INTO meta(key, value) VALUES ('logical_tick', ?) "
-                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", [str(tick)])
+        with self.storage.transaction():
+            self.storage.meta.set_logical_tick(tick)
         return tick
+
+    # -- what the CLI and the demo call (issue 12, point 6: no command touches storage) ---------
+    def schema_version(self) -> int:
+        """The schema version of the open file (the newest migration applied to it).
+
+        :returns: an integer >= 1 once the file is open (migrations run when it is opened).
+        """
+        return self.storage.meta.schema_version()
+
+    def revert(self, record_id: int, *, cause: str = "manual") -> RevertOutcome:
+        """Revert a retired or evicted memory record and report what that did to the others.
+
+        The record becomes active again and its slot's current value: the record that held the
+        slot until now is retired, and a store then over capacity evicts its lowest-scoring other
+        unpinned record (see :meth:`MemoryStore.revert`). Both side effects are read back from the
+        revert's audit events, so they are exactly what was logged.
+
+        :param record_id: the memory record to reinstate.
+        :param cause: why, recorded in the event log.
+        :returns: a :class:`RevertOutcome` (the record as stored afterwards, the retired and the
+            evicted ids).
+        :raises RecordNotFound: if there is no such record.
+        :raises InvalidInput: unless the record is retired or evicted.
+        :raises CapacityExceeded: if it cannot fit because every other record is pinned; nothing changes.
+        """
+        record = self.memory.revert(record_id, cause=cause)
+        revert = self.memory.events(record_id=record_id, kind="revert", limit=1)[-1]
+        evicted = [e.record_id for e in self.memory.events(revert.namespace, kind="evict")
+                   if e.id > revert.id and e.cause == f"over capacity after revert of record {record_id}"]
+        return RevertOutcome(record, tuple(revert.details.get("retired", [])), tuple(evicted))
+
+    def policy(self, namespace: str, type: str, **changes: Any) -> PolicyChange:
+        """Show or set the forgetting policy of one ``(namespace, type)`` store.
+
+        :param namespace: the tenant/user namespace.
+        :param type: ``working``, ``semantic``, ``episodic`` or ``procedural``.
+        :param changes: any of ``capacity`` (most active records; ``None``: unbounded),
+            ``half_life`` (clock units: ticks, or seconds on the system clock; ``None``: the
+            type's default) and ``access_weight`` (>= 0). None given: only show the policy.
+        :returns: a :class:`PolicyChange`: the policy in force, its effective half-life and the
+            ids evicted to fit a lowered capacity (none when only showing).
+        :raises InvalidInput: for an unknown type, an unknown setting or a bad value (nothing changes).
+        """
+        if changes:
+            return self.memory.set_policy(namespace, type, **changes)
+        current = self.memory.policy(namespace, type)
+        return PolicyChange(namespace, type, current,
+                            effective_half_life=current.effective_half_life(type, self.clock.unit))
+
+    def protect(self, text: str, *, kind: str = "constraint", conversation_id: str | None = None,
+                namespace: str | None = None, due_at: object = None,
+                labels: Iterable[str] | None = None) -> ProtectedRecord:
+        """Add ``text`` verbatim to the protected channel and return the record in its real state.
+
+        A deadline whose ``due_at`` is not after now is expired by the channel at once, so the
+        returned record says ``expired`` and is not in force (see :meth:`ProtectedChannel.add`).
+
+        :param kind: one of ``obligation``, ``constraint``, ``permission``, ``deadline``,
+            ``prerequisite``, ``approval``, ``evidence``, ``policy_state``.
+        :param conversation_id: the scope: this conversation (else ``namespace``).
+        :param namespace: the scope: this whole namespace.
+        :param due_at: a deadline's expiry time (clock units or an aware datetime).
+        :param labels: access labels a reader must hold.
+        :returns: the :class:`ProtectedRecord` as stored after the due check.
+        :raises InvalidInput: for bad text, kind, scope or due time (nothing is written).
+        """
+        record = self.protected.add(text, kind=kind, conversation_id=conversation_id, namespace=namespace,
+                                    due_at=due_at, labels=None if labels is None else list(labels))
+        return self._after_due_check(record)
+
+    def supersede_protected(self, record_id: int, text: str, *, kind: str | None = None, due_at: object = None,
+                            cause: str = "manual") -> ProtectedRecord:
+        """Replace active protected record ``record_id`` with ``text`` (same scope, linked both
+        ways) and return the new record in its real state (a deadline already due is expired at
+        once, as in :meth:`protect`).
+
+        :param kind: the new record's kind (default: the old one's).
+        :param due_at: a deadline's expiry time.
+        :param cause: why, recorded in the event log.
+        :returns: the new :class:`ProtectedRecord`.
+        :raises ProtectedNotFound: if there is no such record.
+        :raises InvalidInput: if the old record is not active or the new text is bad.
+        """
+        record = self.protected.supersede(record_id, text, kind=kind, due_at=due_at, cause=cause)
+        return self._after_due_check(record)
+
+    def _after_due_check(self, record: ProtectedRecord) -> ProtectedRecord:
+        """``record`` re-read after expiring due deadlines, when it has a due time."""
+        if record.due_at is None:
+            return record
+        self.protected.expire_due()
+        return self.protected.get(record.id)
+
+    def erase_plan(self, **scope: Any) -> ErasurePlan:
+        """What :meth:`erase` would erase for this scope (``namespace=``, ``conversation_id=``,
+        ``turn_ids=``, ``record_ids=``, ``protected_ids=``), derived cards and records included;
+        nothing is written. See :meth:`Eraser.plan`.
+
+        :returns: the :class:`ErasurePlan` (its ``to_dict()["counts"]`` per kind).
+        :raises InvalidInput: when no scope is given, or an id is not an integer.
+        :raises NotFound: for an unknown id, or a namespace nothing belongs to.
+        """
+        return self.eraser.plan(**scope)
+
+    def consolidate_all(self, namespaces: Iterable[str] | None = None, *, include_turns: bool = False,
+                        **kwargs: Any) -> list[ConsolidationRun]:
+        """Run the sleep-time pass on several namespaces now, one run each.
+
+        :param namespaces: the namespaces to consolidate, in this order; every one is checked
+            before any runs, so a typo writes nothing at all. ``None`` or empty: every namespace
+            with pending episodes (and, with ``include_turns``, new archived turns), sorted by name.
+        :param include_turns: also read archived turns since each namespace's last run.
+        :param kwargs: passed to each pass (``now``, ``dry_run``, ``batch_size``, ``extractor``,
+            ``trigger``, ``should_stop``, ``progress``); see :meth:`consolidate`.
+        :returns: one :class:`ConsolidationRun` per namespace (empty when nothing is pending);
+            stops early once ``should_stop`` says so.
+        :raises InvalidInput: for ``namespaces`` given as one string, or a bad pass setting.
+        :raises NotFound: ``no namespace 'nope'`` for a named namespace nothing belongs to.
+        """
+        from .consolidation.consolidate import consolidate, consolidate_all
+        from .consolidation.runs import check_namespace_exists
+
+        if isinstance(namespaces, str):
+            raise InvalidInput(f"namespaces must be a list of namespaces, not the string {namespaces!r}: "
+                               f"pass [{namespaces!r}]")
+        names = list(namespaces or ())
+        for namespace in names:
+            check_namespace_exists(self.storage, namespace)
+        if not names:
+            return consolidate_all(self, include_turns=include_turns, **kwargs)
+        should_stop = kwargs.get("should_stop")
+        out = []
+        for namespace in names:
+            if should_stop is not None and should_stop():
+                break
+            out.append(consolidate(self, namespace, include_turns=include_turns, **kwargs))
+        return out
+
+    def runs(self, namespace: str | None = None, *, limit: int | None = None) -> list[ConsolidationRun]:
+        """Recorded consolidation runs, oldest first.
+
+        :param namespace: only this namespace's runs (``None``: every namespace).
+        :param limit: only the newest ``limit`` runs (``None``: all).
+        :returns: :class:`ConsolidationRun` records (start, end, counts, errors).
+        """
+        from .consolidation.runs import list_runs
+
+        return list_runs(self.storage, namespace, limit=limit)
+
+    def meter_jsonl(self, conversation_id: str, path: str | os.PathLike, *, namespace: str | None = None,
+                    on_reading: Any = None, **overrides: Any) -> list[MeterReading]:
+        """Append a JSONL transcript (OpenAI chat messages) turn by turn, reading the window meter
+        after each turn (:meth:`Conversation.append_metered`).
+
+        Every line is validated before anything is written, so a bad line appends nothing. Turns go
+        through the conversation's append, so standing instructions reach the protected channel
+        exactly as with :meth:`ingest_jsonl`; unlike it, each turn is its own transaction.
+
+        :param namespace: as in :meth:`conversation`.
+        :param on_reading: called with each :class:`MeterReading` as soon as its turn is done.
+        :param overrides: :class:`WindowSettings` fields for this call; default this facade's.
+        :returns: one :class:`MeterReading` per line, in order.
+        :raises InvalidInput: for a bad setting, ``"<path> line N: ..."`` for the first bad line,
+            or a namespace other than the existing conversation's; nothing is written.
+        """
+        from .window.archive import normalize_turn
+        from .window.transcripts import read_jsonl
+
+        self.window.with_overrides(overrides)  # a bad setting fails before the file is read
+        messages = []
+        for message in read_jsonl(path):  # validate every line first: a bad line appends nothing
+            line = message.pop("__line__", None)
+            normalize_turn(message, self.clock, where=f"{path} line {line}: ")
+            messages.append(message)
+        conv = self.conversation(conversation_id, namespace=namespace)
+        readings = []
+        for message in messages:
+            reading = conv.append_metered(message, **overrides)
+            readings.append(reading)
+            if on_reading is not None:
+                on_reading(reading)
+        return readings
 
     def close(self) -> None:
         """Close the database connection."""
@@ -389,6 +624,7 @@ class MemFold:
 
 
 __all__ = [
+    "AppendOutcome",
     "Archive",
     "BudgetError",
     "CapacityExceeded",
@@ -406,6 +642,7 @@ __all__ = [
     "ConstraintTracker",
     "Conversation",
     "ConversationNotFound",
+    "ConversationRef",
     "Embedder",
     "EmbeddingError",
     "EmbeddingIndex",
@@ -430,6 +667,7 @@ __all__ = [
     "MemfoldError",
     "MemoryRecord",
     "MemoryStore",
+    "MeterReading",
     "NotFound",
     "PermissionDenied",
     "PolicyChange",
@@ -442,6 +680,7 @@ __all__ = [
     "RecallHit",
     "RecordNotFound",
     "ReplayClock",
+    "RevertOutcome",
     "RuleConstraintExtractor",
     "RulesExtractor",
     "SchemaTooNew",
@@ -462,6 +701,7 @@ __all__ = [
     "Turn",
     "TurnNotFound",
     "TypedStore",
+    "WindowParts",
     "WindowSettings",
     "Withdrawal",
     "WordCounter",

@@ -3,7 +3,10 @@
 Builds one conversation (whitespace word counting, logical clock, deterministic components) with
 a protected constraint, a few memory records and ``--turns`` turns of history folded into cards,
 then traces every statement SQLite runs (``sqlite3.Connection.set_trace_callback``) for one
-``append`` and one ``context()``, and says whether the compile wrote anything (a write lock).
+``append``, one ``context()`` and one ``search``, and says whether the compile wrote anything (a
+write lock). ``internal`` counts the statements SQLite runs by itself inside those (trace lines
+starting with ``--``: FTS5's own reads, such as one ``turns_fts_docsize`` read per posting that
+``bm25()`` scores, and trigger bodies); they are part of ``statements``.
 Run: ``python bench/bench_statements.py [--turns 2000]``.
 """
 
@@ -38,11 +41,12 @@ def traced(mf, fn):
     return seen
 
 
-def summary(statements: list[str]) -> tuple[int, int, int, int]:
+def summary(statements: list[str]) -> tuple[int, int, int, int, int]:
     work = [s for s in statements if not CONTROL.match(s)]
     writes = [s for s in statements if WRITE.match(s)]
     conv_reads = sum(1 for s in work if re.search(r"FROM\s+conversations\b", s, re.I))
-    return len(work), len(writes), conv_reads, len(statements)
+    internal = sum(1 for s in work if s.lstrip().startswith("--"))
+    return len(work), len(writes), conv_reads, len(statements), internal
 
 
 def main() -> None:
@@ -76,9 +80,10 @@ def main() -> None:
                 for s in statements:
                     print("   ", " ".join(s.split())[:160])
         print(f"memfold statements per call ({args.turns:,} turns of history, budget {settings.budget_tokens})")
-        print(f"{'call':<10} {'statements':>10} {'writes':>7} {'conversation-row reads':>23} {'with BEGIN/COMMIT':>18}")
-        for name, work, writes, conv_reads, total in rows:
-            print(f"{name:<10} {work:>10} {writes:>7} {conv_reads:>23} {total:>18}")
+        print(f"{'call':<10} {'statements':>10} {'writes':>7} {'conversation-row reads':>23} {'with BEGIN/COMMIT':>18}"
+              f" {'internal':>9}")
+        for name, work, writes, conv_reads, total, internal in rows:
+            print(f"{name:<10} {work:>10} {writes:>7} {conv_reads:>23} {total:>18} {internal:>9}")
         mf.close()
 
 

@@ -25,13 +25,10 @@ only calls it.
 from __future__ import annotations
 
 import dataclasses
-import json
-import sqlite3
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..memory.errors import ConsolidationError, ExtractorError, InvalidInput, MemfoldError
+from ..memory.errors import ConsolidationError, ExtractorError, InvalidInput, MemfoldError, StorageConflict
 from ..memory.events import log_event
-from ..memory.storage import write_transaction
 from ..memory.validation import check_name
 from . import runs
 from ..window.secrets import SECRET_MASK, readable_text
@@ -40,6 +37,7 @@ from .extractors.base import Episode, Extractor, Proposal, speaker_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .. import MemFold
+    from ..memory.storage.base import Storage
 
 #: episodes per batch (and per transaction) by default
 DEFAULT_BATCH_SIZE = 100
@@ -88,23 +86,23 @@ def consolidate(
         from .extractors.rules import RulesExtractor
 
         extractor = RulesExtractor()
-    clock, db = memfold.clock, memfold.db
+    clock, storage = memfold.clock, memfold.storage
     horizon = clock.now() if now is None else clock.coerce(now)
     run = runs.ConsolidationRun(id=None, namespace=namespace, extractor=extractor.id, trigger=trigger,
                                 started_at=clock.now(), dry_run=dry_run)
     if not dry_run:
-        with write_transaction(db):
-            run.id = runs.start_run(db, namespace, extractor.id, trigger, run.started_at)
+        with storage.transaction():
+            run.id = storage.runs.start_run(namespace, extractor.id, trigger, run.started_at)
 
     kinds = ("records", "turns") if include_turns else ("records",)
     try:
         for kind in kinds:
-            after_id = runs.turn_cursor(db, namespace) if kind == "turns" else 0
+            after_id = storage.runs.turn_cursor(namespace) if kind == "turns" else 0
             while True:
                 if should_stop is not None and should_stop():
                     run.status = "stopped"
                     break
-                batch, ids = _read_batch(db, kind, namespace, after_id, horizon, batch_size)
+                batch, ids = _read_batch(storage, kind, namespace, after_id, horizon, batch_size)
                 if not batch:
                     break
                 try:
@@ -121,28 +119,28 @@ def consolidate(
                     continue
                 try:
                     done = _commit_batch(memfold, run, kind, namespace, batch, ids, after_id, proposals)
-                except sqlite3.IntegrityError:
+                except StorageConflict:
                     done = False  # another process consumed a source first; re-read
                 except MemfoldError as exc:
                     _fail(memfold, run, f"writing a batch from {batch[0].source} failed: {exc}")
                     break
                 if kind == "turns":
-                    after_id = runs.turn_cursor(db, namespace)
+                    after_id = storage.runs.turn_cursor(namespace)
                 if done and progress is not None:
                     progress(len(run.consumed))
             if run.status in ("failed", "stopped"):
                 break
     except BaseException:
-        if run.id is not None and not db.conn.in_transaction:
-            with write_transaction(db):
-                runs.finish_run(db, run.id, "failed", clock.now(), run.errors + ["interrupted"])
+        if run.id is not None and not storage.in_transaction:
+            with storage.transaction():
+                storage.runs.finish_run(run.id, "failed", clock.now(), run.errors + ["interrupted"])
         raise
     if run.status == "running":
         run.status = "ok"
     run.finished_at = clock.now()
     if run.id is not None:
-        with write_transaction(db):
-            runs.finish_run(db, run.id, run.status, run.finished_at, run.errors)
+        with storage.transaction():
+            storage.runs.finish_run(run.id, run.status, run.finished_at, run.errors)
     return run
 
 
@@ -154,7 +152,7 @@ def consolidate_all(memfold: "MemFold", *, include_turns: bool = False, **kwargs
     """
     out = []
     should_stop = kwargs.get("should_stop")
-    for namespace in runs.pending_namespaces(memfold.db, include_turns=include_turns):
+    for namespace in memfold.storage.runs.pending_namespaces(include_turns=include_turns):
         if should_stop is not None and should_stop():
             break
         out.append(consolidate(memfold, namespace, include_turns=include_turns, **kwargs))
@@ -168,25 +166,25 @@ def episode_from_record(record_id: int, content: str, metadata: dict[str, Any], 
                    event_time if event_time is not None else created_at)
 
 
-def _read_batch(db, kind: str, namespace: str, after_id: int, horizon: float,
+def _read_batch(storage: "Storage", kind: str, namespace: str, after_id: int, horizon: float,
                 limit: int) -> tuple[list[Episode], list[int]]:
     """The next batch as episodes ordered by (event time, id), plus their ids in id order."""
     if kind == "records":
-        rows = runs.pending_episodes(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
-        episodes = [episode_from_record(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+        rows = storage.runs.pending_episodes(namespace, after_id=after_id, horizon=horizon, limit=limit)
+        episodes = [episode_from_record(r.id, r.content, r.metadata, r.event_time, r.created_at) for r in rows]
     else:
         rows, episodes = [], []
         while not episodes:  # a batch of only unreadable secret turns is read past, never ends the pass
-            more = runs.pending_turns(db, namespace, after_id=after_id, horizon=horizon, limit=limit)
+            more = storage.runs.pending_turns(namespace, after_id=after_id, horizon=horizon, limit=limit)
             if not more:
                 break
             rows.extend(more)
-            after_id = more[-1][0]
-            for r in more:
-                text = readable_text(r[2], json.loads(r[4]), json.loads(r[5]))
+            after_id = more[-1].id
+            for t in more:
+                text = readable_text(t.content, t.labels, t.metadata)
                 if text is not None:  # issue 9: secret spans masked, a wholly secret turn skipped
-                    episodes.append(Episode(f"turn:{r[0]}", r[1], text, r[3], masked=text != r[2]))
-    ids = [r[0] for r in rows]
+                    episodes.append(Episode(f"turn:{t.id}", t.role, text, t.created_at, masked=text != t.content))
+    ids = [r.id for r in rows]
     episodes.sort(key=lambda e: (e.event_time if e.event_time is not None else float("-inf"), int(e.source.split(":")[1])))
     return episodes, ids
 
@@ -247,12 +245,12 @@ def _check_proposals(memfold: "MemFold", namespace: str, proposals: Sequence[Pro
 def _commit_batch(memfold: "MemFold", run: runs.ConsolidationRun, kind: str, namespace: str,
                   batch: Sequence[Episode], ids: list[int], after_id: int, proposals: Sequence[Proposal]) -> bool:
     """Write one batch in one transaction. Returns False (nothing written) if it raced another pass."""
-    db, store = memfold.db, memfold.memory
+    storage, store = memfold.storage, memfold.memory
     cause = f"consolidation run {run.id}"
-    with write_transaction(db):
-        if kind == "records" and runs.count_active(db, ids) != len(ids):
+    with storage.transaction():
+        if kind == "records" and storage.runs.count_active_episodes(ids) != len(ids):
             return False
-        if kind == "turns" and runs.turn_cursor(db, namespace) != after_id:
+        if kind == "turns" and storage.runs.turn_cursor(namespace) != after_id:
             return False
         products: dict[str, list[int]] = {e.source: [] for e in batch}
         written: list[int] = []
@@ -278,10 +276,10 @@ def _commit_batch(memfold: "MemFold", run: runs.ConsolidationRun, kind: str, nam
         for episode in batch:
             if kind == "records":
                 store.set_status(int(episode.source.split(":")[1]), "consumed", cause=cause)
-            runs.record_consumed(db, episode.source, namespace, run.id, at, products[episode.source])
+            storage.runs.record_consumed(episode.source, namespace, run.id, at, products[episode.source])
         if kind == "turns":
-            runs.set_turn_cursor(db, namespace, ids[-1], run.id)
-        runs.add_batch(db, run.id, episodes=len(batch) if kind == "records" else 0,
+            storage.runs.set_turn_cursor(namespace, ids[-1], run.id)
+        storage.runs.add_batch(run.id, episodes=len(batch) if kind == "records" else 0,
                        turns=len(batch) if kind == "turns" else 0, facts=facts, rules=rules)
     run.batches += 1
     run.proposals.extend(proposals)
@@ -301,14 +299,14 @@ def _fail(memfold: "MemFold", run: runs.ConsolidationRun, message: str) -> None:
     run.status = "failed"
     run.errors.append(message)
     if run.id is not None:
-        with write_transaction(memfold.db):
-            log_event(memfold.db, at=memfold.clock.now(), kind="consolidation_failed", subject=f"run:{run.id}",
+        with memfold.storage.transaction():
+            log_event(memfold.storage, at=memfold.clock.now(), kind="consolidation_failed", subject=f"run:{run.id}",
                       namespace=run.namespace, cause=run.extractor, details={"error": message})
 
 
 def get_run(memfold: "MemFold", run_id: int) -> runs.ConsolidationRun:
     """A recorded run by id. :raises ConsolidationError: if there is none."""
-    run = runs.get_run(memfold.db, run_id)
+    run = memfold.storage.runs.get_run(run_id)
     if run is None:
         raise ConsolidationError(f"no consolidation run with id {run_id}")
     return run

@@ -7,7 +7,10 @@ only decides *when* it runs and makes sure it runs *once*.
   timezone (IANA name, default ``UTC``).
 * **Persistence**: the job lives in APScheduler's ``SQLAlchemyJobStore`` in the same SQLite file
   (table ``memfold_scheduler_jobs``), under the fixed id :data:`JOB_ID` with
-  ``replace_existing=True``, so a restart replaces the job instead of adding a second one.
+  ``replace_existing=True``, so a restart replaces the job instead of adding a second one. The
+  storage creates that table (``storage.runs.ensure_job_store``, in one write transaction) before
+  any job store starts: the job store's own check-then-create is not atomic, and workers
+  starting together on a fresh file would race to create it.
 * **Missed runs**: ``coalesce=True``, ``max_instances=1`` and a misfire grace time (default one
   day). On start, if the stored job's next run time has already passed (the process was down at
   fire time), that run time is kept, so the missed fires run once, right away, instead of being
@@ -153,7 +156,7 @@ def run_scheduled_job(db_path: str, settings: dict[str, Any], *, clock: Clock | 
     holder = holder_id()
     result: dict[str, Any] = {"fire_time": (fire or now_dt).isoformat(), "holder": holder, "ran": False, "runs": []}
     with MemFold(db_path) as mf:
-        if not lease.acquire(mf.db, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
+        if not lease.acquire(mf.storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
             return result
         outcome = "failed"
         lost = []
@@ -161,7 +164,7 @@ def run_scheduled_job(db_path: str, settings: dict[str, Any], *, clock: Clock | 
         def should_stop() -> bool:
             if stop.is_set():
                 return True
-            if not lease.renew(mf.db, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
+            if not lease.renew(mf.storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
                 lost.append(True)
                 return True
             return False
@@ -175,7 +178,7 @@ def run_scheduled_job(db_path: str, settings: dict[str, Any], *, clock: Clock | 
             outcome = "stopped" if stop.is_set() or lost or any(r.status == "stopped" for r in done) else (
                 "failed" if any(r.status == "failed" for r in done) else "ok")
         finally:
-            lease.release(mf.db, JOB_ID, fire_ts, holder, now=clock.now(), outcome=outcome)
+            lease.release(mf.storage, JOB_ID, fire_ts, holder, now=clock.now(), outcome=outcome)
     return result
 
 
@@ -196,7 +199,8 @@ class ConsolidationScheduler:
 
         self.db_path = str(Path(db_path).resolve())
         self.settings = settings or SchedulerSettings()
-        MemFold(self.db_path).close()  # create / migrate the file before the job store touches it
+        with MemFold(self.db_path) as mf:  # create / migrate the file and the job table before the job store starts
+            mf.storage.runs.ensure_job_store(JOBS_TABLE)
         self.stop_event = _stop_events.setdefault(self.db_path, threading.Event())
         self.stop_event.clear()
         self.jobstore = SQLAlchemyJobStore(url=f"sqlite:///{self.db_path}", tablename=JOBS_TABLE,
@@ -280,7 +284,8 @@ def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str
 
     path = str(Path(db_path).resolve())
     with MemFold(path) as mf:
-        leases = lease.list_leases(mf.db, JOB_ID, limit=recent)
+        mf.storage.runs.ensure_job_store(JOBS_TABLE)  # the probe's job store would otherwise create it, racily
+        leases = lease.list_leases(mf.storage, JOB_ID, limit=recent)
     store = SQLAlchemyJobStore(url=f"sqlite:///{path}", tablename=JOBS_TABLE,
                                engine_options={"connect_args": {"timeout": 30}})
     probe = BackgroundScheduler()

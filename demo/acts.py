@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import LogicalClock, MemFold
+from .. import InvalidInput, LogicalClock, MemFold
 from . import session as S
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -115,7 +115,7 @@ def act_compaction(mf: MemFold, out: list[str]) -> list[MeterRow]:
     for n, message in enumerate(S.TURNS, start=1):
         mf.clock.set(n)
         turn_id = conv.append(message)
-        turn = conv.archive.get(turn_id)
+        turn = conv.turns_by_id([turn_id])[turn_id]
         status = conv.window_status(**settings)
         row = MeterRow(n, turn_id, status["tokens"], status["usable"])
         flag = " OVER" if status["over"] else ""
@@ -202,7 +202,7 @@ def _expand_dropped(conv) -> list[str]:
             same = t.content == original["content"] and (t.tool_calls or None) == original.get("tool_calls")
             exact = exact and same
             lines.append(f" {mark} {_show(t)}")
-    bad = conv.archive.verify(conv.id)
+    bad = conv.verify()
     n = len(conv.history())
     lines.append(f"word for word: {'every' if exact else 'NOT every'} expanded turn equals the script; "
                  f"archive sha256 check: {n - len(bad)}/{n} turns intact")
@@ -301,8 +301,6 @@ def run_demo(db_path: str | os.PathLike) -> DemoResult:
     :returns: a :class:`DemoResult` (transcript lines, meter, rankings, consolidation).
     :raises InvalidInput: if ``db_path`` already holds data.
     """
-    from ..memory.errors import InvalidInput
-
     if os.path.exists(db_path) and os.path.getsize(db_path) > 0:
         raise InvalidInput(f"{db_path} already exists: the demo writes a fresh database; pass a new path "
                            "or delete the file")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..window.settings import WindowSettings
+from .. import WindowSettings
 
 #: Where act 1 happens.
 CONVERSATION = "ticket-42"

@@ -260,15 +260,10 @@ class EmbeddingIndex:
     Every vector is stored with ``model_id`` and ``dim``; the database's model is recorded with
     the first vector.
 
-    :param storage: the opened :class:`~memfold.memory.storage.base.Storage` (a raw migrated
-        ``sqlite_utils.Database`` is still accepted during the transition of issue 12).
+    :param storage: the opened :class:`~memfold.memory.storage.base.Storage`.
     """
 
     def __init__(self, storage: Storage) -> None:
-        if not hasattr(storage, "vectors"):  # transitional (issue 12): a raw sqlite_utils.Database
-            from .storage.sqlite import SqliteStorage
-
-            storage = SqliteStorage(storage)
         self.storage = storage
         self.vectors = storage.vectors
         self._cache: dict[str, tuple[tuple, np.ndarray, np.ndarray]] = {}

@@ -15,16 +15,6 @@ from .storage.rows import Event
 from .validation import check_id
 
 
-def _events(storage: Any):
-    events = getattr(storage, "events", None)
-    if events is None:  # transitional (issue 12): a raw sqlite_utils.Database from an unconverted engine
-        from .storage.sqlite.db import SqliteDB
-        from .storage.sqlite.events import SqliteEvents
-
-        return SqliteEvents(SqliteDB(storage))
-    return events
-
-
 def log_event(
     storage: Storage,
     *,
@@ -37,8 +27,8 @@ def log_event(
     details: dict[str, Any] | None = None,
 ) -> int:
     """Append one event and return its id. Call inside the write transaction of the change it logs."""
-    return _events(storage).append(at=at, kind=kind, subject=subject, namespace=namespace, record_id=record_id,
-                                   cause=cause, details=details)
+    return storage.events.append(at=at, kind=kind, subject=subject, namespace=namespace, record_id=record_id,
+                                 cause=cause, details=details)
 
 
 def list_events(
@@ -52,7 +42,7 @@ def list_events(
     """Events in the order they happened, optionally filtered; ``limit`` keeps the newest N."""
     if record_id is not None:
         check_id(record_id, "record id")
-    return _events(storage).list(namespace=namespace, record_id=record_id, kind=kind, limit=limit)
+    return storage.events.list(namespace=namespace, record_id=record_id, kind=kind, limit=limit)
 
 
 __all__ = ["Event", "list_events", "log_event"]

@@ -246,3 +246,22 @@ class PolicyChange:
         """A JSON-ready dict."""
         return {"namespace": self.namespace, "type": self.type, **self.policy.to_dict(),
                 "effective_half_life": self.effective_half_life, "evicted": list(self.evicted)}
+
+
+@dataclass(frozen=True)
+class RevertOutcome:
+    """What :meth:`memfold.MemFold.revert` did: the reinstated record and what that did to others.
+
+    :param record: the reverted record, active again (its slot's current value), as stored afterwards.
+    :param retired: ids retired because the reverted record holds their slot again.
+    :param evicted: ids evicted because the store was over capacity after the revert.
+    """
+
+    record: MemoryRecord
+    retired: tuple[int, ...] = field(default_factory=tuple)
+    evicted: tuple[int, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the record's own fields plus ``retired`` and ``evicted`` id lists
+        (the shape ``memfold revert --json`` prints)."""
+        return {**self.record.to_dict(), "retired": list(self.retired), "evicted": list(self.evicted)}

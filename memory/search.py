@@ -152,16 +152,6 @@ class SearchHit:
         return d
 
 
-def _as_storage(target: Any) -> Storage:
-    """``target`` as a :class:`~memfold.memory.storage.base.Storage`: a Storage as it is; a raw,
-    migrated ``sqlite_utils.Database`` is wrapped (transitional, issue 12, for engines not moved yet)."""
-    if hasattr(target, "fulltext") and hasattr(target, "vectors"):
-        return target
-    from .storage.sqlite import SqliteStorage
-
-    return SqliteStorage(target)
-
-
 class HybridSearch:
     """Search turns, cards and records with BM25, embeddings, or both fused.
 
@@ -174,7 +164,7 @@ class HybridSearch:
 
     def __init__(self, storage: Storage, embedder: Embedder | Callable[[], Embedder | None] | None = None,
                  *, index: EmbeddingIndex | None = None) -> None:
-        self.storage = _as_storage(storage)
+        self.storage = storage
         self.fulltext = self.storage.fulltext
         self._embedder = embedder
         self.index = index or EmbeddingIndex(self.storage)
@@ -284,6 +274,7 @@ class HybridSearch:
         limit: int = 10,
         kinds: Iterable[str] = ITEM_KINDS,
         conversation_id: str | None = None,
+        lineage: Sequence[tuple[str, int | None]] | None = None,
         namespace: str | None = None,
         type: str | None = None,
         key: str | None = None,
@@ -311,6 +302,9 @@ class HybridSearch:
         :param kinds: any of ``"turn"``, ``"card"``, ``"record"``.
         :param conversation_id: only turns this conversation sees (its lineage) and its family's
             cards; records have no conversation and are skipped.
+        :param lineage: that conversation's lineage, root first (``[(conversation_id,
+            last_seq_or_None)]``, as :class:`~memfold.window.parts.ConversationRef` holds it), when
+            the caller knows it; read from storage otherwise.
         :param namespace: only this namespace (records; turns and cards via their conversation).
         :param type: only records of this type (``semantic``, ...); turns and cards are skipped.
         :param key: only records in this slot.
@@ -357,9 +351,11 @@ class HybridSearch:
 
         found_lineage: list[tuple] = []
 
-        def lineage() -> tuple:
+        known_lineage = None if lineage is None else tuple(reversed(tuple(lineage)))  # storage's order: leaf first
+
+        def lineage_of() -> tuple:
             if not found_lineage:
-                chain = self.fulltext.conversation_lineage(conversation_id)
+                chain = known_lineage or self.fulltext.conversation_lineage(conversation_id)
                 if not chain:
                     raise ConversationNotFound(f"no conversation {conversation_id!r} to search in")
                 found_lineage.append(tuple(chain))
@@ -367,7 +363,7 @@ class HybridSearch:
 
         filters = {}
         for kind in kinds:
-            flt = self._scope(kind, conversation_id=conversation_id, lineage=lineage, namespace=namespace, type=type,
+            flt = self._scope(kind, conversation_id=conversation_id, lineage=lineage_of, namespace=namespace, type=type,
                               key=key, since=since, until=until, reader_labels=labels)
             if flt is not None:
                 filters[kind] = flt
@@ -445,12 +441,16 @@ class HybridSearch:
         bm25_rank = {k: r for r, k in enumerate(bm25_list, start=1)}
         dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}
         sim_of = {k: float(sims[i]) for i, k in enumerate(keys)} if qvec is not None else {}
-        return [self._hit(kind, item_id, score, bm25_rank.get((kind, item_id)), dense_rank.get((kind, item_id)),
-                          sim_of.get((kind, item_id)))
-                for (kind, item_id), score in ranked[:limit]]
+        top = ranked[:limit]
+        items = {kind: self.fulltext.items(kind, [i for (k, i), _ in top if k == kind])
+                 for kind in dict.fromkeys(k for (k, _), _ in top)}  # one read per kind, not per hit
+        return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
+                          dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
+                for (kind, item_id), score in top]
 
-    def _hit(self, kind: str, item_id: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:
-        item = self.fulltext.item(kind, item_id)
+    @staticmethod
+    def _hit(item: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:
+        kind = item.kind
         return SearchHit(kind=kind, id=item.id, score=score, text=item.text, conversation_id=item.conversation_id,
                          namespace=item.namespace, type=item.type, key=item.key, time=item.time, bm25_rank=b,
                          dense_rank=d, similarity=sim, labels=item.labels)

@@ -39,6 +39,14 @@ from .validation import check_id, check_importance, check_labels, check_name, ch
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
 _UNSET: Any = object()
 
+#: the ``restatement=`` choices of :meth:`MemoryStore.write`
+RESTATEMENTS = ("meaning", "exact")
+
+
+def _identical(existing: str, new: str) -> bool:
+    """The ``restatement="exact"`` test: only byte-identical content restates a slot's value."""
+    return existing == new
+
 
 class RecordSearcher(Protocol):
     """What :meth:`MemoryStore.read` needs of a search (a :class:`memfold.memory.search.HybridSearch`
@@ -154,6 +162,7 @@ class MemoryStore:
         metadata: dict[str, Any] | None = None,
         pinned: bool = False,
         cause: str = "write",
+        restatement: str = "meaning",
     ) -> MemoryRecord:
         """Validate and write one record in one transaction, applying the forgetting policy.
 
@@ -172,6 +181,12 @@ class MemoryStore:
         :param event_time: when the stated thing happened (clock units), if known; orders
             statements of one slot.
         :param pinned: never evict this record (supersession still applies).
+        :param restatement: what counts as restating the slot's current value (a refresh, no new
+            row): ``"meaning"`` (default: :attr:`same_meaning`, equal after normalisation or, with
+            an embedder, the same meaning) or ``"exact"`` (only byte-identical content; any other
+            content supersedes, so every distinct value keeps its own row in the slot's history:
+            what a key-value store whose values must round-trip exactly needs, such as
+            :class:`memfold.integrations.langgraph.MemfoldStore`).
         :returns: the stored :class:`MemoryRecord` (the refreshed one for a restatement).
         :raises InvalidInput: see :meth:`validate`; nothing is written.
         :raises CapacityExceeded: the store is full and every other active record is pinned;
@@ -179,7 +194,7 @@ class MemoryStore:
         """
         return self.write_outcome(
             namespace, type, content, key=key, importance=importance, labels=labels, provenance=provenance,
-            event_time=event_time, metadata=metadata, pinned=pinned, cause=cause,
+            event_time=event_time, metadata=metadata, pinned=pinned, cause=cause, restatement=restatement,
         ).record
 
     def write_outcome(
@@ -196,27 +211,33 @@ class MemoryStore:
         metadata: dict[str, Any] | None = None,
         pinned: bool = False,
         cause: str = "write",
+        restatement: str = "meaning",
     ) -> WriteOutcome:
         """:meth:`write`, returning a :class:`~memfold.memory.forgetting.WriteOutcome`: the
         record, the :class:`~memfold.memory.forgetting.WriteAction` taken and the ids retired
         and evicted. Same parameters and errors as :meth:`write`."""
+        if restatement not in RESTATEMENTS:
+            raise InvalidInput(f"restatement must be one of {', '.join(RESTATEMENTS)}, got {restatement!r}")
         fields = self.validate(
             namespace, type, content, key=key, importance=importance, labels=labels,
             provenance=provenance, event_time=event_time, metadata=metadata,
         )
         with self.storage.transaction():
-            return self.apply_write(fields, pinned=pinned, cause=cause)
+            return self.apply_write(fields, pinned=pinned, cause=cause, restatement=restatement)
 
-    def apply_write(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write") -> WriteOutcome:
+    def apply_write(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write",
+                    restatement: str = "meaning") -> WriteOutcome:
         """Apply validated ``fields`` (from :meth:`validate`) with supersession, refresh and eviction.
 
         Call inside ``storage.transaction()`` (an exception rolls the whole write back).
+        ``restatement`` as in :meth:`write`.
         :raises CapacityExceeded: see :meth:`write`.
         """
         key = fields["key"]
         actives = self._active_in_slot(fields["namespace"], fields["type"], key) if key is not None else []
         current = actives[-1] if actives else None
-        action = decide_write(current, fields["content"], fields["event_time"], self.same_meaning)
+        same = self.same_meaning if restatement == "meaning" else _identical
+        action = decide_write(current, fields["content"], fields["event_time"], same)
         if action is WriteAction.REFRESH:
             assert current is not None
             return WriteOutcome(self._refresh(current, fields, pinned=pinned, cause=cause), action)
@@ -429,7 +450,8 @@ class MemoryStore:
         DESIGN.md §1 "score"). Ties: the newer record (larger id) first. Reading never deletes,
         retires or evicts; with ``touch`` it raises each returned record's ``access_count`` by
         one and sets ``last_access_at`` to the clock's now (age is not reset). Access updates are
-        not logged as events: they are statistics, not status changes.
+        not logged as events: they are statistics, not status changes. The ranking is one read
+        snapshot and takes no write lock; the access update is one statement after it.
 
         :param namespace: tenant/user scope.
         :param k: how many records, >= 1.
@@ -454,13 +476,13 @@ class MemoryStore:
             wanted = sorted({check_record_type(t) for t in wanted}, key=RECORD_TYPES.index)
         at_value = self.clock.now() if at is None else self.clock.coerce(at)
         relevance = None if query is None else self._relevance(namespace, wanted, query, k)
-        if not touch:
-            return self._rank(namespace, k, wanted, at_value, relevance)
-        with self.storage.transaction():
+        with self.storage.snapshot():  # one consistent read, no write lock (DESIGN.md §3)
             result = self._rank(namespace, k, wanted, at_value, relevance)
-            if result:
-                self.records.touch([s.record.id for s in result], self.clock.now())
-            return result
+        if touch and result:
+            # the one write of a read: a single statement counting the accesses of what was shown
+            # (atomic on its own; ``access_count + 1`` never loses a concurrent reader's count)
+            self.records.touch([s.record.id for s in result], self.clock.now())
+        return result
 
     #: The search used by ``read(query=...)``: a :class:`RecordSearcher` such as
     #: :class:`memfold.memory.search.HybridSearch`. The facade sets one sharing its embedder

@@ -69,21 +69,19 @@ class ReplayReport:
         """Read the figures from ``mf``'s database after the loop ``run``."""
         from .runner import median, percentile
 
-        db = mf.db
-        one = lambda sql, *p: db.execute(sql, list(p)).fetchone()[0]  # noqa: E731
-        turns = one("SELECT COUNT(*) FROM turns")
-        by_depth = {str(d): n for d, n in db.execute("SELECT depth, COUNT(*) FROM cards GROUP BY depth ORDER BY depth")}
-        in_catalog = {str(d): n for d, n in db.execute(
-            "SELECT depth, COUNT(*) FROM catalog_items WHERE kind = 'card' GROUP BY depth ORDER BY depth")}
-        derived = "json_extract(metadata, '$.consolidation_run') IS NOT NULL"
+        storage = mf.storage
+        records = storage.records
+        turns = storage.archive.count_turns()
+        by_depth = {str(d): n for d, n in storage.cards.count_by_depth().items()}
+        in_catalog = {str(d): n for d, n in storage.catalog.card_counts_by_depth().items()}
         ratios = [c / t for c, t in zip(run.compiled_tokens, run.transcript_tokens) if t > 0]
         ms = lambda xs, q: round(1000 * (median(xs) if q is None else percentile(xs, q)), 3)  # noqa: E731
         figures = {
             "format": run.source_format,
             "conversations": len(run.conversations),
             "turns": turns,
-            "secret_turns": one("SELECT COUNT(*) FROM turns t, json_each(t.labels) WHERE json_each.value = 'secret'"),
-            "archive_tokens": one("SELECT COALESCE(SUM(tokens), 0) FROM turns"),
+            "secret_turns": storage.archive.count_turns_labelled("secret"),
+            "archive_tokens": storage.archive.total_turn_tokens(),
             "budget_tokens": run.settings.budget_tokens,
             "usable_tokens": run.settings.usable_tokens,
             "compiles": len(run.compiled_tokens),
@@ -100,15 +98,15 @@ class ReplayReport:
             "cards_per_depth": by_depth,
             "catalog_cards_per_depth": in_catalog,
             "compactions": len(run.compact_seconds),
-            "summarizer_failures": one("SELECT COUNT(*) FROM summarizer_failures"),
+            "summarizer_failures": storage.archive.count_summarizer_failures(),
             "nightly_passes": run.nightly_passes,
-            "consolidation_runs": one("SELECT COUNT(*) FROM consolidation_runs"),
-            "facts_written": one(f"SELECT COUNT(*) FROM records WHERE type = 'semantic' AND {derived}"),
-            "rules_written": one(f"SELECT COUNT(*) FROM records WHERE type = 'procedural' AND {derived}"),
-            "active_facts": one("SELECT COUNT(*) FROM records WHERE type = 'semantic' AND status = 'active'"),
-            "protected_records": one("SELECT COUNT(*) FROM protected"),
-            "superseded": one("SELECT COUNT(*) FROM records WHERE superseded_by IS NOT NULL"),
-            "evicted": one("SELECT COUNT(*) FROM records WHERE status = 'evicted'"),
+            "consolidation_runs": storage.runs.count_runs(),
+            "facts_written": records.count_consolidated("semantic"),
+            "rules_written": records.count_consolidated("procedural"),
+            "active_facts": records.count_records(type="semantic", status="active"),
+            "protected_records": storage.protected.count_all(),
+            "superseded": records.count_superseded(),
+            "evicted": records.count_records(status="evicted"),
             "summarizer_calls": run.summarizer_calls,
             "summarizer_calls_per_turn": round(run.summarizer_calls / turns, 4) if turns else 0.0,
             "append_ms_median": ms(run.append_seconds, None),
@@ -221,7 +219,7 @@ def current_facts(mf: "MemFold", conversations: list[Any]) -> dict[str, Any]:
 
 def secret_check(mf: "MemFold", conversations: list[Any]) -> dict[str, Any]:
     """Look for gold secret values in facts, card texts and protected records (module docstring)."""
-    db = mf.db
+    storage = mf.storage
     values: set[str] = set()
     excluded: set[str] = set()
     for conv in conversations:
@@ -232,9 +230,9 @@ def secret_check(mf: "MemFold", conversations: list[Any]) -> dict[str, Any]:
                 excluded.add(s)
             else:
                 values.add(s)
-    facts = [r[0] for r in db.execute("SELECT content FROM records WHERE type = 'semantic'")]
-    cards = [r[0] for r in db.execute("SELECT text FROM cards")]
-    protected = [r[0] for r in db.execute("SELECT text FROM protected")]
+    facts = storage.records.contents_of_type("semantic")
+    cards = storage.cards.all_texts()
+    protected = storage.protected.all_texts()
 
     def hits(texts: list[str]) -> list[str]:
         found = []
@@ -260,7 +258,7 @@ def evidence_check(mf: "MemFold", run: "ReplayRun") -> dict[str, Any]:
             continue
         conv = mf.conversation(conv_src.conversation_id, create=False)
         ids = run.turn_ids.get(conv.id, {})
-        seq_of = {tid: seq for tid, seq in mf.db.execute("SELECT id, seq FROM turns WHERE conversation_id = ?", [conv.id])}
+        seq_of = mf.storage.archive.turn_seqs(conv.id)
         seen: set[int] = set()
         for item in conv.catalog_items():
             if item.kind == "turn":

@@ -20,7 +20,6 @@ database (:mod:`memfold.replay.report`), so what the report says is what the fil
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
@@ -196,9 +195,9 @@ def replay(source: ReplaySource, db: str | os.PathLike, *, settings: ReplaySetti
             t0 = time.perf_counter()
             turn_id = conv.append(message)
             run.append_seconds.append(time.perf_counter() - t0)
-            tokens, labels = mf.db.execute("SELECT tokens, labels FROM turns WHERE id = ?", [turn_id]).fetchone()
-            transcript[ci] += tokens
-            if SECRET_LABEL in json.loads(labels):
+            appended = mf.archive.get(turn_id)
+            transcript[ci] += appended.tokens
+            if SECRET_LABEL in appended.labels:
                 run.secret_turns += 1
             dia = (turn.get("metadata") or {}).get("dia_id")
             if dia is not None:

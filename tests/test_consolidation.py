@@ -51,7 +51,7 @@ def test_seed_case_becomes_the_fact_and_the_rule_and_consumes_all_four(mf):
     assert rule.provenance == (f"record:{ids[0]}", f"record:{ids[1]}")
     assert [mf.memory.get(i).status for i in ids] == ["consumed"] * 4
     # each episode is linked to what it produced (t3 produced nothing but is consumed)
-    links = {i: runs_db.consumption(mf.db, f"record:{i}")["products"] for i in ids}
+    links = {i: runs_db.consumption(mf.storage, f"record:{i}")["products"] for i in ids}
     assert links == {ids[0]: [rule.id], ids[1]: [rule.id], ids[2]: [], ids[3]: [fact.id]}
     assert [e.kind for e in mf.memory.events(NS, record_id=ids[2])] == ["write", "consume"]
 
@@ -105,7 +105,7 @@ def test_batches_each_commit_and_the_run_record_counts_them(mf):
         mf.memory.write(NS, "episodic", f"user: I love board game {i}")
     run = consolidate(mf, NS, batch_size=10)
     assert run.batches == 3 and run.episodes_consumed == 25 and run.facts_written == 25
-    stored = runs_db.get_run(mf.db, run.id)
+    stored = runs_db.get_run(mf.storage, run.id)
     assert (stored.status, stored.batches, stored.episodes_consumed, stored.facts_written, stored.rules_written) == (
         "ok", 3, 25, 25, 0)
     assert stored.started_at == mf.clock.now() and stored.finished_at == mf.clock.now()
@@ -128,7 +128,7 @@ def test_every_derived_record_cites_consumed_sources(mf):
     for r in derived:
         assert r.provenance
         for source in r.provenance:
-            assert runs_db.consumption(mf.db, source) is not None
+            assert runs_db.consumption(mf.storage, source) is not None
             assert mf.memory.get(int(source.split(":")[1])).status == "consumed"
 
 
@@ -166,7 +166,7 @@ def test_archived_turns_are_read_past_a_cursor(mf):
         ("user.contact_preference", "phone", (f"turn:{turn_ids[0]}",)),
         ("policy.returns.after_the_30_day_window", SEED_RULE, (f"turn:{turn_ids[3]}",)),
     }
-    assert runs_db.turn_cursor(mf.db, NS) == turn_ids[-1]
+    assert runs_db.turn_cursor(mf.storage, NS) == turn_ids[-1]
     again = mf.consolidate(NS, include_turns=True)
     assert again.turns_consumed == 0 and again.written == []
     conv.append({"role": "user", "content": "I live in Lyon."})
@@ -206,7 +206,7 @@ def test_invalid_extractor_output_consumes_nothing_and_is_recorded(mf, extractor
     assert run.status == "failed" and run.episodes_consumed == 0 and run.errors
     assert [mf.memory.get(i).status for i in ids] == ["active"] * 4
     assert [r.type for r in mf.memory.list(NS)] == ["episodic"] * 4
-    stored = runs_db.get_run(mf.db, run.id)
+    stored = runs_db.get_run(mf.storage, run.id)
     assert stored.status == "failed" and stored.errors == run.errors
     failures = mf.memory.events(NS, kind="consolidation_failed")
     assert len(failures) == 1 and failures[0].subject == f"run:{run.id}"

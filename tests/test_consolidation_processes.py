@@ -86,7 +86,7 @@ def test_a_process_killed_mid_batch_leaves_nothing_half_written(db_path):
     proc = subprocess.run([sys.executable, "-c", KILLER, str(db_path), NS], capture_output=True, text=True, timeout=300)
     assert proc.returncode == -9, (proc.stdout, proc.stderr)
     with memfold.MemFold(db_path, token_counter="words") as mf:
-        [run] = runs_db.list_runs(mf.db, NS)
+        [run] = runs_db.list_runs(mf.storage, NS)
         # the first batch committed whole; the killed second batch left no trace
         assert (run.status, run.batches, run.episodes_consumed, run.facts_written) == ("running", 1, 10, 10)
         episodes = mf.memory.list(NS, "episodic", include_inactive=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -110,20 +111,20 @@ def test_restart_after_missed_fire_times_runs_once(db_path):
     assert len(results) == 1 and results[0]["ran"]
     assert datetime.fromisoformat(results[0]["fire_time"]).second == second  # the two missed fires collapsed
     with memfold.MemFold(db_path) as mf:
-        leases = lease.list_leases(mf.db, JOB_ID)
+        leases = lease.list_leases(mf.storage, JOB_ID)
         assert [(datetime.fromtimestamp(x.fire_time, timezone.utc).second, x.outcome) for x in leases] == [(second, "ok")]
         assert {r.status for r in mf.memory.list(NS, "episodic", include_inactive=True)} == {"consumed"}
 
 
 def test_lease_once_per_fire_time_and_expiry_when_a_holder_dies(mf):
-    assert lease.acquire(mf.db, "job", 100.0, "a", ttl_seconds=10, now=100.0)
-    assert not lease.acquire(mf.db, "job", 100.0, "b", ttl_seconds=10, now=105.0)   # held
-    assert lease.acquire(mf.db, "job", 100.0, "b", ttl_seconds=10, now=111.0)       # a died: expired
-    assert not lease.renew(mf.db, "job", 100.0, "a", ttl_seconds=10, now=112.0)     # a lost it
-    assert lease.release(mf.db, "job", 100.0, "b", now=113.0, outcome="ok")
-    assert not lease.acquire(mf.db, "job", 100.0, "c", ttl_seconds=10, now=500.0)   # finished: never again
-    assert lease.acquire(mf.db, "job", 200.0, "c", ttl_seconds=10, now=500.0)
-    assert not lease.acquire(mf.db, "job", 150.0, "d", ttl_seconds=10, now=500.0)   # older than a claimed fire
+    assert lease.acquire(mf.storage, "job", 100.0, "a", ttl_seconds=10, now=100.0)
+    assert not lease.acquire(mf.storage, "job", 100.0, "b", ttl_seconds=10, now=105.0)   # held
+    assert lease.acquire(mf.storage, "job", 100.0, "b", ttl_seconds=10, now=111.0)       # a died: expired
+    assert not lease.renew(mf.storage, "job", 100.0, "a", ttl_seconds=10, now=112.0)     # a lost it
+    assert lease.release(mf.storage, "job", 100.0, "b", now=113.0, outcome="ok")
+    assert not lease.acquire(mf.storage, "job", 100.0, "c", ttl_seconds=10, now=500.0)   # finished: never again
+    assert lease.acquire(mf.storage, "job", 200.0, "c", ttl_seconds=10, now=500.0)
+    assert not lease.acquire(mf.storage, "job", 150.0, "d", ttl_seconds=10, now=500.0)   # older than a claimed fire
     kinds = [e.kind for e in mf.memory.events(kind=None) if e.subject == "lease:job"]
     assert kinds == ["lease_acquired", "lease_taken_over", "lease_released", "lease_acquired"]
 
@@ -145,7 +146,10 @@ def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(db_pa
                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
     try:
         for p in procs:
-            assert p.stdout.readline().strip() == "ready"
+            line = p.stdout.readline().strip()
+            if line != "ready":  # the worker died while starting: show why
+                p.kill()
+                raise AssertionError(f"worker said {line!r}, stderr: {p.communicate(timeout=60)[1]}")
         time.sleep(4.5)
     finally:
         for p in procs:
@@ -161,3 +165,47 @@ def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(db_pa
         assert len(acquired) >= len(ran)
         assert {r.status for r in mf.memory.list(NS, "episodic", include_inactive=True)} == {"consumed"}
         assert len(mf.memory.list(NS, "semantic")) == 40
+
+
+def _job_table_schema(path):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = ? ORDER BY type, name",
+                            [JOBS_TABLE]).fetchall()
+    finally:
+        conn.close()
+
+
+def test_storage_makes_the_job_table_once_as_apscheduler_would(db_path, tmp_path):
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+    ConsolidationScheduler(db_path).shutdown()  # no scheduler started: the table exists all the same
+    with memfold.MemFold(db_path) as mf:
+        assert not mf.storage.runs.ensure_job_store(JOBS_TABLE)  # made once; a second call creates nothing
+    theirs = tmp_path / "apscheduler-only.db"
+    store = SQLAlchemyJobStore(url=f"sqlite:///{theirs}", tablename=JOBS_TABLE)
+    store.jobs_t.create(store.engine, True)
+    store.engine.dispose()
+    assert _job_table_schema(db_path) == _job_table_schema(theirs) != []
+
+
+STARTER = textwrap.dedent("""
+    import sys, time
+    from memfold.consolidation.scheduler import ConsolidationScheduler
+    s = ConsolidationScheduler(sys.argv[1])
+    while time.time() < float(sys.argv[2]):  # every job store starts at the same moment
+        time.sleep(0.001)
+    s.start()
+    s.shutdown()
+    print("ok", flush=True)
+""")
+
+
+def test_schedulers_starting_together_on_a_fresh_file_do_not_race(db_path):
+    go = time.time() + 4.0  # every process has opened the file and waits by then
+    procs = [subprocess.Popen([sys.executable, "-c", STARTER, str(db_path), str(go)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], [e for _, e in outs]
+    with memfold.MemFold(db_path) as mf:
+        assert mf.db.execute(f"SELECT id FROM {JOBS_TABLE}").fetchall() == [(JOB_ID,)]

@@ -23,7 +23,7 @@ def test_measure_total_equals_layout_through_appends_folds_and_glimpses(tmp_path
             content = f"From now on never share order ORD-{i}. {words}" if i % 37 == 5 else f"order ORD-{i} {words}"
             conv.append({"role": role, "content": content})
             for probe in (settings, settings.with_overrides({"system_note": ""})):
-                assert measure_total(conv, probe) == layout(conv, probe).total_tokens
+                assert measure_total(conv.parts, conv.ref, probe) == layout(conv.parts, conv.ref, probe).total_tokens
                 checked += 1
         kinds = {item.kind for item in conv.catalog_items()}
         assert "card" in kinds  # folds happened, so the note and cards were part of the measure

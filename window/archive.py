@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Iterable, Mapping
-
-import sqlite_utils
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
@@ -22,6 +21,58 @@ from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_text
 
 ROLES = ("user", "assistant", "tool", "system")
+#: the longest append idempotency key, in characters (a UUID is 36, a hash hex digest 64)
+MAX_IDEMPOTENCY_KEY = 200
+
+
+@dataclass(frozen=True)
+class AppendOutcome:
+    """What one append call did (issue 16): ``turn_ids`` in the order the turns were given, and
+    for each whether it was ``replayed``: its idempotency key was already taken in the
+    conversation by an earlier call with the same turn, so nothing was written and the id is that
+    earlier turn's."""
+
+    turn_ids: tuple[int, ...]
+    replayed: tuple[bool, ...]
+
+    @property
+    def written(self) -> tuple[int, ...]:
+        """The ids this call archived (those not replayed)."""
+        return tuple(i for i, again in zip(self.turn_ids, self.replayed) if not again)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"turn_ids": list(self.turn_ids), "replayed": list(self.replayed)}
+
+
+def check_idempotency_keys(keys: object, count: int) -> list[str | None]:
+    """One idempotency key (or ``None``) per turn, ``count`` of them, none repeated.
+
+    A key is what its caller chose to name one attempt to append one turn (a UUID, a message id):
+    1 to :data:`MAX_IDEMPOTENCY_KEY` characters without surrounding whitespace, NUL or surrogates.
+
+    :raises InvalidInput: for a non-list, a wrong length, a bad key or a key given twice.
+    """
+    if keys is None:
+        return [None] * count
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Iterable):
+        raise InvalidInput(f"idempotency_keys must be a list with one key (or None) per turn, got {keys!r}")
+    keys = list(keys)
+    if len(keys) != count:
+        raise InvalidInput(f"idempotency_keys has {len(keys)} entries for {count} turns: give one key (or None) per turn")
+    seen: set[str] = set()
+    out: list[str | None] = []
+    for i, key in enumerate(keys):
+        if key is not None:
+            check_name(key, f"idempotency key {i + 1}")
+            if len(key) > MAX_IDEMPOTENCY_KEY:
+                raise InvalidInput(f"idempotency key {i + 1} has {len(key)} characters: at most "
+                                   f"{MAX_IDEMPOTENCY_KEY} are allowed")
+            if key in seen:
+                raise InvalidInput(f"idempotency key {key!r} is given for two turns of one append: a key names one turn")
+            seen.add(key)
+        out.append(key)
+    return out
 
 
 def canonical_hash(message: Mapping[str, Any]) -> str:
@@ -106,20 +157,10 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     }
 
 
-def _as_storage(storage: Any) -> Storage:
-    """``storage`` itself, or (transitional, issue 12) a Storage over a raw ``sqlite_utils.Database``
-    handed in by an engine that has not moved onto the storage seam yet."""
-    if isinstance(storage, sqlite_utils.Database):
-        from ..memory.storage import SqliteStorage
-
-        return SqliteStorage(storage)
-    return storage
-
-
 def namespace_exists(storage: Storage, namespace: str) -> bool:
     """True when a conversation, a memory record or a protected record belongs to ``namespace``
     (the check behind erasing or consolidating a named namespace)."""
-    return _as_storage(storage).archive.namespace_exists(namespace)
+    return storage.archive.namespace_exists(namespace)
 
 
 class Archive:
@@ -131,7 +172,7 @@ class Archive:
     """
 
     def __init__(self, storage: Storage, clock: Clock, token_counter: TokenCounter) -> None:
-        self.storage = _as_storage(storage)
+        self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
 
@@ -144,16 +185,23 @@ class Archive:
         return row.to_dict()
 
     def create_conversation(
-        self, conversation_id: str, namespace: str, *, parent_id: str | None = None, labels: Iterable[str] | None = None
+        self, conversation_id: str, namespace: str, *, parent_id: str | None = None, labels: Iterable[str] | None = None,
+        fork_after_seq: int | None = None,
     ) -> dict[str, Any]:
         """Create a conversation (or a fork of ``parent_id`` at its current end).
 
-        :raises InvalidInput: for a bad id or namespace, or an id already in use.
+        :param fork_after_seq: with ``parent_id``, fork after this seq of the parent's lineage
+            instead of at its end (``0``: a fork that inherits no turn, a new session of the
+            family); the fork sees the parent's turns up to it.
+        :raises InvalidInput: for a bad id or namespace, an id already in use, or a fork point
+            outside ``0..`` the parent's last seq (or given without ``parent_id``).
         :raises ConversationNotFound: if ``parent_id`` does not exist.
         """
         check_name(conversation_id, "conversation id")
         check_name(namespace, "namespace")
         label_list = check_labels(labels)
+        if fork_after_seq is not None and parent_id is None:
+            raise InvalidInput("fork_after_seq needs the parent_id of the conversation to fork")
         with self.storage.transaction():
             if self.storage.archive.conversation(conversation_id) is not None:
                 raise InvalidInput(f"conversation {conversation_id!r} already exists")
@@ -162,6 +210,12 @@ class Archive:
                 parent = self.conversation_row(parent_id)
                 family_id = parent["family_id"]
                 fork_after = self.last_seq(parent_id)
+                if fork_after_seq is not None:
+                    if (isinstance(fork_after_seq, bool) or not isinstance(fork_after_seq, int)
+                            or not 0 <= fork_after_seq <= fork_after):
+                        raise InvalidInput(f"fork point {fork_after_seq!r} is outside conversation {parent_id!r}: "
+                                           f"give a seq from 0 to its last, {fork_after}")
+                    fork_after = fork_after_seq
             self.storage.archive.insert_conversation(
                 conversation_id=conversation_id, namespace=namespace, family_id=family_id, parent_id=parent_id,
                 fork_after_seq=fork_after, created_at=self.clock.now(), labels=label_list,
@@ -187,16 +241,25 @@ class Archive:
             current = row["parent_id"]
         return list(reversed(chain))
 
-    def last_seq(self, conversation_id: str) -> int:
-        """The seq of the newest turn in this conversation's lineage (0 when empty)."""
-        row = self.conversation_row(conversation_id)
+    def last_seq(self, conversation_id: str, *, lineage: Sequence[tuple[str, int | None]] | None = None) -> int:
+        """The seq of the newest turn in this conversation's lineage (0 when empty).
+
+        :param lineage: the conversation's lineage when the caller holds it (a
+            :class:`~memfold.window.parts.ConversationRef`): then no ``conversations`` row is read.
+        """
+        if lineage is None:
+            return self._last_seq(conversation_id, self.conversation_row(conversation_id)["fork_after_seq"])
+        return self._last_seq(conversation_id, lineage[-2][1] if len(lineage) > 1 else None)
+
+    def _last_seq(self, conversation_id: str, fork_after_seq: int | None) -> int:
         own = self.storage.archive.max_seq(conversation_id)
         if own is not None:
             return own
-        return row["fork_after_seq"] or 0
+        return fork_after_seq or 0
 
     # -- turns ---------------------------------------------------------------------------
-    def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int) -> int:
+    def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
+                    idempotency_key: str | None = None) -> int:
         """Insert one validated turn; call inside a write transaction. Returns the turn id."""
         tokens = self.token_counter.count(fields["content"]) + (
             self.token_counter.count(json.dumps(fields["tool_calls"])) if fields["tool_calls"] else 0
@@ -206,37 +269,78 @@ class Archive:
             conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
             content=fields["content"], name=fields["name"], tool_call_id=fields["tool_call_id"],
             tool_calls=fields["tool_calls"], metadata=fields["metadata"], created_at=created, tokens=tokens,
-            sha256=fields["sha256"], labels=fields["labels"],
+            sha256=fields["sha256"], labels=fields["labels"], idempotency_key=idempotency_key,
         )
 
     def append_many(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
-        progress: Callable[[int], None] | None = None,
+        progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
     ) -> list[int]:
         """Validate every turn, then append them all in one transaction.
 
         :param progress: called with the number of turns written so far, every 100 turns and at the end.
+        :param idempotency_keys: one key (or ``None``) per turn; see :meth:`append_outcome`.
 
-        :returns: the new turn ids, in order.
-        :raises InvalidInput: for the first bad turn (nothing is written).
+        :returns: the turn ids, in order (a replayed turn's id is the one archived before).
+        :raises InvalidInput: for the first bad turn or key (nothing is written).
+        :raises ConversationNotFound: if the conversation does not exist.
+        """
+        return list(self.append_outcome(conversation_id, turns, where_prefix=where_prefix, progress=progress,
+                                        idempotency_keys=idempotency_keys).turn_ids)
+
+    def append_outcome(
+        self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
+        progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
+    ) -> AppendOutcome:
+        """:meth:`append_many`, telling which turns were replayed (issue 16).
+
+        A turn given with an idempotency key already taken in this conversation (its own turns,
+        not a fork parent's) is not written again: its earlier id is returned and marked
+        replayed, so a client that retries an append whose answer it never saw gets the same ids
+        and no duplicate. The check and the insert run in one write transaction (``BEGIN
+        IMMEDIATE``), so two processes retrying at once still write the turn once (the loser
+        waits for the lock, then finds the key); the unique index of migration 7 backs this up.
+        Turns without a key are always written. A key whose turn was erased still replays (the
+        erased turn's id): a retry never brings erased content back.
+
+        :raises InvalidInput: for the first bad turn or key, or a key already used in this
+            conversation for a turn with other content (role, content, name, tool calls; the
+            sha256 differs): nothing is written.
         :raises ConversationNotFound: if the conversation does not exist.
         """
         normalized = [
             normalize_turn(t, self.clock, where=where_prefix.format(i=i + 1) if where_prefix else "")
             for i, t in enumerate(turns)
         ]
+        keys = check_idempotency_keys(idempotency_keys, len(normalized))
         with self.storage.transaction():
-            row = self.conversation_row(conversation_id)
-            seq = self.last_seq(conversation_id)
-            ids = []
-            for fields in normalized:
+            row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
+            taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
+                if any(keys) else {}
+            for key, fields in zip(keys, normalized):
+                earlier = taken.get(key) if key is not None else None
+                if earlier is not None and not earlier.erased and earlier.sha256 != fields["sha256"]:
+                    raise InvalidInput(
+                        f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
+                        f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
+                        f"a new key")
+            seq = self._last_seq(conversation_id, row["fork_after_seq"])
+            ids: list[int] = []
+            replayed: list[bool] = []
+            for key, fields in zip(keys, normalized):
+                earlier = taken.get(key) if key is not None else None
+                if earlier is not None:
+                    ids.append(earlier.id)
+                    replayed.append(True)
+                    continue
                 seq += 1
-                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq))
+                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq, idempotency_key=key))
+                replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
         if progress is not None:
             progress(len(ids))
-        return ids
+        return AppendOutcome(tuple(ids), tuple(replayed))
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""
@@ -250,10 +354,15 @@ class Archive:
         """Turns by id, read in batches (missing ids are simply absent)."""
         return {turn.id: turn for turn in self.storage.archive.turns(turn_ids)}
 
-    def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Turn]:
-        """Turns of the conversation's lineage in append order (by seq, stable for equal times)."""
+    def history(self, conversation_id: str, *, after_seq: int = 0, limit: int | None = None,
+                lineage: Sequence[tuple[str, int | None]] | None = None) -> list[Turn]:
+        """Turns of the conversation's lineage in append order (by seq, stable for equal times).
+
+        :param lineage: the conversation's lineage when the caller holds it (no ``conversations``
+            rows are read then).
+        """
         out: list[Turn] = []
-        for conv, upto in self.lineage(conversation_id):
+        for conv, upto in (self.lineage(conversation_id) if lineage is None else lineage):
             out.extend(self.storage.archive.conversation_turns(conv, after_seq=after_seq, upto_seq=upto))
         if limit is not None:
             out = out[:limit]

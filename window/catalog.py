@@ -38,15 +38,23 @@ class Catalog:
     :param storage: the opened storage. :param archive: the turn archive. :param cards: the card store.
     :param counter: the token counter (rendered card sizes).
     :param conversation_id: whose catalog.
+    :param lineage: the conversation's lineage (root first, see :meth:`Archive.lineage`) when the
+        caller holds it, so syncing reads no ``conversations`` row; looked up when needed otherwise.
     """
 
     def __init__(self, storage: Storage, archive: Archive, cards: CardStore, counter: TokenCounter,
-                 conversation_id: str) -> None:
+                 conversation_id: str, *, lineage: Sequence[tuple[str, int | None]] | None = None) -> None:
         self.storage = storage
         self.archive = archive
         self.cards = cards
         self.counter = counter
         self.conversation_id = conversation_id
+        self.lineage = None if lineage is None else tuple(lineage)
+
+    def _lineage(self) -> tuple[tuple[str, int | None], ...]:
+        if self.lineage is None:
+            self.lineage = tuple(self.archive.lineage(self.conversation_id))
+        return self.lineage
 
     # -- reading -------------------------------------------------------------------------
     def items(self) -> list[CatalogItem]:
@@ -75,7 +83,8 @@ class Catalog:
     def sync(self) -> int:
         """Add a turn item for every archived turn the catalog does not cover yet (and seed a
         fork from its parent). Returns how many items were added."""
-        if self.last_seq() == self.archive.last_seq(self.conversation_id):
+        lineage = self._lineage()
+        if self.last_seq() == self.archive.last_seq(self.conversation_id, lineage=lineage):
             return 0
         with self.storage.transaction():
             covered = self.last_seq()
@@ -83,16 +92,18 @@ class Catalog:
             if covered == 0:
                 items = self._seed_from_parent()
                 covered = items[-1].last_seq if items else 0
-            items.extend(turn_item(t) for t in self.archive.history(self.conversation_id, after_seq=covered))
+            items.extend(turn_item(t) for t in self.archive.history(self.conversation_id, after_seq=covered,
+                                                                     lineage=lineage))
             self._insert(items)
         return len(items)
 
     def _seed_from_parent(self) -> list[CatalogItem]:
-        row = self.archive.conversation_row(self.conversation_id)
-        if row["parent_id"] is None or not row["fork_after_seq"]:
+        lineage = self._lineage()
+        if len(lineage) < 2 or not lineage[-2][1]:
             return []
-        limit = row["fork_after_seq"]
-        parent = Catalog(self.storage, self.archive, self.cards, self.counter, row["parent_id"])
+        parent_id, limit = lineage[-2]
+        parent = Catalog(self.storage, self.archive, self.cards, self.counter, parent_id,
+                         lineage=(*lineage[:-2], (parent_id, None)))
         out: list[CatalogItem] = []
         for item in parent.items():
             if item.first_seq > limit:

@@ -27,20 +27,18 @@ the largest card alone, one level deeper and shorter by at least the excess (a *
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..memory.errors import SummarizerError
 from ..memory.events import log_event
+from .archive import Turn
 from .cards import Card, card_header
 from .catalog import CatalogItem
 from .context import Layout, layout
-from .settings import WindowSettings
+from .parts import ConversationRef, WindowParts
 from .protected import summarizer_input
+from .settings import WindowSettings
 from .summarizers.base import FoldItem, Summarizer, run_summarizer
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .archive import Turn
-    from .conversation import Conversation
 
 
 @dataclass
@@ -70,7 +68,24 @@ class CompactionReport:
         return {**self.__dict__, "folded": self.folded}
 
 
-def fold_item_for_turn(turn: "Turn") -> FoldItem:
+def record_failure(parts: WindowParts, ref: ConversationRef, *, summarizer: str, depth: int, first_seq: int,
+                   last_seq: int, source_tokens: int, error: str) -> dict[str, Any]:
+    """Record a summarizer failure (a ``summarizer_failures`` row and a ``summarizer_failed``
+    event, in one transaction); returns it as a dict."""
+    storage = parts.storage
+    at = parts.clock.now()
+    with storage.transaction():
+        failure = storage.archive.add_summarizer_failure(
+            conversation_id=ref.id, at=at, summarizer=summarizer, depth=depth, first_seq=first_seq,
+            last_seq=last_seq, source_tokens=source_tokens, error=error,
+        )
+        log_event(storage, at=at, kind="summarizer_failed", namespace=ref.namespace,
+                  subject=f"conversation:{ref.id}", cause=summarizer,
+                  details={"depth": depth, "first_seq": first_seq, "last_seq": last_seq, "error": error})
+    return failure.to_dict()
+
+
+def fold_item_for_turn(turn: Turn) -> FoldItem:
     """The summarizer's view of a turn: its content plus any tool calls, written out."""
     text = turn.content
     if turn.tool_calls:
@@ -89,31 +104,47 @@ def fold_item_for_card(card: Card) -> FoldItem:
 class Compactor:
     """Runs compaction passes over one conversation.
 
-    :param conv: the conversation. :param settings: the window settings for this pass.
+    :param parts: the window's parts (storage, clock, token counter, protected channel, ...).
+    :param ref: the conversation. :param settings: the window settings for this pass.
     :param summarizer: the summarizer to fold with.
+
+    After :meth:`compact`, :attr:`layout` is the conversation's layout as the pass left it (for
+    the same settings and reader), so a compile that compacted first renders from it.
     """
 
-    def __init__(self, conv: "Conversation", settings: WindowSettings, summarizer: Summarizer) -> None:
-        self.conv = conv
+    def __init__(self, parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+                 summarizer: Summarizer) -> None:
+        self.parts = parts
+        self.ref = ref
         self.settings = settings
         self.summarizer = summarizer
-        self.counter = conv.memfold.token_counter
+        self.counter = parts.token_counter
+        self.catalog = parts.catalog(ref)
+        self.layout: Layout | None = None
 
-    def compact(self, target_tokens: int | None = None, reader: Iterable[str] | None = None) -> CompactionReport:
+    def compact(self, target_tokens: int | None = None, reader: Iterable[str] | None = None, *,
+                lay: Layout | None = None, reported: int | None = None) -> CompactionReport:
         """One compaction pass (see the module docstring).
 
         :param target_tokens: fold until the compiled context is at most this big; default the
             soft watermark. Compiled-context tokens exclude the memories section.
+        :param lay: the conversation's current :class:`Layout` for these settings and ``reader``,
+            when the caller measured it already; read otherwise.
+        :param reported: the prompt tokens last reported, when the caller read them already.
         :returns: a :class:`CompactionReport`.
         :raises StorageError: if the database cannot be written (the catalog stays consistent).
         """
         s = self.settings
-        lay = layout(self.conv, s, reader)
-        reported = self.conv.reported_usage() or 0
+        parts, ref = self.parts, self.ref
+        if lay is None:
+            lay = layout(parts, ref, s, reader)
+        if reported is None:
+            reported = parts.storage.archive.reported_usage(ref.id)
+        reported = reported or 0
         target = s.soft_tokens if target_tokens is None else max(0, int(target_tokens))
         overhead = max(0, reported - lay.total_tokens)  # what the model's prompt adds around our context
         goal = max(0, target - overhead)
-        report = CompactionReport(self.conv.id, s.usable_tokens, target, lay.total_tokens, lay.total_tokens,
+        report = CompactionReport(ref.id, s.usable_tokens, target, lay.total_tokens, lay.total_tokens,
                                   max(lay.total_tokens, reported))
         failed: set[tuple[str, int, int]] = set()
         while True:
@@ -131,10 +162,12 @@ class Compactor:
                     break
             excess = lay.total_tokens - s.usable_tokens if kind == "shrink" else 0
             self._fold(lay, run, kind, report, failed, excess=excess)
-            lay = layout(self.conv, s, reader)
+            lay = layout(parts, ref, s, reader, protected=lay.protected)  # folding never changes the channel
         report.after_tokens = lay.total_tokens
+        self.layout = lay
         if report.folded:
-            self.conv.clear_reported_usage()
+            with parts.storage.transaction():
+                parts.storage.archive.clear_reported_usage(ref.id)
         return report
 
     # -- choosing what to fold -------------------------------------------------------------
@@ -228,16 +261,16 @@ class Compactor:
     # -- folding ---------------------------------------------------------------------------
     def _fold(self, lay: Layout, run: list[CatalogItem], kind: str, report: CompactionReport, failed: set,
               *, excess: int = 0) -> None:
-        conv, s = self.conv, self.settings
+        parts, ref, s = self.parts, self.ref, self.settings
         start = lay.items.index(run[0])
         shown_before = sum(lay.shown[start:start + len(run)])
-        turns = conv.turns_by_id([i.item_id for i in run if i.kind == "turn"])
-        cards = conv.cards.get_many(i.item_id for i in run if i.kind == "card")
+        turns = parts.turns([i.item_id for i in run if i.kind == "turn"])
+        cards = parts.cards.get_many(i.item_id for i in run if i.kind == "card")
         children: list[Any] = [turns[i.item_id] if i.kind == "turn" else cards[i.item_id] for i in run]
         fold_items = [fold_item_for_card(c) if isinstance(c, Card) else fold_item_for_turn(c) for c in children]
         depth = 1 + max((c.depth for c in children if isinstance(c, Card)), default=0)
         source_tokens = sum(c.tokens for c in children)
-        next_id = conv.cards.next_id()
+        next_id = parts.cards.next_id()
         header_tokens = self.counter.count(card_header(next_id))
         target = min(s.card_target_tokens, max(1, s.usable_tokens // 4), source_tokens - 1,
                      shown_before - header_tokens - 1)
@@ -248,7 +281,9 @@ class Compactor:
                 raise SummarizerError(
                     f"{len(run)} item(s) of {shown_before} tokens are too small to fold into a shorter card"
                 )
-            fold_items = summarizer_input(conv, children, fold_items)  # protected/quoted/erased text never passes
+            # protected/quoted/erased/secret text never passes
+            fold_items = summarizer_input(parts.storage, children, fold_items, family_id=ref.family_id,
+                                          namespace=ref.namespace)
             text, tokens = run_summarizer(self.summarizer, fold_items, depth, source_tokens=source_tokens,
                                           target_tokens=target, counter=self.counter)
             rendered = self.counter.count(f"{card_header(next_id)} {text}")
@@ -258,20 +293,20 @@ class Compactor:
                 )
         except SummarizerError as exc:
             failed.add(self._key(run))
-            report.failures.append(conv.record_failure(
-                summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__), depth=depth,
+            report.failures.append(record_failure(
+                parts, ref, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__), depth=depth,
                 first_seq=run[0].first_seq, last_seq=run[-1].last_seq, source_tokens=source_tokens, error=str(exc),
             ))
             return
-        card = conv.cards.insert(  # committed on its own: archive before splice (DESIGN.md §4.2)
-            family_id=conv.family_id, conversation_id=conv.id, depth=depth, text=text, tokens=tokens,
+        card = parts.cards.insert(  # committed on its own: archive before splice (DESIGN.md §4.2)
+            family_id=ref.family_id, conversation_id=ref.id, depth=depth, text=text, tokens=tokens,
             children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
         )
-        storage = conv.memfold.storage
+        storage = parts.storage
         with storage.transaction():
-            conv.catalog.splice(run, card)
-            log_event(storage, at=conv.memfold.clock.now(), kind="fold" if kind == "fold" else "rollup",
-                      namespace=conv.namespace, subject=f"conversation:{conv.id}", cause=kind,
+            self.catalog.splice(run, card)
+            log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
+                      namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
                       details={"card": card.ref, "depth": depth, "covers": list(card.covers),
                                "source_tokens": source_tokens, "tokens": tokens})
         report.cards.append(card.ref)
@@ -289,4 +324,5 @@ def failure_dict(row: Sequence[Any]) -> dict[str, Any]:
     return dict(zip(keys, row))
 
 
-__all__ = ["CompactionReport", "Compactor", "failure_dict", "fold_item_for_card", "fold_item_for_turn"]
+__all__ = ["CompactionReport", "Compactor", "failure_dict", "fold_item_for_card", "fold_item_for_turn",
+           "record_failure"]

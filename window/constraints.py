@@ -32,7 +32,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..memory.errors import ExtractorError, InvalidInput
 from ..memory.events import log_event
@@ -441,8 +441,12 @@ class ConstraintTracker:
         self.rules = RuleConstraintExtractor()
         self.lookback_turns = lookback_turns
 
-    def observe(self, turn: "Turn", *, namespace: str | None = None) -> list[ProtectedRecord]:
+    def observe(self, turn: "Turn", *, namespace: str | None = None,
+                lineage: Sequence[tuple[str, int | None]] | None = None) -> list[ProtectedRecord]:
         """Read one archived turn; for a user turn, add proposed records and apply withdrawals.
+
+        ``namespace`` and ``lineage`` are the turn's conversation's, when the caller holds them
+        (a :class:`~memfold.window.parts.ConversationRef`); they are read when needed otherwise.
 
         Turns quoted from another conversation (metadata ``quoted_from``) and erased turns are
         skipped: they are not the user's instructions here. A turn labelled ``secret`` is read
@@ -471,9 +475,10 @@ class ConstraintTracker:
         if not extraction.proposals and not extraction.withdrawals:
             return []
         created: list[ProtectedRecord] = []
+        scope = _Scope(namespace if lineage is not None else None, lineage)
         with storage.transaction():
             for w in extraction.withdrawals:
-                self._withdraw(turn, w)
+                self._withdraw(turn, w, scope)
             for p in extraction.proposals:
                 rec = self.channel.add(
                     p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
@@ -481,22 +486,24 @@ class ConstraintTracker:
                     metadata={"rule": p.rule}, cause="extracted",
                 )
                 if p.replaces_previous:
-                    rec = self._replace_previous(turn, rec)
+                    rec = self._replace_previous(turn, rec, scope)
                 created.append(rec)
         return created
 
-    def _scope_records(self, turn: "Turn") -> list[ProtectedRecord]:
-        return [r for r in self.channel.active_for(turn.conversation_id) if f"turn:{turn.id}" not in r.provenance]
+    def _scope_records(self, turn: "Turn", scope: "_Scope") -> list[ProtectedRecord]:
+        return [r for r in self.channel.active_for(turn.conversation_id, namespace=scope.namespace,
+                                                   lineage=scope.lineage)
+                if f"turn:{turn.id}" not in r.provenance]
 
-    def _withdraw(self, turn: "Turn", w: Withdrawal) -> None:
+    def _withdraw(self, turn: "Turn", w: Withdrawal, scope: "_Scope") -> None:
         """Apply one withdrawal to the best-matching records of the turn's scope.
 
         Only the records sharing the most content words (stems) with the withdrawal are touched,
         so "give out the warehouse address" revokes "Never give out the warehouse address", not
         "Never share my home address" (one shared word against three)."""
-        scope = self._scope_records(turn)
+        records = self._scope_records(turn, scope)
         if w.action == "satisfy":
-            waiting = [r for r in scope if _waiting(r) and r.conversation_id == turn.conversation_id]
+            waiting = [r for r in records if _waiting(r) and r.conversation_id == turn.conversation_id]
             best = _best_matches(waiting, w.terms, at_least=max(1, w.min_overlap))
             if not best and w.min_overlap == 0:
                 best = [r for r in waiting if r.metadata.get("rule") == "until_confirm"]
@@ -504,18 +511,18 @@ class ConstraintTracker:
                 self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "lift":
-            prohibitions = [r for r in scope if r.kind == "constraint" and _NEGATIVE.search(r.text)]
+            prohibitions = [r for r in records if r.kind == "constraint" and _NEGATIVE.search(r.text)]
             for rec in _best_matches(prohibitions, w.terms, at_least=max(2, w.min_overlap)):
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
             return
-        for rec in _best_matches(scope, w.terms, at_least=max(1, w.min_overlap)):
+        for rec in _best_matches(records, w.terms, at_least=max(1, w.min_overlap)):
             self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
 
-    def _replace_previous(self, turn: "Turn", rec: ProtectedRecord) -> ProtectedRecord:
+    def _replace_previous(self, turn: "Turn", rec: ProtectedRecord, scope: "_Scope") -> ProtectedRecord:
         """A decision override replaces the newest active decision of the conversation, or else the
         newest earlier user turn that states a decision (recorded as superseded, so its text stays
         named as "no longer in force")."""
-        previous = [r for r in self._scope_records(turn)
+        previous = [r for r in self._scope_records(turn, scope)
                     if r.kind == "policy_state" and r.conversation_id == turn.conversation_id and r.id != rec.id]
         if previous:
             old = previous[-1]
@@ -524,7 +531,8 @@ class ConstraintTracker:
                 chain = [old.id] + list(old.metadata.get("replaces", []))
                 return self.channel.link_replaced(rec.id, chain)
         archive = self.channel._archive()
-        earlier = [t for t in archive.history(turn.conversation_id) if t.seq < turn.seq and t.role == "user"
+        earlier = [t for t in archive.history(turn.conversation_id, lineage=scope.lineage)
+                   if t.seq < turn.seq and t.role == "user"
                    and not t.erased and t.metadata.get("quoted_from") is None][-self.lookback_turns:]
         for t in reversed(earlier):
             text = _readable(t)  # an earlier secret turn is named only masked, never verbatim
@@ -535,6 +543,14 @@ class ConstraintTracker:
                                        metadata={"rule": "decision"}, cause="replaced_decision", state="superseded")
                 return self.channel.link_replaced(rec.id, [old.id])
         return rec
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """The observed turn's conversation as the caller knows it (``None``: look it up)."""
+
+    namespace: str | None
+    lineage: Sequence[tuple[str, int | None]] | None
 
 
 #: records that wait for something: released (satisfied) by a later go signal

@@ -6,22 +6,27 @@ order from :func:`build_sections`: the system note, the protected channel, the t
 catalog (cards with their ids, older turns verbatim) and the hot tail (verbatim). A turn larger
 than half the usable budget is shown as a bounded *glimpse* with its id, never dropped: the
 whole turn stays in the archive and ``expand t<id>`` returns it (issue 4, point 6).
+
+One compile reads each thing once (issue 12, point 3): :func:`layout` reads the catalog, the
+protected channel and the oversized turns once, and the same :class:`Layout` serves the
+compactor's check and the renderer (:func:`build_sections` reads only the cards and the turns
+not read yet, then the memories). Compiling takes no write lock: the one write is the access
+count of the memory records shown (DESIGN.md §3).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from ..memory.errors import BudgetError
 from .archive import Turn
 from .catalog import CatalogItem, hot_start
 from .labels import as_reader, can_read
+from .parts import ConversationRef, WindowParts
+from .protected import ChannelRendering
 from .settings import WindowSettings
 from .summarizers.base import clip_to_tokens
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .conversation import Conversation
 
 #: The default system note (issue 4, point 7).
 SYSTEM_NOTE = (
@@ -97,7 +102,9 @@ class Layout:
     """Sizes of the compiled context without loading card or turn texts (cheap; used for pressure).
 
     ``shown[i]`` is item i's size as shown (glimpse-sized for oversized turns); ``hot`` the index
-    of the first hot item.
+    of the first hot item. ``protected`` is the protected channel as read for this layout and
+    ``turns`` the oversized turns read to size their glimpses, so rendering from this layout
+    reads neither again.
     """
 
     items: list[CatalogItem]
@@ -105,6 +112,8 @@ class Layout:
     hot: int
     note_tokens: int
     protected_tokens: int
+    protected: ChannelRendering = field(default_factory=lambda: ChannelRendering([], 0, []))
+    turns: dict[int, Turn] = field(default_factory=dict)
 
     @property
     def catalog_tokens(self) -> int:
@@ -120,79 +129,92 @@ class Layout:
         return sum(self.shown[self.hot:])
 
 
-def layout(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None) -> Layout:
-    """Measure the conversation's compiled context (see :class:`Layout`)."""
-    counter = conv.memfold.token_counter
-    items = conv.catalog.items()
+def _glimpse_sizes(parts: WindowParts, settings: WindowSettings, turns: dict[int, Turn]) -> dict[int, int]:
+    """``{turn id: glimpse tokens}`` of the oversized turns whose glimpse is smaller than the turn."""
+    counter = parts.token_counter
+    sizes = {tid: counter.count(glimpse_text(turn, settings, counter)) for tid, turn in turns.items()}
+    return {tid: size for tid, size in sizes.items() if size < turns[tid].tokens}
+
+
+def layout(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+           reader: Iterable[str] | None = None, *, protected: ChannelRendering | None = None) -> Layout:
+    """Measure the conversation's compiled context (see :class:`Layout`): one read of the catalog
+    (after syncing it with the archive), one of the protected channel, one batch of oversized turns.
+
+    :param protected: the channel as already read for ``reader`` in this call (the compactor
+        re-measures after each fold, and folding never changes the channel); read otherwise.
+    """
+    counter = parts.token_counter
+    items = parts.catalog(ref).items()
     limit = glimpse_threshold(settings)
     oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit]
-    glimpse_sizes = {tid: counter.count(glimpse_text(conv.archive.get(tid), settings, counter)) for tid in oversized}
-    tokens_of = {i.item_id: i.tokens for i in items if i.kind == "turn"}
-    glimpse_sizes = {tid: size for tid, size in glimpse_sizes.items() if size < tokens_of[tid]}
+    turns = parts.turns(oversized) if oversized else {}
+    glimpse_sizes = _glimpse_sizes(parts, settings, turns)
     shown = [glimpse_sizes.get(i.item_id, i.tokens) if i.kind == "turn" else i.tokens for i in items]
     any_map = bool(glimpse_sizes) or any(i.kind == "card" for i in items)
     note = note_text(settings)
     note_tokens = counter.count(note) if (any_map and note) else 0
-    protected_tokens = sum(m_tokens for _, m_tokens in protected_messages(conv, reader))
-    room = settings.usable_tokens - note_tokens - protected_tokens
+    rendering = protected_rendering(parts, ref, reader) if protected is None else protected
+    room = settings.usable_tokens - note_tokens - rendering.tokens
     hot = hot_start(items, settings.hot_turns, room, shown)
-    return Layout(items, shown, hot, note_tokens, protected_tokens)
+    return Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns)
 
 
-def measure_total(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None) -> int:
-    """``layout(conv, settings, reader).total_tokens``, computed from SQL aggregates instead of
-    every catalog item, so the pressure check after each append costs the same at any catalog
+def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+                  reader: Iterable[str] | None = None) -> int:
+    """``layout(parts, ref, settings, reader).total_tokens``, computed from SQL aggregates instead
+    of every catalog item, so the pressure check after each append costs the same at any catalog
     size. Glimpses, the system note and the protected channel are counted exactly as
     :func:`layout` counts them (a test keeps the two equal)."""
-    counter = conv.memfold.token_counter
+    counter = parts.token_counter
     limit = glimpse_threshold(settings)
-    whole, oversized, has_card = conv.catalog.totals(limit)
-    shown_oversized = 0
-    any_glimpse = False
-    for turn_id, tokens in oversized:
-        size = counter.count(glimpse_text(conv.archive.get(turn_id), settings, counter))
-        if size < tokens:
-            any_glimpse = True
-            shown_oversized += size
-        else:
-            shown_oversized += tokens
+    whole, oversized, has_card = parts.catalog(ref).totals(limit)
+    turns = parts.turns([turn_id for turn_id, _ in oversized]) if oversized else {}
+    glimpse_sizes = _glimpse_sizes(parts, settings, turns)
+    shown_oversized = sum(glimpse_sizes.get(turn_id, tokens) for turn_id, tokens in oversized)
     note = note_text(settings)
-    note_tokens = counter.count(note) if ((any_glimpse or has_card) and note) else 0
-    protected_tokens = sum(m_tokens for _, m_tokens in protected_messages(conv, reader))
-    return note_tokens + protected_tokens + whole + shown_oversized
+    note_tokens = counter.count(note) if ((glimpse_sizes or has_card) and note) else 0
+    return note_tokens + protected_rendering(parts, ref, reader).tokens + whole + shown_oversized
 
 
-def protected_messages(conv: "Conversation", reader: Iterable[str] | None) -> list[tuple[dict[str, Any], int]]:
-    """The protected channel's messages with their tokens: every active record in force for the
-    conversation that the reader may see, verbatim (issue 8; :meth:`ProtectedChannel.render`)."""
-    rendering = conv.memfold.protected.render(conv.id, reader=reader)
+def protected_rendering(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> ChannelRendering:
+    """The protected channel for the conversation as the reader may see it: every active record in
+    force, verbatim (issue 8; :meth:`ProtectedChannel.render`), read with the ref's namespace and
+    lineage (no ``conversations`` row is read)."""
+    return parts.protected.render(ref.id, reader=reader, namespace=ref.namespace, lineage=ref.lineage)
+
+
+def protected_messages(parts: WindowParts, ref: ConversationRef,
+                       reader: Iterable[str] | None) -> list[tuple[dict[str, Any], int]]:
+    """The protected channel's messages with their tokens (see :func:`protected_rendering`)."""
+    rendering = protected_rendering(parts, ref, reader)
     return [(m, rendering.tokens) for m in rendering.messages]
 
 
-def check_protected_fits(conv: "Conversation", settings: WindowSettings, protected_tokens: int) -> None:
+def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
     """:raises BudgetError: when the protected channel alone exceeds the usable budget. Protected
     records never leave the channel for size (DESIGN.md §4.6), so this is the caller's to fix."""
     usable = settings.usable_tokens
-    if protected_tokens > usable:
-        count = len(conv.memfold.protected.active_for(conv.id))
+    if lay.protected_tokens > usable:
+        count = len(lay.protected.record_ids)
         raise BudgetError(
-            f"the protected channel alone is {protected_tokens} tokens ({count} active records) > usable budget "
+            f"the protected channel alone is {lay.protected_tokens} tokens ({count} active records) > usable budget "
             f"{usable} (budget {settings.budget_tokens} - output reserve {settings.output_reserve_tokens}); "
             "protected records never leave the context for size: satisfy, expire, revoke or supersede some "
             "(memfold protect list), or raise the budget"
         )
 
 
-def memory_lines(conv: "Conversation", settings: WindowSettings, room_tokens: int,
+def memory_lines(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, room_tokens: int,
                  reader: Iterable[str] | None) -> tuple[dict[str, Any] | None, int]:
     """The memories message (top ``memories_k`` records of the conversation's namespace that fit
     in ``room_tokens``) and its tokens; ``(None, 0)`` when none fit or none exist."""
-    store = conv.memfold.memory
-    if settings.memories_k <= 0 or room_tokens <= 0 or not hasattr(store, "read"):
+    store = parts.memory
+    if settings.memories_k <= 0 or room_tokens <= 0 or store is None:
         return None, 0
-    counter = conv.memfold.token_counter
+    counter = parts.token_counter
     rdr = as_reader(reader)
-    scored = [e for e in store.read(conv.namespace, settings.memories_k)
+    scored = [e for e in store.read(ref.namespace, settings.memories_k)
               if can_read(rdr, getattr(getattr(e, "record", e), "labels", ()))]
     header = "Memories:"
     lines: list[str] = []
@@ -212,18 +234,22 @@ def memory_lines(conv: "Conversation", settings: WindowSettings, room_tokens: in
     return {"role": "system", "content": text}, counter.count(text)
 
 
-def build_sections(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None,
-                   *, with_memories: bool = True) -> tuple[list[Section], Layout]:
+def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+                   reader: Iterable[str] | None = None, *, with_memories: bool = True,
+                   lay: Layout | None = None) -> tuple[list[Section], Layout]:
     """The sections of the compiled context, in order: system note, protected, memories, cards
     and older turns (the catalog before the hot tail), hot turns.
 
+    :param lay: the :class:`Layout` of this compile when the caller measured it already (for the
+        same ``settings`` and ``reader``, with no change to the catalog since); read otherwise.
     :raises BudgetError: when the system note, the protected channel and the hot tail alone do not
         fit, or when the whole catalog still does not fit (sizes named in the message).
     """
-    counter = conv.memfold.token_counter
-    lay = layout(conv, settings, reader)
+    counter = parts.token_counter
+    if lay is None:
+        lay = layout(parts, ref, settings, reader)
     usable = settings.usable_tokens
-    check_protected_fits(conv, settings, lay.protected_tokens)
+    check_protected_fits(settings, lay)
     must = lay.note_tokens + lay.protected_tokens + lay.hot_tokens
     if must > usable:
         raise BudgetError(
@@ -235,30 +261,31 @@ def build_sections(conv: "Conversation", settings: WindowSettings, reader: Itera
     if lay.total_tokens > usable:
         cards = sum(s for it, s in zip(lay.items[:lay.hot], lay.shown) if it.kind == "card")
         older = sum(s for it, s in zip(lay.items[:lay.hot], lay.shown) if it.kind == "turn")
+        failures = parts.storage.archive.summarizer_failure_count(ref.id)
         raise BudgetError(
             f"the compiled context does not fit after compaction: system note {lay.note_tokens} + protected "
             f"{lay.protected_tokens} + cards {cards} + unfolded turns {older} + hot tail {lay.hot_tokens} = "
             f"{lay.total_tokens} tokens > usable budget {usable}; "
-            f"{conv.failure_count()} summarizer failure(s) recorded (see conversation.failures())"
+            f"{failures} summarizer failure(s) recorded (see conversation.failures())"
         )
     sections = {name: Section(name) for name in SECTION_NAMES}
     note = note_text(settings)
     if lay.note_tokens:
         sections["system_note"].messages.append({"role": "system", "content": note})
         sections["system_note"].tokens = lay.note_tokens
-    for message, tokens in protected_messages(conv, reader):
+    for message in lay.protected.messages:
         sections["protected"].messages.append(message)
-        sections["protected"].tokens += tokens
+        sections["protected"].tokens += lay.protected.tokens
     if with_memories:
         room = min(usable - lay.total_tokens, int(settings.memories_share * usable))
-        message, tokens = memory_lines(conv, settings, room, reader)
+        message, tokens = memory_lines(parts, ref, settings, room, reader)
         if message is not None:
             sections["memories"].messages.append(message)
             sections["memories"].tokens = tokens
-    cards = conv.cards.get_many(i.item_id for i in lay.items if i.kind == "card")
-    turn_ids = [i.item_id for i in lay.items if i.kind == "turn"]
-    turns = conv.turns_by_id(turn_ids)
-    limit = glimpse_threshold(settings)
+    card_ids = [i.item_id for i in lay.items if i.kind == "card"]
+    cards = parts.cards.get_many(card_ids) if card_ids else {}
+    missing = [i.item_id for i in lay.items if i.kind == "turn" and i.item_id not in lay.turns]
+    turns = {**lay.turns, **(parts.turns(missing) if missing else {})}
     rdr = as_reader(reader)
     for n, item in enumerate(lay.items):
         source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]
@@ -279,12 +306,14 @@ def build_sections(conv: "Conversation", settings: WindowSettings, reader: Itera
     return [sections[name] for name in SECTION_NAMES], lay
 
 
-def compile_context(conv: "Conversation", settings: WindowSettings, reader: Iterable[str] | None = None) -> CompiledContext:
+def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+                    reader: Iterable[str] | None = None, *, lay: Layout | None = None) -> CompiledContext:
     """Assemble the compiled context (no compaction here; :meth:`Conversation.context` compacts first).
 
+    :param lay: this compile's :class:`Layout`, when measured already (see :func:`build_sections`).
     :raises BudgetError: see :func:`build_sections`.
     """
-    sections, lay = build_sections(conv, settings, reader)
+    sections, lay = build_sections(parts, ref, settings, reader, lay=lay)
     messages = [m for s in sections for m in s.messages]
     glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown) if i.kind == "turn" and shown != i.tokens]
     return CompiledContext(

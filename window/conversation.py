@@ -1,50 +1,80 @@
 """A conversation: a channel, ticket or thread whose turns are archived verbatim.
 
 This module is the per-conversation handle that the facade hands out. Appending stores the turn
-in the lossless archive in one transaction (DESIGN.md §4.1, §4.2).
+in the lossless archive in one transaction (DESIGN.md §4.1, §4.2). The handle holds the facade's
+:class:`~memfold.window.parts.WindowParts` and the conversation's
+:class:`~memfold.window.parts.ConversationRef`, and passes both to the engines (compiled context,
+compactor, recall tools, tree export); it never sees the facade itself (DESIGN.md §2, "Parts").
 """
 
 from __future__ import annotations
 
 import io
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..memory.errors import InvalidInput
-from ..memory.events import log_event
-from .archive import Archive, Turn
+from ..memory.storage.base import Storage
+from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
+from .parts import ConversationRef, WindowParts
 from .transcripts import read_jsonl, write_jsonl
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .. import MemFold
 
 
 class Conversation:
-    """One conversation of a :class:`~memfold.MemFold`.
+    """One conversation, as :meth:`memfold.MemFold.conversation` hands it out.
 
-    :param memfold: the facade that owns the database and the injected components.
-    :param conversation_id: the conversation's id.
+    :param parts: the injected parts the window engines use (shared by every conversation of a
+        facade, so a part the facade swaps reaches them all).
+    :param ref: the conversation (id, namespace, family, parent, lineage), e.g.
+        ``ConversationRef.load(parts.archive, "ticket-42")``.
     """
 
-    def __init__(self, memfold: "MemFold", conversation_id: str) -> None:
-        self.memfold = memfold
-        self.archive: Archive = memfold.archive
-        self.id = conversation_id
-        row = self.archive.conversation_row(conversation_id)
-        self.namespace: str = row["namespace"]
-        self.family_id: str = row["family_id"]
-        self.parent_id: str | None = row["parent_id"]
-        self.storage = memfold.storage
-        self.db = memfold.db  # transitional (issue 12): for the engines that still read it
-        self.cards = CardStore(memfold.storage, memfold.clock)
-        self.catalog = Catalog(memfold.storage, self.archive, self.cards, memfold.token_counter, conversation_id)
+    def __init__(self, parts: WindowParts, ref: ConversationRef) -> None:
+        self.parts = parts
+        self.ref = ref
+        self.catalog: Catalog = parts.catalog(ref)
+
+    @property
+    def id(self) -> str:
+        """The conversation's id."""
+        return self.ref.id
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the conversation belongs to (it never moves)."""
+        return self.ref.namespace
+
+    @property
+    def family_id(self) -> str:
+        """The family whose turns and cards the conversation shares (forks of one root)."""
+        return self.ref.family_id
+
+    @property
+    def parent_id(self) -> str | None:
+        """The conversation this one was forked from, or ``None``."""
+        return self.ref.parent_id
+
+    @property
+    def archive(self) -> Archive:
+        """The turn archive (shared)."""
+        return self.parts.archive
+
+    @property
+    def cards(self) -> CardStore:
+        """The card store (shared)."""
+        return self.parts.cards
+
+    @property
+    def storage(self) -> Storage:
+        """The opened storage (shared)."""
+        return self.parts.storage
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"
 
-    def append(self, turn: Mapping[str, Any], *, compact: bool = True) -> int:
+    def append(self, turn: Mapping[str, Any], *, compact: bool = True, idempotency_key: str | None = None) -> int:
         """Archive one turn verbatim and return its id.
 
         :param turn: an OpenAI-shaped message, e.g. ``{"role": "user", "content": "hi"}``; may also
@@ -59,22 +89,40 @@ class Conversation:
         and its secret spans are kept in ``metadata["secret_spans"]``
         (:mod:`memfold.window.secrets`); labels the caller gave are kept.
 
-        :raises InvalidInput: for a malformed turn (nothing is written).
-        """
-        turn_id = self.archive.append_many(self.id, self._detect_secrets([turn]))[0]
-        self._observe_constraints([turn_id])
-        if compact:
-            self._after_append()
-        return turn_id
+        :param idempotency_key: names this attempt to append this turn (a UUID, a message id),
+            unique in the conversation: a retry with the same key and turn returns the id the
+            first attempt archived and writes nothing (issue 16; see :meth:`append_outcome`).
 
-    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True) -> list[int]:
+        :raises InvalidInput: for a malformed turn, or a key already used for another turn
+            (nothing is written).
+        """
+        return self.append_outcome([turn], compact=compact, idempotency_keys=[idempotency_key]).turn_ids[0]
+
+    def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
+                    idempotency_keys: Iterable[str | None] | None = None) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids.
-        ``compact`` and secret detection as in :meth:`append`."""
-        ids = self.archive.append_many(self.id, self._detect_secrets(list(turns)))
-        self._observe_constraints(ids)
-        if compact:
+        ``compact`` and secret detection as in :meth:`append`; ``idempotency_keys``: one key (or
+        ``None``) per turn, see :meth:`append_outcome`."""
+        return list(self.append_outcome(turns, compact=compact, idempotency_keys=idempotency_keys).turn_ids)
+
+    def append_outcome(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
+                       idempotency_keys: Iterable[str | None] | None = None) -> AppendOutcome:
+        """:meth:`append_many`, returning an :class:`~memfold.window.archive.AppendOutcome`: the
+        turn ids and which were replayed. A turn whose idempotency key this conversation already
+        holds (with the same role, content, name and tool calls) is not written again; only the
+        turns written pass the constraint extractor and the watermarks (issue 16).
+
+        :raises InvalidInput: for a malformed turn, a bad or repeated key, or a key already used
+            for other content; nothing is written.
+        """
+        given = list(turns)
+        outcome = self.archive.append_outcome(self.id, self._detect_secrets(given),
+                                              idempotency_keys=idempotency_keys)
+        written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
+        self._observe_constraints([i for i, _ in written], [t for _, t in written])
+        if compact and outcome.written:
             self._after_append()
-        return ids
+        return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
         """``turns`` with the ``secret`` label (and spans) added where the facade's detector finds
@@ -82,13 +130,13 @@ class Conversation:
         before it. Unchanged when detection is off. :raises InvalidInput: for a detector's bad span."""
         from .secrets import check_detector_spans, label_turn
 
-        detector = getattr(self.memfold, "secret_detector", None)
+        detector = self.parts.secret_detector
         if detector is None or not turns:
             return turns
         context = getattr(detector, "context_turns", None)  # a detector that wants more than one turn back
         reach = max(1, context) if isinstance(context, int) and not isinstance(context, bool) else 1
-        last = self.archive.last_seq(self.id)
-        tail = self.archive.history(self.id, after_seq=max(0, last - reach)) if last else []
+        last = self.archive.last_seq(self.id, lineage=self.ref.lineage)
+        tail = self.archive.history(self.id, after_seq=max(0, last - reach), lineage=self.ref.lineage) if last else []
         earlier: list[Any] = [{"role": t.role, "content": t.content} for t in tail]
         out = []
         for turn in turns:
@@ -103,18 +151,21 @@ class Conversation:
                 earlier = (earlier + [turn])[-reach:]
         return out
 
-    def _observe_constraints(self, turn_ids: Iterable[int]) -> None:
+    def _observe_constraints(self, turn_ids: list[int], turns: list[Mapping[str, Any]]) -> None:
         """Pass every new user turn through the constraint extractor (issue 8, point 2): standing
         instructions become protected records with the turn as provenance. A secret turn is read
         with its secret spans masked (``[secret]``; the tracker does it, see
         :meth:`~memfold.window.constraints.ConstraintTracker.observe`), so "Never read my PIN 4471
         back" is protected as "Never read my PIN [secret] back" and the turn stays secret."""
-        tracker = getattr(self.memfold, "constraints", None)
+        tracker = self.parts.constraints
         if tracker is None:
             return
-        for turn in sorted(self.turns_by_id(list(turn_ids)).values(), key=lambda t: t.seq):
+        user_ids = [i for i, t in zip(turn_ids, turns) if t.get("role") == "user"]  # validated by the append
+        if not user_ids:
+            return
+        for turn in sorted(self.turns_by_id(user_ids).values(), key=lambda t: t.seq):
             if turn.role == "user":
-                tracker.observe(turn, namespace=self.namespace)
+                tracker.observe(turn, namespace=self.namespace, lineage=self.ref.lineage)
 
     def history(self, *, after_seq: int = 0, limit: int | None = None, reader: Any = None) -> list[Turn]:
         """Every turn in append order, including a fork's inherited turns.
@@ -128,15 +179,23 @@ class Conversation:
         from .labels import as_reader, can_read
 
         rdr = as_reader(reader)
+        lineage = self.ref.lineage
         if rdr is None:
-            return self.archive.history(self.id, after_seq=after_seq, limit=limit)
-        visible = [t for t in self.archive.history(self.id, after_seq=after_seq) if can_read(rdr, t.labels)]
+            return self.archive.history(self.id, after_seq=after_seq, limit=limit, lineage=lineage)
+        visible = [t for t in self.archive.history(self.id, after_seq=after_seq, lineage=lineage)
+                   if can_read(rdr, t.labels)]
         return visible if limit is None else visible[:limit]
 
-    def fork(self, new_id: str) -> "Conversation":
-        """A new conversation that shares this one's turns so far (by pointer, not copy)."""
-        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id)
-        return Conversation(self.memfold, new_id)
+    def fork(self, new_id: str, *, at: int | None = None) -> "Conversation":
+        """A new conversation that shares this one's turns so far (by pointer, not copy).
+
+        :param at: fork after this seq instead of at the end: the fork sees turns ``1..at`` and
+            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's, a
+            card that reaches past ``at`` replaced by its children.
+        :raises InvalidInput: for an id in use or ``at`` outside ``0..`` the last seq.
+        """
+        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id, fork_after_seq=at)
+        return Conversation(self.parts, ConversationRef.load(self.archive, new_id))
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: Callable[[int, int], None] | None = None) -> list[int]:
         """Append every message of a JSONL transcript, all or nothing.
@@ -159,8 +218,9 @@ class Conversation:
             normalize_turn(msg, self.archive.clock, where=f"{path} line {line}: ")
         total = len(normalized)
         report = (lambda done: progress(done, total)) if progress else None
-        ids = self.archive.append_many(self.id, self._detect_secrets([m for _, m in normalized]), progress=report)
-        self._observe_constraints(ids)
+        given = [m for _, m in normalized]
+        ids = self.archive.append_many(self.id, self._detect_secrets(given), progress=report)
+        self._observe_constraints(ids, given)
         return ids
 
     def export_jsonl(self, out: Any = None, *, with_times: bool = False, reader: Any = None) -> str | int:
@@ -181,12 +241,12 @@ class Conversation:
     def window_settings(self, overrides: Mapping[str, Any] | None = None, **more: Any):
         """The facade's :class:`~memfold.window.settings.WindowSettings` with per-call overrides
         (``budget``/``output_reserve`` aliases accepted). :raises InvalidInput: for a bad value."""
-        return self.memfold.window.with_overrides(dict(overrides or {}), **more)
+        return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
     def _after_append(self) -> None:
         """Watermarks (issue 4, point 5): at the hard watermark compact before returning; at the
         soft watermark too when ``compact_on_append`` is set."""
-        settings = self.memfold.window
+        settings = self.parts.window
         pressure = self.pressure()
         if pressure >= settings.hard_tokens or (settings.compact_on_append and pressure >= settings.soft_tokens):
             self.compact()
@@ -196,7 +256,7 @@ class Conversation:
         memories) and the prompt tokens last reported with :meth:`report_usage`."""
         from .context import measure_total
 
-        return max(measure_total(self, self.window_settings(overrides)), self.reported_usage() or 0)
+        return max(measure_total(self.parts, self.ref, self.window_settings(overrides)), self.reported_usage() or 0)
 
     def window_status(self, **overrides: Any) -> dict[str, Any]:
         """``{"tokens", "reported", "pressure", "usable", "soft", "hard", "due", "over"}``:
@@ -204,7 +264,7 @@ class Conversation:
         from .context import measure_total
 
         settings = self.window_settings(overrides)
-        tokens = measure_total(self, settings)
+        tokens = measure_total(self.parts, self.ref, settings)
         reported = self.reported_usage()
         pressure = max(tokens, reported or 0)
         return {"tokens": tokens, "reported": reported, "pressure": pressure, "usable": settings.usable_tokens,
@@ -226,15 +286,19 @@ class Conversation:
         :returns: a :class:`~memfold.window.context.CompiledContext` within ``budget - output_reserve``.
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
+        from .compactor import Compactor
         from .context import check_protected_fits, compile_context, layout
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
-        lay = layout(self, settings, reader)
-        check_protected_fits(self, settings, lay.protected_tokens)  # issue 8: before any compaction
-        pressure = max(lay.total_tokens, self.reported_usage() or 0)
+        lay = layout(self.parts, self.ref, settings, reader)  # one layout for the check and the render
+        check_protected_fits(settings, lay)  # issue 8: before any compaction
+        reported = self.reported_usage()
+        pressure = max(lay.total_tokens, reported or 0)
         if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
-            self.compact(reader=reader, **settings.to_dict())
-        return compile_context(self, settings, reader)
+            compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
+            compactor.compact(reader=reader, lay=lay, reported=reported)
+            lay = compactor.layout
+        return compile_context(self.parts, self.ref, settings, reader, lay=lay)
 
     def compact(self, *, target_tokens: int | None = None, summarizer: Any = None,
                 reader: Iterable[str] | None = None, **overrides: Any):
@@ -249,7 +313,8 @@ class Conversation:
         from .compactor import Compactor
 
         settings = self.window_settings(overrides)
-        return Compactor(self, settings, summarizer or self.memfold.summarizer).compact(target_tokens, reader)
+        return Compactor(self.parts, self.ref, settings, summarizer or self.parts.summarizer).compact(target_tokens,
+                                                                                                     reader)
 
     def report_usage(self, tokens: int) -> None:
         """Record the prompt tokens the model actually used on the last call; watermark pressure
@@ -260,7 +325,7 @@ class Conversation:
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
             raise InvalidInput(f"reported usage must be a non-negative integer number of tokens, got {tokens!r}")
         with self.storage.transaction():
-            self.storage.archive.set_reported_usage(self.id, tokens, self.memfold.clock.now())
+            self.storage.archive.set_reported_usage(self.id, tokens, self.parts.clock.now())
         self._after_append()
 
     def reported_usage(self) -> int | None:
@@ -275,16 +340,10 @@ class Conversation:
     def record_failure(self, *, summarizer: str, depth: int, first_seq: int, last_seq: int, source_tokens: int,
                        error: str) -> dict[str, Any]:
         """Record a summarizer failure (table + ``summarizer_failed`` event); returns it as a dict."""
-        at = self.memfold.clock.now()
-        with self.storage.transaction():
-            failure = self.storage.archive.add_summarizer_failure(
-                conversation_id=self.id, at=at, summarizer=summarizer, depth=depth, first_seq=first_seq,
-                last_seq=last_seq, source_tokens=source_tokens, error=error,
-            )
-            log_event(self.storage, at=at, kind="summarizer_failed", namespace=self.namespace,
-                      subject=f"conversation:{self.id}", cause=summarizer,
-                      details={"depth": depth, "first_seq": first_seq, "last_seq": last_seq, "error": error})
-        return failure.to_dict()
+        from .compactor import record_failure
+
+        return record_failure(self.parts, self.ref, summarizer=summarizer, depth=depth, first_seq=first_seq,
+                              last_seq=last_seq, source_tokens=source_tokens, error=error)
 
     def failures(self) -> list[dict[str, Any]]:
         """Every recorded summarizer failure of this conversation, oldest first."""
@@ -308,21 +367,21 @@ class Conversation:
         ``reader``: hide hits whose labels the reader lacks (issue 8)."""
         from .recall import search
 
-        return search(self, query, k, filters, reader=reader)
+        return search(self.parts, self.ref, query, k, filters, reader=reader)
 
     def describe(self, card_id: int | str, *, reader: Any = None) -> dict[str, Any]:
         """A card's coverage; see :func:`memfold.window.recall.describe`.
         :raises PermissionDenied: if the reader lacks one of the card's labels (issue 8)."""
         from .recall import describe
 
-        return describe(self, card_id, reader=reader)
+        return describe(self.parts, self.ref, card_id, reader=reader)
 
     def expand(self, card_id: int | str, *, to_turns: bool = False, reader: Any = None) -> list[Turn | Card]:
         """A card's children (or every verbatim turn under it); see :func:`memfold.window.recall.expand`.
         Children the reader may not see and erased turns are left out (issue 8)."""
         from .recall import expand
 
-        return expand(self, card_id, to_turns=to_turns, reader=reader)
+        return expand(self.parts, self.ref, card_id, to_turns=to_turns, reader=reader)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools.
@@ -344,11 +403,92 @@ class Conversation:
         its context hides (DESIGN.md §4.9)."""
         from .recall import handle_tool_call
 
-        return handle_tool_call(self, name, arguments, reader=reader)
+        return handle_tool_call(self.parts, self.ref, name, arguments, reader=reader)
 
     def export_tree(self, directory: str | os.PathLike) -> dict[str, Any]:
         """Write the archive as a directory tree (folders per depth, verbatim turns); see
         :func:`memfold.window.tree.export_tree`."""
         from .tree import export_tree
 
-        return export_tree(self, directory)
+        return export_tree(self.parts, self.ref, directory)
+
+    # -- the window meter and the archive check (issue 12: library calls the CLI and demo make) ----
+    def append_metered(self, turn: Mapping[str, Any], **overrides: Any):
+        """Append one turn and read the window meter around its compaction (:mod:`memfold.window.meter`).
+
+        The turn is appended without the append's own compaction; the meter then reads the
+        compiled context's size and applies the append's watermark rule itself, with these
+        settings: compact at the hard watermark, or at the soft one with ``compact_on_append``. So
+        the reading shows the size between the append and its compaction, and after it. When
+        compaction cannot get within the budget, the reading names the sections that need the
+        room; the turn stays appended and archived either way.
+
+        :param turn: an OpenAI-shaped message, as for :meth:`append`.
+        :param overrides: :class:`~memfold.window.settings.WindowSettings` fields for this call
+            (``budget``/``output_reserve`` aliases accepted); default the facade's settings.
+        :returns: a :class:`~memfold.window.meter.MeterReading`.
+        :raises InvalidInput: for a malformed turn or a bad setting (nothing is written).
+        """
+        from .context import layout
+        from .meter import MeterReading
+
+        settings = self.window_settings(overrides)
+        fixed = settings.to_dict()
+        turn_id = self.append(turn, compact=False)
+        status = self.window_status(**fixed)
+        state = "over" if status["pressure"] > status["usable"] else ("due" if status["due"] else "ok")
+        after = failures = still_over = None
+        if status["pressure"] >= status["hard"] or (settings.compact_on_append and status["due"]):
+            report = self.compact(**fixed)
+            after, failures = report.after_tokens, len(report.failures)
+            if report.after_tokens > status["usable"]:
+                lay = layout(self.parts, self.ref, settings)
+                still_over = {"hot_turns": lay.hot_tokens, "system_note": lay.note_tokens,
+                              "protected": lay.protected_tokens, "older": lay.catalog_tokens - lay.hot_tokens,
+                              "total": lay.total_tokens}
+        seq = self.turns_by_id([turn_id])[turn_id].seq
+        return MeterReading(seq, turn_id, status["tokens"], status["usable"], state, after, failures, still_over)
+
+    def verify(self) -> list[int]:
+        """Recompute the sha256 of every turn this conversation archived (DESIGN.md §4.1).
+
+        :returns: the ids of turns whose bytes no longer match their hash; empty when the
+            conversation's archive is intact (erased turns are skipped).
+        """
+        return self.archive.verify(self.id)
+
+    # -- sessions (issue 16: the Agents SDK session's pop and clear) -------------------------
+    def tail(self, n: int = 1, *, reader: Any = None) -> list[Turn]:
+        """The newest ``n`` turns of the lineage, oldest first (fewer when there are fewer).
+
+        Reads only the end of the history, so it costs the same at any length (a reader's filter
+        widens the window until ``n`` visible turns are found or the history is exhausted).
+
+        :param reader: as in :meth:`history`.
+        :raises InvalidInput: for ``n`` below 1 or a bad ``reader``.
+        """
+        from .labels import as_reader, can_read
+
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidInput(f"tail needs a whole number of turns >= 1, got {n!r}")
+        rdr = as_reader(reader)
+        last = self.archive.last_seq(self.id)
+        reach = n
+        while True:
+            after = max(0, last - reach)
+            turns = [t for t in self.archive.history(self.id, after_seq=after) if can_read(rdr, t.labels)]
+            if len(turns) >= n or after == 0:
+                return turns[-n:]
+            reach *= 2
+
+    def clear(self, new_id: str) -> "Conversation":
+        """Start a new session in this conversation's family (DESIGN.md §1 "fork / clear"): a
+        conversation ``new_id`` in the same namespace and family that inherits no turn, so its
+        context starts empty. Nothing is deleted: this conversation's turns stay archived,
+        searchable through it (``mf.conversation(old_id)``) and through :meth:`MemFold.search`;
+        the namespace's memories and namespace-wide protected records reach the new session too.
+
+        :returns: the new :class:`Conversation`.
+        :raises InvalidInput: for an id already in use.
+        """
+        return self.fork(new_id, at=0)

@@ -102,8 +102,7 @@ class Eraser:
         protected.update(p_ids)
         if namespace is not None:
             check_name(namespace, "namespace")
-            # transitional (issue 12): namespace_exists takes the raw database until the archive family lands
-            if not namespace_exists(self.storage.db, namespace):
+            if not namespace_exists(self.storage, namespace):
                 raise NotFound(f"no namespace {namespace!r}: no conversation, memory record or protected record "
                                "belongs to it; nothing erased")
             ns_turns, ns_records, ns_protected = store.namespace_ids(namespace)
@@ -125,8 +124,7 @@ class Eraser:
         if turns and store.has_cards():
             from .staleness import cards_derived_from  # the window's cards exist from migration 3
 
-            # transitional (issue 12): staleness takes the raw database until the cards family lands
-            cards = cards_derived_from(self.storage.db, turn_ids=turns)
+            cards = cards_derived_from(self.storage, turn_ids=turns)
         return ErasurePlan(
             turns=store.live_ids("turn", turns),
             records=store.live_ids("record", records),
@@ -157,8 +155,7 @@ class Eraser:
             if plan.cards:
                 from .staleness import mark_stale
 
-                # transitional (issue 12): staleness takes the raw database until the cards family lands
-                mark_stale(self.storage.db, plan.cards, at=now, cause="erase", counter=self.token_counter)
+                mark_stale(self.storage, plan.cards, at=now, cause="erase", counter=self.token_counter)
             scope = {"namespace": namespace, "conversation": conversation_id}
             log_event(self.storage, at=now, kind="erase", subject=f"erasure:{plan.total}", namespace=namespace,
                       cause=cause, details={**plan.to_dict(), "scope": scope})

@@ -22,7 +22,7 @@ Invariants kept here (each one is a test):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, ProtectedNotFound
@@ -103,9 +103,7 @@ class ProtectedChannel:
         """The archive engine over the same storage (conversation rows, lineage, turns)."""
         from .archive import Archive
 
-        # transitional (issue 12): the archive engine still takes the raw database until the
-        # archive family lands; then this becomes Archive(self.storage, ...)
-        return Archive(self.storage.db, self.clock, self.token_counter)
+        return Archive(self.storage, self.clock, self.token_counter)
 
     # -- writing -------------------------------------------------------------------------
     def add(
@@ -271,21 +269,26 @@ class ProtectedChannel:
                                               state=None if state is None else _check_state(state))
         return [r for r in records if can_read(rdr, r.labels)]
 
-    def active_for(self, conversation_id: str, *, reader: object = None) -> list[ProtectedRecord]:
+    def active_for(self, conversation_id: str, *, reader: object = None, namespace: str | None = None,
+                   lineage: Sequence[tuple[str, int | None]] | None = None) -> list[ProtectedRecord]:
         """The active records in force for a conversation, in id order: the namespace-wide ones,
         its own, and, for a fork, its ancestors' records extracted from the turns it shares.
         Due deadlines are expired first; records the reader may not see are left out.
 
+        :param namespace: / :param lineage: the conversation's namespace and lineage when the
+            caller holds them (a :class:`~memfold.window.parts.ConversationRef`); read from the
+            ``conversations`` rows otherwise.
         :raises ConversationNotFound: for an unknown conversation.
         """
         self.expire_due()
         rdr = as_reader(reader)
         archive = self._archive()
-        row = archive.conversation_row(conversation_id)
-        lineage = archive.lineage(conversation_id)
+        if namespace is None or lineage is None:
+            namespace = archive.conversation_row(conversation_id)["namespace"]
+            lineage = archive.lineage(conversation_id)
         limits = {conv: upto for conv, upto in lineage}
         out = []
-        for rec in self.storage.protected.active_in_scope(row["namespace"], limits):
+        for rec in self.storage.protected.active_in_scope(namespace, limits):
             if rec.conversation_id not in (None, conversation_id):
                 upto = limits[rec.conversation_id]
                 if not self._within_fork(archive, rec, rec.conversation_id, upto):
@@ -302,15 +305,17 @@ class ProtectedChannel:
         seqs = [t.seq for t in archive.get_many(turn_ids).values() if t.conversation_id == conversation_id]
         return bool(seqs) and max(seqs) <= upto
 
-    def render(self, conversation_id: str, *, reader: object = None) -> ChannelRendering:
+    def render(self, conversation_id: str, *, reader: object = None, namespace: str | None = None,
+               lineage: Sequence[tuple[str, int | None]] | None = None) -> ChannelRendering:
         """The active records for a conversation as one system message, every text verbatim.
 
         Never drops a record for size: the caller (the compiled context) raises
         :class:`~memfold.memory.errors.BudgetError` when the channel alone does not fit.
+        ``namespace`` and ``lineage`` as in :meth:`active_for`.
 
         :returns: a :class:`ChannelRendering` (no message at all when nothing is active).
         """
-        records = self.active_for(conversation_id, reader=reader)
+        records = self.active_for(conversation_id, reader=reader, namespace=namespace, lineage=lineage)
         if not records:
             return ChannelRendering(messages=[], tokens=0, record_ids=[])
         content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock) for r in records)
@@ -340,7 +345,8 @@ class ProtectedChannel:
 MIN_GUARDED_CHARS = 12
 
 
-def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[Any]:
+def summarizer_input(storage: Storage, children: list[Any], items: list[Any], *, family_id: str,
+                     namespace: str) -> list[Any]:
     """The one check on what reaches a summarizer (DESIGN.md §4.6; issue 8 points 3 and 5).
 
     Given the children of a fold (turns or cards) and their :class:`FoldItem` list, returns the
@@ -349,7 +355,7 @@ def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[A
     protected record's text is cut out wherever it occurs and replaced by ``[protected P<id>]``; a
     turn labelled ``secret`` becomes a pointer to itself, never its words (issue 9).
     The check runs over turns and cards alike, for every non-erased protected record of the
-    conversation's family and namespace, after redaction.
+    conversation's family (``family_id``) and namespace, after redaction.
 
     :raises SummarizerError: if protected text would still reach the summarizer (the compactor
         records the failure and keeps the originals in the window).
@@ -360,9 +366,7 @@ def summarizer_input(conv: Any, children: list[Any], items: list[Any]) -> list[A
     from .archive import Turn
     from .labels import SECRET_LABEL
 
-    # transitional (issue 12): a Conversation carries the facade until engines get their parts
-    storage = getattr(conv, "storage", None) or conv.memfold.storage
-    protected = storage.protected.guarded_texts(conv.family_id, conv.namespace)
+    protected = storage.protected.guarded_texts(family_id, namespace)
     out = []
     for child, item in zip(children, items):
         text = item.text

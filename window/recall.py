@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from ..memory.errors import CardNotFound, InvalidInput, MemfoldError, TurnNotFound
 from ..memory.fts import literal_query
 from .archive import Turn
 from .cards import Card, parse_ref
 from .labels import as_reader, can_read, require
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .conversation import Conversation
+from .parts import ConversationRef, WindowParts
 
 MAX_K = 100
 
@@ -65,23 +63,17 @@ class RecallHit:
         return f"{self.ref} [{where}] {self.snippet}"
 
 
-def _fulltext(conv: "Conversation") -> Any:
-    """The full-text family of the conversation's storage."""
-    storage = getattr(conv, "storage", None) or conv.memfold.storage
-    return storage.fulltext
-
-
 def _hit(m: Any, score: float, snippet: str) -> RecallHit:
     """A recall hit from a storage :class:`~memfold.memory.storage.rows.TextMatch`."""
     return RecallHit(f"{m.kind[0]}{m.id}", m.kind, m.id, score, snippet, m.first_seq, m.last_seq, m.depth, m.role)
 
 
-def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *,
-           reader: Any = None) -> list[RecallHit]:
+def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
+           filters: Mapping[str, Any] | None = None, *, reader: Any = None) -> list[RecallHit]:
     """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
     when the facade has an embedder (the default; :mod:`memfold.memory.search`), else the same BM25
     ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
-    conversation whose facade has no searcher.
+    conversation whose parts have no searcher.
 
     :param query: user text, never FTS syntax (any word may match, also as a prefix; more matches rank higher).
     :param k: at most this many hits, 1..100.
@@ -106,63 +98,61 @@ def search(conv: "Conversation", query: str, k: int = 10, filters: Mapping[str, 
     if match is None:
         return []
     rdr = as_reader(reader)
-    searcher = getattr(getattr(conv, "memfold", None), "searcher", None)
-    if searcher is not None:  # hybrid with an embedder, else the same BM25 ranking alone
-        return _hybrid_search(conv, searcher, query, match, k, kind, rdr)
+    if parts.searcher is not None:  # hybrid with an embedder, else the same BM25 ranking alone
+        return _hybrid_search(parts, ref, query, match, k, kind, rdr)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
     hits: list[RecallHit] = []
-    fulltext = _fulltext(conv)
-    lineage = conv.archive.lineage(conv.id)
+    fulltext = parts.storage.fulltext
+    lineage = list(ref.lineage)
     if kind in (None, "turn"):
         hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_turns(match, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
     if kind in (None, "card"):
-        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_cards(match, conv.family_id, lineage, fetch)
+        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_cards(match, ref.family_id, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
     hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
     return hits[:k]
 
 
-def _hybrid_search(conv: "Conversation", searcher: Any, query: str, match: str, k: int, kind: str | None,
+def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: str, k: int, kind: str | None,
                    rdr: Any) -> list[RecallHit]:
-    """The body of :func:`search` when the facade has an embedder: hybrid BM25 + embedding ranking
+    """The body of :func:`search` when the parts have a searcher: hybrid BM25 + embedding ranking
     (:class:`memfold.memory.search.HybridSearch`, issue 6) over the same lineage-scoped turns and
     non-stale cards. ``score`` is the negated fused score, so lower still means better; hits the
     BM25 ranker did not find get the item's opening words as their snippet."""
     kinds = ("turn", "card") if kind is None else (kind,)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
-    found = searcher.search(query, conversation_id=conv.id, kinds=kinds, limit=fetch)
+    found = parts.searcher.search(query, conversation_id=ref.id, lineage=ref.lineage, kinds=kinds, limit=fetch)
+    shown = [h for h in found if can_read(rdr, list(h.labels))][:k]
+    fulltext = parts.storage.fulltext
+    matches = {kind: fulltext.describe_matches(kind, [h.id for h in shown if h.kind == kind], match)
+               for kind in dict.fromkeys(h.kind for h in shown)}  # one batch per kind, not per hit
     hits: list[RecallHit] = []
-    fulltext = _fulltext(conv)
-    for h in found:
-        if not can_read(rdr, list(h.labels)):
-            continue
-        m = fulltext.describe_match(h.kind, h.id, match)
+    for h in shown:
+        m = matches[h.kind][h.id]
         words = h.text.split()
         snippet = m.snippet if m.snippet is not None else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
         hits.append(_hit(m, -h.score, snippet))
-        if len(hits) == k:
-            break
     return hits
 
 
-def get_card(conv: "Conversation", card_id: int) -> Card:
+def get_card(parts: WindowParts, ref: ConversationRef, card_id: int) -> Card:
     """A card of this conversation's family. :raises CardNotFound: otherwise."""
-    card = conv.cards.get(card_id)
-    if card.family_id != conv.family_id:
-        raise CardNotFound(f"no summary card c{card_id} in conversation {conv.id!r}")
+    card = parts.cards.get(card_id)
+    if card.family_id != ref.family_id:
+        raise CardNotFound(f"no summary card c{card_id} in conversation {ref.id!r}")
     return card
 
 
-def get_turn(conv: "Conversation", turn_id: int) -> Turn:
+def get_turn(parts: WindowParts, ref: ConversationRef, turn_id: int) -> Turn:
     """An archived turn of this conversation's family. :raises TurnNotFound: otherwise."""
-    turn = conv.archive.get(turn_id)
-    if turn.family_id != conv.family_id:
-        raise TurnNotFound(f"no archived turn t{turn_id} in conversation {conv.id!r}")
+    turn = parts.archive.get(turn_id)
+    if turn.family_id != ref.family_id:
+        raise TurnNotFound(f"no archived turn t{turn_id} in conversation {ref.id!r}")
     return turn
 
 
-def describe(conv: "Conversation", ref: int | str, *, reader: Any = None) -> dict[str, Any]:
+def describe(parts: WindowParts, conv: ConversationRef, ref: int | str, *, reader: Any = None) -> dict[str, Any]:
     """A card's coverage: depth, seq span, first/last turn ids, time range, child ids, token counts
     (its own and its sources'), labels, summarizer and the cards that roll it up.
 
@@ -172,12 +162,12 @@ def describe(conv: "Conversation", ref: int | str, *, reader: Any = None) -> dic
     kind, item_id = parse_ref(ref)
     rdr = as_reader(reader)
     if kind == "turn":
-        turn = get_turn(conv, item_id)
+        turn = get_turn(parts, conv, item_id)
         require(rdr, turn.labels, f"t{turn.id}")
         return {"ref": f"t{turn.id}", "kind": "turn", "seq": turn.seq, "role": turn.role, "tokens": turn.tokens,
                 "created_at": turn.created_at, "labels": list(turn.labels), "sha256": turn.sha256,
-                "parents": [f"c{p}" for p in conv.cards.parent_of("turn", turn.id)]}
-    card = get_card(conv, item_id)
+                "parents": [f"c{p}" for p in parts.cards.parent_of("turn", turn.id)]}
+    card = get_card(parts, conv, item_id)
     require(rdr, card.labels, card.ref)
     return {
         "ref": card.ref, "kind": "card", "depth": card.depth, "first_seq": card.first_seq, "last_seq": card.last_seq,
@@ -185,11 +175,12 @@ def describe(conv: "Conversation", ref: int | str, *, reader: Any = None) -> dic
         "end_at": card.end_at, "children": list(card.covers), "tokens": card.tokens,
         "source_tokens": card.source_tokens, "labels": list(card.labels), "summarizer": card.summarizer,
         "stale": card.stale, "created_at": card.created_at,
-        "parents": [f"c{p}" for p in conv.cards.parent_of("card", card.id)],
+        "parents": [f"c{p}" for p in parts.cards.parent_of("card", card.id)],
     }
 
 
-def expand(conv: "Conversation", ref: int | str, *, to_turns: bool = False, reader: Any = None) -> list[Turn | Card]:
+def expand(parts: WindowParts, conv: ConversationRef, ref: int | str, *, to_turns: bool = False,
+           reader: Any = None) -> list[Turn | Card]:
     """A card's children in order (turns for depth 1, cards deeper); with ``to_turns`` every
     verbatim turn it covers. A turn id expands to the whole turn itself (for glimpses).
 
@@ -198,29 +189,29 @@ def expand(conv: "Conversation", ref: int | str, *, to_turns: bool = False, read
     kind, item_id = parse_ref(ref)
     rdr = as_reader(reader)
     if kind == "turn":
-        turn = get_turn(conv, item_id)
+        turn = get_turn(parts, conv, item_id)
         require(rdr, turn.labels, f"t{turn.id}")
         return [turn]
-    card = get_card(conv, item_id)
+    card = get_card(parts, conv, item_id)
     require(rdr, card.labels, card.ref)
     visible = lambda item: can_read(rdr, item.labels) and not getattr(item, "erased", False)  # noqa: E731
     if to_turns:
-        turns = conv.turns_by_id(sorted(_turn_ids_under(conv, card)))
+        turns = parts.turns(sorted(_turn_ids_under(parts, card)))
         return [t for t in sorted(turns.values(), key=lambda t: t.seq) if visible(t)]
     out: list[Turn | Card] = []
     for child in card.covers:
         child_kind, child_id = parse_ref(child)
-        item = conv.archive.get(child_id) if child_kind == "turn" else conv.cards.get(child_id)
+        item = parts.archive.get(child_id) if child_kind == "turn" else parts.cards.get(child_id)
         if visible(item):
             out.append(item)
     return out
 
 
-def _turn_ids_under(conv: "Conversation", card: Card) -> set[int]:
+def _turn_ids_under(parts: WindowParts, card: Card) -> set[int]:
     ids: set[int] = set()
     stack = [card.id]
     while stack:
-        for child in conv.cards.covers(stack.pop()):  # the cards family's cover list
+        for child in parts.cards.covers(stack.pop()):  # the cards family's cover list
             kind, child_id = parse_ref(child)
             (ids.add if kind == "turn" else stack.append)(child_id)
     return ids
@@ -261,8 +252,8 @@ def format_item(item: Turn | Card) -> str:
     return f"t{item.id} [turn {item.seq}, {who}] {item.content}{calls}"
 
 
-def handle_tool_call(conv: "Conversation", name: str, arguments: str | Mapping[str, Any] | None, *,
-                     reader: Any = None) -> str:
+def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
+                     arguments: str | Mapping[str, Any] | None, *, reader: Any = None) -> str:
     """Run one recall tool call as an agent would send it and return text for the tool message.
 
     **Security: handle an agent's tool calls with the same ``reader`` as its compiled context.**
@@ -292,12 +283,12 @@ def handle_tool_call(conv: "Conversation", name: str, arguments: str | Mapping[s
         if not isinstance(args, dict):
             raise InvalidInput("arguments must be a JSON object")
         if name == "search":
-            hits = search(conv, args.get("query", ""), int(args.get("k", 5)), reader=rdr)
+            hits = search(parts, conv, args.get("query", ""), int(args.get("k", 5)), reader=rdr)
             return "\n".join(h.line() for h in hits) if hits else "no matches"
         if name == "describe":
-            return json.dumps(describe(conv, args.get("id"), reader=rdr), ensure_ascii=False)
+            return json.dumps(describe(parts, conv, args.get("id"), reader=rdr), ensure_ascii=False)
         if name == "expand":
-            items = expand(conv, args.get("id"), to_turns=bool(args.get("to_turns", False)), reader=rdr)
+            items = expand(parts, conv, args.get("id"), to_turns=bool(args.get("to_turns", False)), reader=rdr)
             return "\n".join(format_item(i) for i in items)
         raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
     except (MemfoldError, ValueError, TypeError) as exc:

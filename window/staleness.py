@@ -11,7 +11,7 @@ rebuilt from what remains and never shown again.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..memory.errors import TurnNotFound
 from ..memory.events import log_event
@@ -21,20 +21,9 @@ from .cards import CardStore
 from .catalog import card_item
 
 
-def _storage(storage: Any) -> Storage:
-    """The Storage itself, or (transitional, issue 12) one over a raw ``sqlite_utils.Database``
-    handed in by an engine not converted yet."""
-    if getattr(storage, "cards", None) is None:
-        from ..memory.storage import SqliteStorage
-
-        return SqliteStorage(storage)
-    return storage
-
-
 def cards_derived_from(storage: Storage, *, turn_ids: Iterable[int] = (), card_ids: Iterable[int] = ()) -> list[int]:
     """Ids of every card that covers one of ``turn_ids`` or ``card_ids``, directly or through
     deeper roll-ups (the given cards themselves included), sorted."""
-    storage = _storage(storage)
     found: set[int] = set(card_ids)
     frontier = [("turn", t) for t in turn_ids] + [("card", c) for c in card_ids]
     while frontier:
@@ -52,7 +41,6 @@ def mark_stale(storage: Storage, card_ids: Iterable[int], *, at: float, cause: s
 
     Call inside a write transaction or alone. :returns: the ids newly marked stale.
     """
-    storage = _storage(storage)
     ids = sorted(set(card_ids))
     if not ids:
         return []
@@ -68,7 +56,6 @@ def mark_stale(storage: Storage, card_ids: Iterable[int], *, at: float, cause: s
 def unfold_stale(storage: Storage, counter: TokenCounter) -> int:
     """Replace every catalog row that points at a stale card by that card's children, recursively,
     so no catalog shows a stale card. :returns: the number of catalog rows unfolded."""
-    storage = _storage(storage)
     unfolded = 0
     with storage.transaction():
         while True:
@@ -101,7 +88,6 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
     from ..memory.errors import InvalidInput, ProtectedNotFound, RecordNotFound
     from ..memory.validation import check_labels
 
-    storage = _storage(storage)
     label_list = check_labels(list(labels))
     if not isinstance(ref, str):
         raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")

@@ -18,19 +18,15 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from ..memory.errors import InvalidInput
+from .archive import Turn
 from .cards import Card
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .archive import Turn
-    from .conversation import Conversation
+from .parts import ConversationRef, WindowParts
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def turn_path(turn: "Turn") -> str:
+def turn_path(turn: Turn) -> str:
     """``turns/<seq:06d>-t<id>.md``."""
     return f"turns/{turn.seq:06d}-t{turn.id}.md"
 
@@ -40,7 +36,7 @@ def card_path(card: Card) -> str:
     return f"depth-{card.depth}/c{card.id}.md"
 
 
-def export_tree(conv: "Conversation", directory: str | os.PathLike) -> dict[str, int]:
+def export_tree(parts: WindowParts, conv: ConversationRef, directory: str | os.PathLike) -> dict[str, int]:
     """Write the conversation's archive and cards under ``directory/<conversation id>/``.
 
     :returns: ``{"turns": n, "cards": m, "path": ...}`` counts of files written.
@@ -51,7 +47,7 @@ def export_tree(conv: "Conversation", directory: str | os.PathLike) -> dict[str,
         raise InvalidInput(f"{root} exists and is not a directory: choose another --tree path")
     base = root / (_SAFE.sub("_", conv.id) or "conversation")
     (base / "turns").mkdir(parents=True, exist_ok=True)
-    turns = conv.history()
+    turns = parts.archive.history(conv.id, lineage=conv.lineage)
     paths: dict[str, str] = {}
     for turn in turns:
         paths[f"t{turn.id}"] = turn_path(turn)
@@ -63,8 +59,8 @@ def export_tree(conv: "Conversation", directory: str | os.PathLike) -> dict[str,
             extra += f"tool_call_id: {turn.tool_call_id}\n"
         (base / paths[f"t{turn.id}"]).write_text(
             f"{header}\ncreated_at: {turn.created_at}\nsha256: {turn.sha256}\n{extra}\n{turn.content}\n", encoding="utf-8")
-    lineage = dict(conv.archive.lineage(conv.id))
-    cards = [c for c in conv.cards.family_cards(conv.family_id)
+    lineage = dict(conv.lineage)
+    cards = [c for c in parts.cards.family_cards(conv.family_id)
              if c.conversation_id in lineage and (lineage[c.conversation_id] is None
                                                  or c.last_seq <= lineage[c.conversation_id])]
     for card in cards:
@@ -76,6 +72,6 @@ def export_tree(conv: "Conversation", directory: str | os.PathLike) -> dict[str,
             f"# {card.ref} depth {card.depth} turns {card.first_seq}-{card.last_seq} "
             f"({card.tokens} tokens from {card.source_tokens}; {card.summarizer})\n\n{card.text}\n\n"
             f"## children\n{children}\n", encoding="utf-8")
-    catalog = [paths.get(item.ref, item.ref) for item in conv.catalog_items()]
+    catalog = [paths.get(item.ref, item.ref) for item in parts.catalog(conv).items()]
     (base / "catalog.md").write_text("\n".join(catalog) + "\n", encoding="utf-8")
     return {"turns": len(turns), "cards": len(cards), "path": str(base)}

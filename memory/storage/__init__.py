@@ -16,9 +16,6 @@ from .base import Storage
 from .sqlite import SqliteStorage
 from .sqlite.connection import open_database
 
-# transitional re-exports while engines move onto the Protocols (issue 12); removed when done
-from .sqlite.connection import stored_clock_kind, where_equal, write_transaction  # noqa: F401
-
 
 def open_storage(
     target: "str | os.PathLike | sqlite_utils.Database | Storage | None" = None,

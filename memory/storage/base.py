@@ -27,6 +27,7 @@ from .rows import Event, ProtectedRecord
 from .rows import Card, CatalogItem, Event
 from typing import Iterator  # archive family
 from .rows import ConversationRow, SummarizerFailure, Turn  # archive family
+from .rows import ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -56,8 +57,12 @@ class ArchiveStorage(Protocol):
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
-                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str]) -> int:
-        """Insert one validated turn (``metadata`` as canonical JSON text); returns its id."""
+                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
+                    idempotency_key: str | None = None) -> int:
+        """Insert one validated turn (``metadata`` as canonical JSON text); returns its id.
+        ``idempotency_key`` is unique per conversation (:raises StorageConflict: when taken)."""
+    def keyed_turns(self, conversation_id: str, keys: Iterable[str]) -> "dict[str, Turn]":
+        """The conversation's own turns appended with these idempotency keys, by key (absent keys left out)."""
     def turn(self, turn_id: int) -> "Turn | None":
         """The turn with ``turn_id``, or ``None``."""
     def turns(self, turn_ids: Iterable[int]) -> "list[Turn]":
@@ -81,6 +86,17 @@ class ArchiveStorage(Protocol):
         """The conversation's recorded summarizer failures, oldest first."""
     def summarizer_failure_count(self, conversation_id: str) -> int:
         """How many summarizer failures the conversation has."""
+    # added by wt-runs (replay report reads)
+    def count_turns(self) -> int:
+        """How many turns the archive holds (every conversation, erased ones included)."""
+    def count_turns_labelled(self, label: str) -> int:
+        """How many turns carry ``label``."""
+    def total_turn_tokens(self) -> int:
+        """The tokens of every archived turn, summed."""
+    def count_summarizer_failures(self) -> int:
+        """How many summarizer failures are recorded (every conversation)."""
+    def turn_seqs(self, conversation_id: str) -> "dict[int, int]":
+        """``{turn id: seq}`` of the turns appended to this conversation itself (not its lineage)."""
 
 
 # --- cards: immutable summary cards and their cover lists (window/cards.py) -----------------------
@@ -113,6 +129,11 @@ class CardStorage(Protocol):
 
     def next_id(self) -> int:
         """The id the next inserted card will get."""
+    # added by wt-runs (replay report reads)
+    def count_by_depth(self) -> "dict[int, int]":
+        """``{depth: cards}`` over every card, by depth."""
+    def all_texts(self) -> "list[str]":
+        """The text of every card (every conversation)."""
 
 
 # --- catalog: the ordered context items a conversation shows (window/catalog.py) -----------------
@@ -142,6 +163,9 @@ class CatalogStorage(Protocol):
 
     def turn_item(self, turn_id: int) -> "CatalogItem | None":
         """The catalog item of an archived turn, or ``None`` when there is none (reads turns)."""
+    # added by wt-runs (replay report reads)
+    def card_counts_by_depth(self) -> "dict[int, int]":
+        """``{depth: card items}`` over every conversation's catalog, by depth."""
 
 
 # --- records: typed memory records and store policies (memory/store.py, memory/forgetting.py) ----
@@ -211,6 +235,15 @@ class RecordStorage(Protocol):
         """The labels of a memory record, or ``None`` when there is none (for relabelling)."""
     def set_record_labels(self, record_id: int, labels: "list[str]") -> None:
         """Replace the labels of a memory record (the caller validates them and logs the change)."""
+    # added by wt-runs (replay report reads)
+    def count_records(self, *, type: str | None = None, status: str | None = None) -> int:
+        """How many records (every namespace) have this type and status (None: any)."""
+    def count_superseded(self) -> int:
+        """How many records have been superseded (``superseded_by`` set)."""
+    def count_consolidated(self, type: str) -> int:
+        """How many records of ``type`` a consolidation run wrote."""
+    def contents_of_type(self, type: str) -> "list[str]":
+        """The content of every record of ``type``, whatever its status or namespace."""
 
 
 # --- protected: the protected channel (window/protected.py, window/constraints.py) ---------------
@@ -260,6 +293,11 @@ class ProtectedStorage(Protocol):
         """The labels of a protected record, or ``None`` when there is none (for relabelling)."""
     def set_protected_labels(self, protected_id: int, labels: "list[str]") -> None:
         """Replace the labels of a protected record (the caller validates them and logs the change)."""
+    # added by wt-runs (replay report reads)
+    def count_all(self) -> int:
+        """How many protected records exist (every namespace, every state)."""
+    def all_texts(self) -> "list[str]":
+        """The text of every protected record (every namespace, every state)."""
 
 
 # --- full-text: BM25 indexes over turns, cards and records (memory/search.py, window/recall.py) --
@@ -299,6 +337,9 @@ class FullTextStorage(Protocol):
     def item(self, kind: str, item_id: int) -> SearchItem:
         """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item."""
 
+    def items(self, kind: str, item_ids: Sequence[int]) -> dict[int, SearchItem]:
+        """The searchable fields (text, conversation, namespace, type, key, time, labels) of items by id."""
+
     def match_turns(self, match: str, lineage: Sequence[tuple[str, int | None]], limit: int) -> list[TextMatch]:
         """Live turns of ``lineage`` matching ``match`` with snippets, best BM25 first (ties by id)."""
 
@@ -308,6 +349,9 @@ class FullTextStorage(Protocol):
 
     def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
         """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role."""
+
+    def describe_matches(self, kind: str, item_ids: Sequence[int], match: str) -> dict[int, TextMatch]:
+        """Turns' or cards' snippets for ``match`` (``None`` if one does not match), seq spans, depth and role, by id."""
 
 
 # --- vectors: stored embeddings (memory/embeddings.py) --------------------------------------------
@@ -347,7 +391,84 @@ class VectorStorage(Protocol):
 
 # --- runs/leases: consolidation runs, fire-time leases, the scheduler's job store ----------------
 class RunStorage(Protocol):
-    """Consolidation ``runs``, the episodes they consumed, and leases (who works on what until when)."""
+    """Consolidation ``runs``, the episodes they consumed, and leases (who works on what until when).
+
+    Also the consolidation queue (pending episodes and turns, read past this family's cursor) and
+    the scheduler's job store table. Every source is consumed once: a second
+    :meth:`record_consumed` of one source raises ``StorageConflict``.
+    """
+
+    # run records
+    def start_run(self, namespace: str, extractor: str, trigger: str, at: float) -> int:
+        """Insert a ``running`` run row; returns its id."""
+
+    def add_batch(self, run_id: int, *, episodes: int, turns: int, facts: int, rules: int) -> None:
+        """Add one committed batch's counts to the run."""
+
+    def finish_run(self, run_id: int, status: str, at: float, errors: "list[str]") -> None:
+        """Close a run with its final status, time and errors."""
+
+    def get_run(self, run_id: int) -> "ConsolidationRun | None":
+        """The run with this id, or None."""
+
+    def list_runs(self, namespace: str | None = None, limit: int | None = None) -> "list[ConsolidationRun]":
+        """Runs oldest first, optionally of one namespace; ``limit`` keeps the newest N."""
+
+    def count_runs(self) -> int:
+        """How many consolidation runs are recorded (every namespace, every status)."""
+
+    # the ledger of consumed sources
+    def record_consumed(self, source: str, namespace: str, run_id: int, at: float, products: "list[int]") -> None:
+        """Record that ``source`` was consumed by ``run_id`` and produced ``products``; StorageConflict if it was already."""
+
+    def consumption(self, source: str) -> "dict[str, Any] | None":
+        """The ledger row of ``source`` (``source, namespace, run_id, consumed_at, products``), or None."""
+
+    # the per-namespace turn cursor
+    def turn_cursor(self, namespace: str) -> int:
+        """The id of the last archived turn of ``namespace`` already consolidated (0 for none)."""
+
+    def set_turn_cursor(self, namespace: str, last_turn_id: int, run_id: int) -> None:
+        """Move the namespace's turn cursor to ``last_turn_id`` (set by run ``run_id``)."""
+
+    # the consolidation queue
+    def pending_episodes(self, namespace: str, *, after_id: int, horizon: float, limit: int) -> "list[PendingEpisode]":
+        """Active episodic records with id > ``after_id`` written at or before ``horizon``, id order."""
+
+    def count_active_episodes(self, record_ids: "list[int]") -> int:
+        """How many of ``record_ids`` are still active episodic records."""
+
+    def pending_namespaces(self, *, include_turns: bool = False) -> "list[str]":
+        """Namespaces with active episodes (and, with ``include_turns``, turns past their cursor), sorted."""
+
+    def pending_turns(self, namespace: str, *, after_id: int, horizon: float, limit: int) -> "list[PendingTurn]":
+        """Unerased turns with id > ``after_id`` created at or before ``horizon``, id order; secret turns only with spans."""
+
+    # leases: one row per (name, fire time)
+    def newer_lease_exists(self, name: str, fire_time: float) -> bool:
+        """True when a lease of ``name`` for a later fire time exists."""
+
+    def get_lease(self, name: str, fire_time: float) -> "LeaseRow | None":
+        """The lease of ``name`` for ``fire_time``, or None."""
+
+    def insert_lease(self, name: str, fire_time: float, holder: str, *, acquired_at: float, expires_at: float) -> None:
+        """Insert a new, unfinished lease; StorageConflict if one exists for this fire time."""
+
+    def take_lease(self, name: str, fire_time: float, holder: str, *, acquired_at: float, expires_at: float) -> None:
+        """Give the lease of ``name`` for ``fire_time`` to ``holder`` (re-entry or takeover)."""
+
+    def renew_lease(self, name: str, fire_time: float, holder: str, *, expires_at: float) -> bool:
+        """Extend ``holder``'s unfinished lease; False if ``holder`` does not hold it."""
+
+    def finish_lease(self, name: str, fire_time: float, holder: str, *, finished_at: float, outcome: str) -> bool:
+        """Finish ``holder``'s unfinished lease with ``outcome``; False if ``holder`` does not hold it."""
+
+    def list_leases(self, name: str | None = None, limit: int | None = None) -> "list[LeaseRow]":
+        """Leases by fire time (oldest first), optionally of one name; ``limit`` keeps the newest N."""
+
+    # the scheduler's job store
+    def ensure_job_store(self, table: str) -> bool:
+        """Create the scheduler job store's table if missing, race-free across processes; True if created."""
 
 
 # --- events: the append-only audit log (memory/events.py) ----------------------------------------
@@ -414,6 +535,42 @@ class ErasureStorage(Protocol):
 class MetaStorage(Protocol):
     """Key/value settings of the file and the schema version."""
 
+    def get(self, key: str) -> str | None:
+        """The value stored under ``key``, or None."""
+
+    def get_many(self, keys: Iterable[str]) -> "dict[str, str]":
+        """The stored values of those ``keys`` that have one."""
+
+    def set(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key``, replacing any value there."""
+
+    def add(self, key: str, value: str) -> bool:
+        """Store ``value`` under ``key`` unless a value is there already; True when it was stored."""
+
+    def delete(self, keys: Iterable[str]) -> int:
+        """Remove those ``keys``; returns how many were there."""
+
+    def clock_kind(self) -> str | None:
+        """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""
+
+    def logical_tick(self) -> float | None:
+        """The tick a logical clock was last advanced to, or None."""
+
+    def set_logical_tick(self, tick: int) -> None:
+        """Remember the tick a logical clock was advanced to."""
+
+    def token_counter(self) -> str | None:
+        """The id of the token counter recorded for the file, or None."""
+
+    def record_token_counter(self, counter_id: str) -> None:
+        """Record the file's token counter unless one is recorded already."""
+
+    def newest_stored_time(self) -> float | None:
+        """The newest time value stored in turns, memory records and events, or None when empty."""
+
+    def schema_version(self) -> int:
+        """The file's schema version (0 for a file that has none yet)."""
+
 
 @runtime_checkable
 class Storage(Protocol):
@@ -440,6 +597,10 @@ class Storage(Protocol):
 
     def snapshot(self) -> ContextManager[None]:
         """One consistent read of committed state (a read transaction), taking no write lock."""
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a :meth:`transaction` (or :meth:`snapshot`) is open on this storage."""
 
     def close(self) -> None:
         """Release the connection(s)."""

@@ -55,6 +55,11 @@ class SqliteStorage:
         return self.c.snapshot()
 
     @property
+    def in_transaction(self) -> bool:
+        """True while a :meth:`transaction` or :meth:`snapshot` is open on this storage's connection."""
+        return self.c.in_transaction
+
+    @property
     def statements(self) -> int:
         """SQL statements run through this storage since it was opened."""
         return self.c.statements

@@ -84,19 +84,35 @@ class SqliteArchive:
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id])
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
-                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str]) -> int:
+                    metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
+                    idempotency_key: str | None = None) -> int:
         """Insert one validated turn (``metadata`` is its canonical JSON text); returns its id.
-        :raises StorageConflict: if the conversation already has a turn at ``seq``."""
+        :raises StorageConflict: if the conversation already has a turn at ``seq``, or one
+            appended with ``idempotency_key``."""
         cur = self.c.run(
             "INSERT INTO turns(conversation_id, family_id, seq, role, content, name, tool_call_id, tool_calls, "
-            "metadata, created_at, tokens, sha256, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "metadata, created_at, tokens, sha256, labels, idempotency_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 conversation_id, family_id, seq, role, content, name, tool_call_id,
                 json.dumps(tool_calls) if tool_calls else None, metadata, created_at, tokens, sha256,
-                json.dumps(labels),
+                json.dumps(labels), idempotency_key,
             ],
         )
         return cur.lastrowid
+    def keyed_turns(self, conversation_id: str, keys: Iterable[str]) -> dict[str, Turn]:
+        """The conversation's own turns appended with these idempotency keys, by key (keys no
+        turn carries are simply absent), read in batches."""
+        wanted = list(keys)
+        out: dict[str, Turn] = {}
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start:start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            for row in self.c.all(f"SELECT idempotency_key, {TURN_COLUMNS} FROM turns "
+                                  f"WHERE conversation_id = ? AND idempotency_key IN ({marks})",
+                                  [conversation_id, *chunk]):
+                out[row[0]] = _turn(row[1:])
+        return out
     def turn(self, turn_id: int) -> Turn | None:
         """The turn with ``turn_id``, or ``None``."""
         row = self.c.one(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", [turn_id])
@@ -167,3 +183,21 @@ class SqliteArchive:
     def summarizer_failure_count(self, conversation_id: str) -> int:
         """How many summarizer failures the conversation has."""
         return self.c.value("SELECT COUNT(*) FROM summarizer_failures WHERE conversation_id = ?", [conversation_id], 0)
+    # added by wt-runs (replay report reads)
+    def count_turns(self) -> int:
+        """How many turns the archive holds (every conversation, erased ones included)."""
+        return self.c.value("SELECT COUNT(*) FROM turns", default=0)
+    def count_turns_labelled(self, label: str) -> int:
+        """How many turns carry ``label``."""
+        return self.c.value("SELECT COUNT(*) FROM turns t, json_each(t.labels) WHERE json_each.value = ?",
+                            [label], default=0)
+    def total_turn_tokens(self) -> int:
+        """The tokens of every archived turn, summed."""
+        return self.c.value("SELECT COALESCE(SUM(tokens), 0) FROM turns", default=0)
+    def count_summarizer_failures(self) -> int:
+        """How many summarizer failures are recorded (every conversation)."""
+        return self.c.value("SELECT COUNT(*) FROM summarizer_failures", default=0)
+    def turn_seqs(self, conversation_id: str) -> dict[int, int]:
+        """``{turn id: seq}`` of the turns appended to this conversation itself (not its lineage)."""
+        return {tid: seq for tid, seq in self.c.all("SELECT id, seq FROM turns WHERE conversation_id = ?",
+                                                    [conversation_id])}

@@ -105,3 +105,10 @@ class SqliteCards:
     def next_id(self) -> int:
         """The id the next inserted card will get (the ``cards`` AUTOINCREMENT counter + 1)."""
         return self.c.value("SELECT seq FROM sqlite_sequence WHERE name = 'cards'", default=0) + 1
+    # added by wt-runs (replay report reads)
+    def count_by_depth(self) -> dict[int, int]:
+        """``{depth: cards}`` over every card, by depth."""
+        return {d: n for d, n in self.c.all("SELECT depth, COUNT(*) FROM cards GROUP BY depth ORDER BY depth")}
+    def all_texts(self) -> list[str]:
+        """The text of every card (every conversation)."""
+        return [r[0] for r in self.c.all("SELECT text FROM cards")]

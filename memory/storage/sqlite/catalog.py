@@ -85,3 +85,8 @@ class SqliteCatalog:
         if t is None:
             return None
         return CatalogItem("turn", turn_id, t[0], t[0], 0, t[1], t[2], bool(t[3]))
+    # added by wt-runs (replay report reads)
+    def card_counts_by_depth(self) -> dict[int, int]:
+        """``{depth: card items}`` over every conversation's catalog, by depth."""
+        return {d: n for d, n in self.c.all(
+            "SELECT depth, COUNT(*) FROM catalog_items WHERE kind = 'card' GROUP BY depth ORDER BY depth")}

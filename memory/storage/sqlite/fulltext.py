@@ -21,6 +21,14 @@ from .db import SqliteDB
 #: the FTS5 table and the alias of the content table, per item kind
 _FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
 _ALIAS = {"turn": "t", "record": "r", "card": "k"}
+#: ids per ``IN (...)`` list of a batch read (well under SQLite's variable limit)
+_BATCH = 500
+
+
+def _chunks(ids: Sequence[int]) -> list[list[int]]:
+    """``ids`` without repeats, in order, cut into lists of at most :data:`_BATCH`."""
+    unique = list(dict.fromkeys(ids))
+    return [unique[i:i + _BATCH] for i in range(0, len(unique), _BATCH)]
 
 
 def _lineage_clause(alias: str, seq_column: str, lineage: Sequence[tuple[str, int | None]]) -> tuple[str, list[Any]]:
@@ -183,6 +191,31 @@ class SqliteFullText:
         return SearchItem(kind="card", id=r[0], text=r[1], conversation_id=r[2], time=r[3],
                           labels=tuple(json.loads(r[4])) if r[4] else ())
 
+    def items(self, kind: str, item_ids: Sequence[int]) -> dict[int, SearchItem]:
+        """The searchable fields of turns, cards or records by id (to build hits), one read per
+        :data:`_BATCH` ids; missing ids are absent. Reads the items' own table (and
+        ``conversations`` for a turn's namespace)."""
+        out: dict[int, SearchItem] = {}
+        for chunk in _chunks(item_ids):
+            marks = ", ".join("?" for _ in chunk)
+            if kind == "turn":
+                rows = self.c.all(
+                    "SELECT t.id, t.content, t.conversation_id, c.namespace, t.created_at, t.labels FROM turns t "
+                    f"JOIN conversations c ON c.id = t.conversation_id WHERE t.id IN ({marks})", chunk)
+                out.update((r[0], SearchItem(kind="turn", id=r[0], text=r[1], conversation_id=r[2], namespace=r[3],
+                                             time=r[4], labels=tuple(json.loads(r[5])))) for r in rows)
+            elif kind == "record":
+                rows = self.c.all("SELECT id, content, namespace, type, key, written_at, labels FROM records "
+                                  f"WHERE id IN ({marks})", chunk)
+                out.update((r[0], SearchItem(kind="record", id=r[0], text=r[1], namespace=r[2], type=r[3], key=r[4],
+                                             time=r[5], labels=tuple(json.loads(r[6])))) for r in rows)
+            else:
+                rows = self.c.all(f"SELECT id, text, conversation_id, end_at, labels FROM cards WHERE id IN ({marks})",
+                                  chunk)
+                out.update((r[0], SearchItem(kind="card", id=r[0], text=r[1], conversation_id=r[2], time=r[3],
+                                             labels=tuple(json.loads(r[4])) if r[4] else ())) for r in rows)
+        return out
+
     # -- recall tools: plain BM25 with snippets over a conversation's lineage ----------------
     def match_turns(self, match: str, lineage: Sequence[tuple[str, int | None]], limit: int) -> list[TextMatch]:
         """Live turns of ``lineage`` matching ``match``, best BM25 first (ties by id), with a
@@ -204,6 +237,25 @@ class SqliteFullText:
             f"c.labels FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid WHERE cards_fts MATCH ? AND c.family_id = ? "
             f"AND c.stale = 0 AND {where} ORDER BY bm25(cards_fts), c.id LIMIT ?", [match, family_id, *params, limit])
         return [TextMatch("card", r[0], r[1], r[2], r[3], r[4], r[5], None, tuple(json.loads(r[6]))) for r in rows]
+
+    def describe_matches(self, kind: str, item_ids: Sequence[int], match: str) -> dict[int, TextMatch]:
+        """Turns' or cards' snippets for ``match`` (``None`` for an item that does not match) with
+        their seq span, depth and role, two reads per :data:`_BATCH` ids; ``score`` stays ``None``
+        and ``labels`` empty; missing ids are absent."""
+        fts = _FTS[kind]
+        out: dict[int, TextMatch] = {}
+        for chunk in _chunks(item_ids):
+            marks = ", ".join("?" for _ in chunk)
+            snippets = dict(self.c.all(f"SELECT rowid, snippet({fts}, 0, '[', ']', '…', 12) FROM {fts} "
+                                       f"WHERE {fts} MATCH ? AND rowid IN ({marks})", [match, *chunk]))
+            if kind == "turn":
+                rows = self.c.all(f"SELECT id, seq, role FROM turns WHERE id IN ({marks})", chunk)
+                out.update((r[0], TextMatch("turn", r[0], None, snippets.get(r[0]), r[1], r[1], 0, r[2])) for r in rows)
+            else:
+                rows = self.c.all(f"SELECT id, first_seq, last_seq, depth FROM cards WHERE id IN ({marks})", chunk)
+                out.update((r[0], TextMatch("card", r[0], None, snippets.get(r[0]), r[1], r[2], r[3], None))
+                           for r in rows)
+        return out
 
     def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
         """One turn's or card's snippet for ``match`` (``None`` when it does not match) and its seq

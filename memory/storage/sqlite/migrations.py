@@ -9,7 +9,7 @@ with both versions named, so an old memfold never scribbles on a newer file.
 Numbers are reserved by concept so parallel work does not collide:
 1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
 3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
-5 embeddings, 6 protected channel / labels / erasure.
+5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys.
 """
 
 from __future__ import annotations
@@ -535,5 +535,26 @@ def m002_forgetting_policies(db: sqlite_utils.Database) -> None:
         -- covering index for scoring: read and eviction load these columns for a whole store
         CREATE INDEX records_store_scoring
             ON records(namespace, type, status, importance, written_at, access_count, pinned);
+        """
+    )
+
+
+@migration(7, "turn_idempotency_keys")
+def m007_turn_idempotency_keys(db: sqlite_utils.Database) -> None:
+    """Append idempotency keys (issue 16): a turn may carry the key its caller appended it with,
+    unique per conversation, so a retried append finds the turn its first attempt wrote instead
+    of writing it twice. A key is an identifier, not content: it is set once at insert and never
+    changes (erasure keeps it, so a retry of an erased turn does not bring the turn back)."""
+    run_script(
+        db,
+        """
+        ALTER TABLE turns ADD COLUMN idempotency_key TEXT;
+        CREATE UNIQUE INDEX turns_idempotency_key ON turns(conversation_id, idempotency_key)
+            WHERE idempotency_key IS NOT NULL;
+        CREATE TRIGGER turns_idempotency_key_immutable BEFORE UPDATE OF idempotency_key ON turns
+        WHEN NEW.idempotency_key IS NOT OLD.idempotency_key
+        BEGIN
+            SELECT RAISE(ABORT, 'an append idempotency key is set once, when the turn is archived');
+        END;
         """
     )

@@ -135,3 +135,10 @@ class SqliteProtected:
     def set_protected_labels(self, protected_id: int, labels: list[str]) -> None:
         """Replace the labels of a protected record (the caller validates them and logs the change)."""
         self.c.run("UPDATE protected SET labels = ? WHERE id = ?", [json.dumps(labels), protected_id])
+    # added by wt-runs (replay report reads)
+    def count_all(self) -> int:
+        """How many protected records exist (every namespace, every state)."""
+        return self.c.value("SELECT COUNT(*) FROM protected", default=0)
+    def all_texts(self) -> list[str]:
+        """The text of every protected record (every namespace, every state)."""
+        return [r[0] for r in self.c.all("SELECT text FROM protected")]

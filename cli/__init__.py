@@ -1,0 +1,26 @@
+"""The ``memfold`` command: a thin shell over the library (STYLE.md rules 1-2).
+
+Each command parses its arguments, opens the :class:`~memfold.MemFold` facade, makes one library
+call and prints: human output by default, ``--json`` for scripts. The database comes from the
+``DB`` argument or the ``MEMFOLD_DB`` environment variable. A library error becomes one line on
+stderr and a non-zero exit. No SQL here, and no command touches storage: what a command needs is
+a facade method (or a method of what the facade hands out: a conversation, the memory store,
+the protected channel).
+
+One module per command group, all adding to the one :data:`cli` group of :mod:`.core`:
+
+* :mod:`.foundation`: ``init``, ``clock``, ``ingest``, ``history``, ``export``, ``remember``, ``memories``
+* :mod:`.forgetting`: ``pin``, ``unpin``, ``retire``, ``revert``, ``events``, ``policy``
+* :mod:`.protected`: ``protect ...``, ``erase``
+* :mod:`.consolidation`: ``consolidate``, ``runs``, ``scheduler ...``
+* :mod:`.window`: ``context``, ``compact``, ``search``, ``describe``, ``expand``, ``window``
+* :mod:`.jobs`: ``reembed``, ``replay``, ``demo``
+* :mod:`.serve`: ``serve`` (the HTTP API), ``mcp`` (the MCP server)
+"""
+
+from __future__ import annotations
+
+from . import consolidation, forgetting, foundation, jobs, protected, serve, window  # noqa: F401  (add the commands)
+from .core import cli, main
+
+__all__ = ["cli", "main"]

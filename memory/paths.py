@@ -1,0 +1,65 @@
+"""Output paths checked before work starts, so a long job never fails at its very end.
+
+A command that runs for a while and then writes a file (a replay report, the demo's database or
+plot, an export) checks the path first: when it cannot be written the caller learns it at once,
+with nothing run and nothing written. The probe never truncates an existing file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from .errors import InvalidInput
+
+
+def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written, before any work runs (so none is lost).
+
+    For a file: it must not be a folder, its folder must exist, and a file must be creatable or
+    appendable there (probed by creating and removing an empty file; an existing file is opened for
+    append, never truncated). For a folder (``folder=True``): it must not be a file, and a folder
+    must be creatable under its nearest existing ancestor (probed the same way). ``"-"`` (stdout)
+    passes.
+
+    :param path: the file (or folder) about to be written.
+    :param option: the option or argument name shown in the message, e.g. ``"--json"``.
+    :param folder: check a folder to be created or filled instead of a file.
+    :raises InvalidInput: ``cannot write --json /x/r.json: folder /x does not exist`` and the like.
+    """
+    path = os.fspath(path)
+    if path == "-":
+        return
+
+    def refuse(reason: str) -> None:
+        raise InvalidInput(f"cannot write {option} {path}: {reason}")
+
+    def reason_of(exc: OSError) -> str:
+        return (exc.strerror or str(exc)).lower()
+
+    if folder:
+        if os.path.exists(path) and not os.path.isdir(path):
+            refuse("it exists and is not a folder")
+        base = os.path.abspath(path)
+        while not os.path.exists(base):
+            base = os.path.dirname(base)
+        if not os.path.isdir(base):
+            refuse(f"{base} is not a folder")
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".memfold-probe-", dir=base))
+        except OSError as exc:
+            refuse(f"cannot create a folder in {base} ({reason_of(exc)})")
+        return
+    if os.path.isdir(path):
+        refuse("it is a folder")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        refuse(f"folder {os.path.dirname(path) or parent} does not exist")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        refuse(reason_of(exc))
+    if not existed:
+        os.remove(path)
