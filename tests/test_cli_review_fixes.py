@@ -106,7 +106,8 @@ def test_window_still_over_budget_is_reported(runner, db, tmp_path):
     assert lines[8:] == ["Error: 2 turns of 8 stayed over the 40-token budget after compaction (turns 7, 8): "
                          "raise --budget or lower --hot-turns"]
     rows = json.loads(runner.invoke(cli, ["window", db, dialogue(tmp_path), "-c", "s2", "--json", *tiny]).stdout)
-    assert rows[6]["still_over"] == {"hot_turns": 33, "system_note": 15, "protected": 0, "older": 7, "total": 55}
+    assert rows[6]["still_over"] == {"hot_turns": 33, "system": 0, "system_note": 15, "protected": 0, "older": 7,
+                                      "total": 55}
     assert "still_over" not in rows[5]
     assert "exits 1" in runner.invoke(cli, ["window", "--help"]).output
 
