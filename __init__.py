@@ -163,7 +163,9 @@ class MemFold:
             open_storage(self.storage, clock.kind)
         else:
             self.storage = open_storage(path, clock.kind, create=create)
-        self.db = self.storage.db  # transitional (issue 12): engines move onto self.storage
+        #: the SQLite backend's ``sqlite_utils.Database``, for tests and tools that inspect the file;
+        #: no engine, command or server uses it (they go through :attr:`storage`)
+        self.db = getattr(self.storage, "db", None)
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
         self.extractor = _make_extractor(extractor)
@@ -614,7 +616,7 @@ class MemFold:
 
     def close(self) -> None:
         """Close the database connection."""
-        self.db.close()
+        self.storage.close()
 
     def __enter__(self) -> "MemFold":
         return self

@@ -375,78 +375,80 @@ class HybridSearch:
             self.index.index(embedder, kinds=tuple(filters), progress=progress)
             qvec = embedder.embed_batch([query])[0]
 
-        # per kind: allowed ids (sorted), raw BM25 (>= 0, 0 = not matched) and cosine arrays
-        parts = []
-        for kind, flt in filters.items():
-            ids = np.sort(self._allowed_ids(kind, flt))
-            if len(ids) == 0:
-                continue
-            bm = np.zeros(len(ids))
-            if match is not None:
-                if scoped:
-                    found = self._bm25_scoped(kind, terms, ids, depth)
-                else:  # the whole table: FTS5's own statistics are the scope's
-                    found = [(i, -score) for i, score in self._bm25(kind, match, flt, depth)]
-                if found:
-                    where_ = np.searchsorted(ids, [i for i, _ in found])
-                    bm[where_] = [score for _, score in found]
-            sims = np.zeros(len(ids))
-            has_vec = np.zeros(len(ids), dtype=bool)
-            if qvec is not None:
-                vids, vectors = self.index.matrix(kind)
-                if len(vids):
-                    at = np.clip(np.searchsorted(vids, ids), 0, len(vids) - 1)
-                    has_vec = vids[at] == ids
-                    sims[has_vec] = vectors[at[has_vec]] @ qvec
-            parts.append((kind, ids, bm, sims, has_vec, flt))
-        if not parts:
-            return []
-        bm_max = max(float(p[2].max()) for p in parts) or 1.0
-
-        keys: list[tuple[str, Any]] = []
-        fused_all, bm_all, sim_all, ok_all = [], [], [], []
-        for kind, ids, bm, sims, has_vec, flt in parts:
-            bn = bm / bm_max
-            sm = sims
-            if kind == "turn" and neighbour_weight:
-                prev, nxt = self._turn_neighbours(ids, flt)
-                bn = self._smooth(bn, prev, nxt, neighbour_weight)
+        # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4)
+        with self.storage.snapshot():
+            # per kind: allowed ids (sorted), raw BM25 (>= 0, 0 = not matched) and cosine arrays
+            parts = []
+            for kind, flt in filters.items():
+                ids = np.sort(self._allowed_ids(kind, flt))
+                if len(ids) == 0:
+                    continue
+                bm = np.zeros(len(ids))
+                if match is not None:
+                    if scoped:
+                        found = self._bm25_scoped(kind, terms, ids, depth)
+                    else:  # the whole table: FTS5's own statistics are the scope's
+                        found = [(i, -score) for i, score in self._bm25(kind, match, flt, depth)]
+                    if found:
+                        where_ = np.searchsorted(ids, [i for i, _ in found])
+                        bm[where_] = [score for _, score in found]
+                sims = np.zeros(len(ids))
+                has_vec = np.zeros(len(ids), dtype=bool)
                 if qvec is not None:
-                    sm = self._smooth(sims, prev, nxt, neighbour_weight)
-            if qvec is None:
-                fused, ok = bn, bm > 0
-            elif mode == "dense":
-                fused, ok = sm, has_vec
-            else:
-                fused = bm25_weight * bn + (1.0 - bm25_weight) * sm
-                ok = (bm > 0) | (has_vec & (sims >= min_similarity))
-            keys.extend((kind, int(i)) for i in ids)
-            fused_all.append(fused)
-            bm_all.append(bm)
-            sim_all.append(sims if qvec is not None else np.full(len(ids), np.nan))
-            ok_all.append(ok)
-        fused = np.concatenate(fused_all)
-        bm = np.concatenate(bm_all)
-        sims = np.concatenate(sim_all)
-        ok = np.concatenate(ok_all)
+                    vids, vectors = self.index.matrix(kind)
+                    if len(vids):
+                        at = np.clip(np.searchsorted(vids, ids), 0, len(vids) - 1)
+                        has_vec = vids[at] == ids
+                        sims[has_vec] = vectors[at[has_vec]] @ qvec
+                parts.append((kind, ids, bm, sims, has_vec, flt))
+            if not parts:
+                return []
+            bm_max = max(float(p[2].max()) for p in parts) or 1.0
 
-        bm25_list = [keys[i] for i in np.argsort(-bm, kind="stable") if bm[i] > 0]
-        dense_list = [] if qvec is None else [keys[i] for i in np.argsort(-sims, kind="stable")]
-        if fusion == "rrf" and mode == "hybrid" and qvec is not None:
-            allowed = {keys[i] for i in np.flatnonzero(ok)}
-            ranked = [(k, s) for k, s in rrf_fuse([bm25_list[:depth], dense_list[:depth]]) if k in allowed]
-        else:
-            order = [i for i in np.argsort(-fused, kind="stable") if ok[i]]
-            ranked = [(keys[i], float(fused[i])) for i in order]
-        bm25_rank = {k: r for r, k in enumerate(bm25_list, start=1)}
-        dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}
-        sim_of = {k: float(sims[i]) for i, k in enumerate(keys)} if qvec is not None else {}
-        top = ranked[:limit]
-        items = {kind: self.fulltext.items(kind, [i for (k, i), _ in top if k == kind])
-                 for kind in dict.fromkeys(k for (k, _), _ in top)}  # one read per kind, not per hit
-        return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
-                          dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
-                for (kind, item_id), score in top]
+            keys: list[tuple[str, Any]] = []
+            fused_all, bm_all, sim_all, ok_all = [], [], [], []
+            for kind, ids, bm, sims, has_vec, flt in parts:
+                bn = bm / bm_max
+                sm = sims
+                if kind == "turn" and neighbour_weight:
+                    prev, nxt = self._turn_neighbours(ids, flt)
+                    bn = self._smooth(bn, prev, nxt, neighbour_weight)
+                    if qvec is not None:
+                        sm = self._smooth(sims, prev, nxt, neighbour_weight)
+                if qvec is None:
+                    fused, ok = bn, bm > 0
+                elif mode == "dense":
+                    fused, ok = sm, has_vec
+                else:
+                    fused = bm25_weight * bn + (1.0 - bm25_weight) * sm
+                    ok = (bm > 0) | (has_vec & (sims >= min_similarity))
+                keys.extend((kind, int(i)) for i in ids)
+                fused_all.append(fused)
+                bm_all.append(bm)
+                sim_all.append(sims if qvec is not None else np.full(len(ids), np.nan))
+                ok_all.append(ok)
+            fused = np.concatenate(fused_all)
+            bm = np.concatenate(bm_all)
+            sims = np.concatenate(sim_all)
+            ok = np.concatenate(ok_all)
+
+            bm25_list = [keys[i] for i in np.argsort(-bm, kind="stable") if bm[i] > 0]
+            dense_list = [] if qvec is None else [keys[i] for i in np.argsort(-sims, kind="stable")]
+            if fusion == "rrf" and mode == "hybrid" and qvec is not None:
+                allowed = {keys[i] for i in np.flatnonzero(ok)}
+                ranked = [(k, s) for k, s in rrf_fuse([bm25_list[:depth], dense_list[:depth]]) if k in allowed]
+            else:
+                order = [i for i in np.argsort(-fused, kind="stable") if ok[i]]
+                ranked = [(keys[i], float(fused[i])) for i in order]
+            bm25_rank = {k: r for r, k in enumerate(bm25_list, start=1)}
+            dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}
+            sim_of = {k: float(sims[i]) for i, k in enumerate(keys)} if qvec is not None else {}
+            top = ranked[:limit]
+            items = {kind: self.fulltext.items(kind, [i for (k, i), _ in top if k == kind])
+                     for kind in dict.fromkeys(k for (k, _), _ in top)}  # one read per kind, not per hit
+            return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
+                              dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
+                    for (kind, item_id), score in top]
 
     @staticmethod
     def _hit(item: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..memory.errors import StorageError
+from ..memory.errors import StorageConflict
 from ..memory.storage.base import Storage
 from ..memory.storage.rows import CatalogItem
 from ..memory.tokens import TokenCounter
@@ -132,7 +132,7 @@ class Catalog:
     def splice(self, replaced: Sequence[CatalogItem], card: Card) -> CatalogItem:
         """Replace the contiguous run ``replaced`` with ``card`` in one transaction.
 
-        :raises StorageError: if the run is no longer in the catalog exactly (a concurrent
+        :raises StorageConflict: if the run is no longer in the catalog exactly (a concurrent
             compaction got there first); nothing changes then.
         """
         new = card_item(card, self.counter)
@@ -141,7 +141,7 @@ class Catalog:
                                                         replaced[-1].first_seq)
             if [(i.kind, i.item_id) for i in replaced] != current or (
                 new.first_seq, new.last_seq) != (replaced[0].first_seq, replaced[-1].last_seq):
-                raise StorageError(
+                raise StorageConflict(
                     f"the catalog of {self.conversation_id!r} changed during compaction (seq "
                     f"{replaced[0].first_seq}-{replaced[-1].last_seq}); run compact again"
                 )

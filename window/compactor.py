@@ -12,6 +12,12 @@ Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
   again in the same pass.
 * Compaction always terminates: every successful fold removes at least one catalog item and
   every failure removes one candidate, so a pass makes at most (items + candidates) steps.
+* Concurrent compactions of one conversation never fail the caller (issue 12.4): inside one
+  process they take turns (one lock per storage and conversation), so a second thread measures
+  again what the first one left. A compaction inside a caller's transaction does not wait for
+  that turn (the other thread may need the storage it holds). A fold whose range another
+  thread or process folded first loses the splice (:class:`StorageConflict`); its unused card is
+  marked stale (never shown or found) and the pass goes on from the catalog as it now is.
 
 Folding order in one pass: roll up any ``rollup_fanin`` adjacent same-depth cards (the regular
 roll-up that keeps the active cards logarithmic in history); then, while the window is above the
@@ -26,10 +32,12 @@ the largest card alone, one level deeper and shorter by at least the excess (a *
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..memory.errors import SummarizerError
+from ..memory.errors import StorageConflict, SummarizerError
 from ..memory.events import log_event
 from .archive import Turn
 from .cards import Card, card_header
@@ -101,6 +109,17 @@ def fold_item_for_card(card: Card) -> FoldItem:
     return FoldItem(kind="card", id=card.id, text=card.text, depth=card.depth)
 
 
+#: per opened storage, one lock per conversation id: compactions of one conversation take turns
+_COMPACTING: "weakref.WeakKeyDictionary[Any, dict[str, threading.Lock]]" = weakref.WeakKeyDictionary()
+_COMPACTING_GUARD = threading.Lock()
+
+
+def compaction_lock(storage: Any, conversation_id: str) -> threading.Lock:
+    """The lock a compaction of ``conversation_id`` on ``storage`` holds for its whole pass."""
+    with _COMPACTING_GUARD:
+        return _COMPACTING.setdefault(storage, {}).setdefault(conversation_id, threading.Lock())
+
+
 class Compactor:
     """Runs compaction passes over one conversation.
 
@@ -134,6 +153,20 @@ class Compactor:
         :returns: a :class:`CompactionReport`.
         :raises StorageError: if the database cannot be written (the catalog stays consistent).
         """
+        storage = self.parts.storage
+        if storage.in_transaction:  # inside the caller's transaction: waiting for another thread's
+            return self._compact(target_tokens, reader, lay, reported)  # pass could deadlock; a lost splice is safe
+        lock = compaction_lock(storage, self.ref.id)
+        if not lock.acquire(blocking=False):  # another thread is compacting this conversation: wait for
+            lock.acquire()  # it, then measure again what it left
+            lay = reported = None
+        try:
+            return self._compact(target_tokens, reader, lay, reported)
+        finally:
+            lock.release()
+
+    def _compact(self, target_tokens: int | None, reader: Iterable[str] | None, lay: Layout | None,
+                 reported: int | None) -> CompactionReport:
         s = self.settings
         parts, ref = self.parts, self.ref
         if lay is None:
@@ -306,12 +339,17 @@ class Compactor:
             children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
         )
         storage = parts.storage
-        with storage.transaction():
-            self.catalog.splice(run, card)
-            log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
-                      namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
-                      details={"card": card.ref, "depth": depth, "covers": list(card.covers),
-                               "source_tokens": source_tokens, "tokens": tokens})
+        try:
+            with storage.transaction():
+                self.catalog.splice(run, card)
+                log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
+                          namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
+                          details={"card": card.ref, "depth": depth, "covers": list(card.covers),
+                                   "source_tokens": source_tokens, "tokens": tokens})
+        except StorageConflict:  # another thread or process folded this range first: go on from its catalog
+            storage.cards.mark_stale([card.id])  # the unused card is never shown or found
+            failed.add(self._key(run))
+            return
         report.cards.append(card.ref)
         if kind == "fold":
             report.leaf_folds += 1

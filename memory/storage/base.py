@@ -60,7 +60,8 @@ class ArchiveStorage(Protocol):
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
                     idempotency_key: str | None = None) -> int:
         """Insert one validated turn (``metadata`` as canonical JSON text); returns its id.
-        ``idempotency_key`` is unique per conversation (:raises StorageConflict: when taken)."""
+        :raises StorageConflict: if the conversation already has a turn at ``seq``, or one with
+            this ``idempotency_key`` (unique per conversation)."""
     def keyed_turns(self, conversation_id: str, keys: Iterable[str]) -> "dict[str, Turn]":
         """The conversation's own turns appended with these idempotency keys, by key (absent keys left out)."""
     def turn(self, turn_id: int) -> "Turn | None":
@@ -317,7 +318,12 @@ class FullTextStorage(Protocol):
 
     Every query is scoped *before* ranking by a :class:`~.rows.SearchScope`; the candidate,
     neighbour and item reads span the turns, cards, records and conversations tables because
-    search is their only user."""
+    search is their only user.
+
+    ``kind`` is ``"turn"``, ``"card"`` or ``"record"`` (another raises ``InvalidInput``). A ``match``
+    expression is what :func:`memfold.memory.fts.literal_query` and
+    :func:`memfold.memory.search.bm25_query` build: double-quoted words, each optionally a prefix
+    (``"word" *``), joined by ``OR`` (or ``AND``); one the index cannot parse raises ``StorageError``."""
 
     def conversation_lineage(self, conversation_id: str) -> list[tuple[str, int | None]]:
         """``[(conversation_id, last_seq_or_None)]`` from the conversation up to its root; ``[]`` if unknown."""
@@ -338,7 +344,8 @@ class FullTextStorage(Protocol):
         """How many items of ``kind`` the full-text index holds."""
 
     def item(self, kind: str, item_id: int) -> SearchItem:
-        """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item."""
+        """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item.
+        :raises NotFound: (``TurnNotFound``, ``CardNotFound``, ``RecordNotFound``) when there is none."""
 
     def items(self, kind: str, item_ids: Sequence[int]) -> dict[int, SearchItem]:
         """The searchable fields (text, conversation, namespace, type, key, time, labels) of items by id."""
@@ -351,7 +358,8 @@ class FullTextStorage(Protocol):
         """Non-stale cards of the family within ``lineage`` matching ``match`` with snippets, best first."""
 
     def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
-        """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role."""
+        """A turn's or card's snippet for ``match`` (``None`` if it does not match), seq span, depth and role.
+        :raises NotFound: (``TurnNotFound``, ``CardNotFound``) when there is no such item."""
 
     def describe_matches(self, kind: str, item_ids: Sequence[int], match: str) -> dict[int, TextMatch]:
         """Turns' or cards' snippets for ``match`` (``None`` if one does not match), seq spans, depth and role, by id."""
@@ -603,7 +611,8 @@ class Storage(Protocol):
 
     @property
     def in_transaction(self) -> bool:
-        """True while a :meth:`transaction` (or :meth:`snapshot`) is open on this storage."""
+        """True while the calling thread is inside a :meth:`transaction` (or :meth:`snapshot`) of
+        this storage; another thread's open transaction does not count."""
 
     def close(self) -> None:
         """Release the connection(s)."""

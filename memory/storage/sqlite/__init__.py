@@ -56,8 +56,9 @@ class SqliteStorage:
 
     @property
     def in_transaction(self) -> bool:
-        """True while a :meth:`transaction` or :meth:`snapshot` is open on this storage's connection."""
-        return self.c.in_transaction
+        """True while the calling thread is inside a :meth:`transaction` or :meth:`snapshot` of
+        this storage (another thread's transaction on the shared connection does not count)."""
+        return self.c.in_transaction_here()
 
     @property
     def statements(self) -> int:

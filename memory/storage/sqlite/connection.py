@@ -30,7 +30,8 @@ BUSY_TIMEOUT_MS = 30_000
 #: how long :func:`write_transaction` keeps retrying a busy database, in seconds
 BUSY_RETRY_SECONDS = 120.0
 
-_tx_state = threading.local()
+#: guards the creation of a connection's lock (:func:`connection_lock`)
+_LOCKS_GUARD = threading.Lock()
 
 
 def connect(path: str | os.PathLike | None) -> sqlite_utils.Database:
@@ -108,6 +109,21 @@ def stored_clock_kind(db: sqlite_utils.Database) -> str | None:
     return row[0] if row else None
 
 
+def connection_lock(db: sqlite_utils.Database) -> threading.RLock:
+    """The one re-entrant lock of ``db``'s connection, made on first use (the thread model of
+    :mod:`.db`). Every :class:`~.db.SqliteDB` over ``db`` and every :func:`write_transaction` on it
+    share this lock, so no statement of another thread runs inside a transaction it did not open,
+    whichever wrapper issued it."""
+    lock = getattr(db, "_memfold_lock", None)
+    if lock is None:
+        with _LOCKS_GUARD:
+            lock = getattr(db, "_memfold_lock", None)
+            if lock is None:
+                lock = threading.RLock()
+                db._memfold_lock = lock  # type: ignore[attr-defined]
+    return lock
+
+
 def _is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and (
         "locked" in str(exc).lower() or "busy" in str(exc).lower()
@@ -123,8 +139,17 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     the begin is retried with jitter for up to :data:`BUSY_RETRY_SECONDS`. An exception inside the
     block rolls everything back, so bad input writes nothing (STYLE.md rule 9).
 
+    Threads sharing the connection are serialised: the connection's lock
+    (:func:`connection_lock`) is held for the whole transaction.
+
     :raises StorageError: if the database stays locked past the retry window.
     """
+    with connection_lock(db):  # held from BEGIN to COMMIT: threads never share a transaction
+        yield from _write_transaction(db)
+
+
+def _write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """The body of :func:`write_transaction`, run with the connection's lock held."""
     conn = db.conn
     if conn.in_transaction:
         with db.atomic():  # a savepoint inside the outer transaction

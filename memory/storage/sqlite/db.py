@@ -3,33 +3,46 @@
 Thread model (issue 12, point 4): one connection per :class:`SqliteStorage`, guarded by one
 re-entrant lock. A write transaction holds the lock from ``BEGIN IMMEDIATE`` to ``COMMIT``, a read
 snapshot from ``BEGIN`` to ``COMMIT``, and a single statement outside either holds it while it
-runs and its rows are fetched. So threads sharing one ``MemFold`` never see each other's
-uncommitted writes and never interleave statements inside one another's transaction; other
-processes are kept apart by SQLite's own file locks (WAL, busy timeout, retried ``BEGIN``).
+runs and its rows are fetched. The lock belongs to the connection
+(:func:`~.connection.connection_lock`), so every wrapper of the same ``sqlite_utils.Database`` and
+every :func:`~.connection.write_transaction` on it take the same one. So threads sharing one
+``MemFold`` never see each other's uncommitted writes and never interleave statements inside one
+another's transaction; other connections (another ``MemFold`` on the file, other processes) are
+kept apart by SQLite's own file locks (WAL, busy timeout, retried ``BEGIN``). ``THREADS.md`` and
+``tests/test_threads.py`` state and check what this gives a user.
 
 Every statement goes through :meth:`SqliteDB.all` / :meth:`one` / :meth:`value` / :meth:`run`,
-which turn driver errors into memfold's: ``sqlite3.IntegrityError`` becomes
-:class:`~memfold.memory.errors.StorageConflict`, any other ``sqlite3.DatabaseError`` a
-:class:`~memfold.memory.errors.StorageError` naming the statement's first words.
+which turn driver errors into memfold's: a broken uniqueness rule becomes
+:class:`~memfold.memory.errors.StorageConflict`, any other ``sqlite3.DatabaseError`` (a CHECK or
+trigger refusing the write included) a :class:`~memfold.memory.errors.StorageError` naming the
+statement's first words.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
 from ...errors import StorageConflict, StorageError
-from .connection import write_transaction
+from .connection import connection_lock, write_transaction
+
+
+#: SQLite's extended result codes for a broken uniqueness rule (the one :class:`StorageConflict`)
+_UNIQUENESS = {"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_ROWID"}
 
 
 def _translate(exc: sqlite3.DatabaseError, sql: str) -> StorageError:
+    """memfold's error for a driver error raised by ``sql``: a broken uniqueness rule is a
+    :class:`StorageConflict`; a refused write (a CHECK, NOT NULL, foreign key or trigger rule of
+    the schema) and every other failure a :class:`StorageError`."""
     head = " ".join(sql.split()[:4])
     if isinstance(exc, sqlite3.IntegrityError):
-        return StorageConflict(f"the write broke a uniqueness rule ({exc}) in: {head} ...")
+        if getattr(exc, "sqlite_errorname", None) in _UNIQUENESS or "UNIQUE constraint" in str(exc):
+            return StorageConflict(f"the write broke a uniqueness rule ({exc}) in: {head} ...")
+        return StorageError(f"the write broke a rule of the schema ({exc}) in: {head} ...")
     return StorageError(f"the database failed ({exc}) in: {head} ...")
 
 
@@ -39,7 +52,7 @@ class SqliteDB:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
         self.conn: sqlite3.Connection = db.conn
-        self.lock = threading.RLock()
+        self.lock = connection_lock(db)  #: shared by every wrapper of this connection
         self.statements = 0  #: statements run since open (tests and benchmarks read it)
 
     # -- statements --------------------------------------------------------------------
@@ -121,3 +134,8 @@ class SqliteDB:
     @property
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
+
+    def in_transaction_here(self) -> bool:
+        """True when the calling thread opened the transaction (or snapshot) now open: it holds
+        the connection's lock and the connection is inside a transaction."""
+        return self.lock._is_owned() and self.conn.in_transaction  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from ...errors import StorageError
+from ...errors import InvalidInput, StorageError
 from .db import SqliteDB
 
 #: the erasable items: kind -> (table, the column saying "erased", its erased value)
@@ -27,7 +27,7 @@ def _table(kind: str) -> tuple[str, str, object]:
     try:
         return _ERASABLE[kind]
     except KeyError:
-        raise ValueError(f"unknown erasable kind {kind!r}: use one of {', '.join(_ERASABLE)}") from None
+        raise InvalidInput(f"unknown erasable kind {kind!r}: use one of {', '.join(_ERASABLE)}") from None
 
 
 class SqliteErasure:

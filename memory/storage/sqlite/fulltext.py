@@ -15,12 +15,27 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from ...errors import CardNotFound, InvalidInput, RecordNotFound, TurnNotFound
 from ..rows import SearchItem, SearchScope, TextMatch
 from .db import SqliteDB
 
 #: the FTS5 table and the alias of the content table, per item kind
 _FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
 _ALIAS = {"turn": "t", "record": "r", "card": "k"}
+_MISSING = {"turn": TurnNotFound, "record": RecordNotFound, "card": CardNotFound}
+
+
+def _fts(kind: str, kinds: Sequence[str] = ("turn", "record", "card")) -> str:
+    """The FTS5 table of ``kind``. :raises InvalidInput: for a kind that is not one of ``kinds``."""
+    if kind not in kinds:
+        raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(kinds)}")
+    return _FTS[kind]
+
+
+def _missing(kind: str, item_id: int) -> Exception:
+    return _MISSING[kind](f"no {kind} {item_id}")
+
+
 #: ids per ``IN (...)`` list of a batch read (well under SQLite's variable limit)
 _BATCH = 500
 
@@ -100,7 +115,7 @@ def _filter(kind: str, scope: SearchScope) -> tuple[str, str, list[Any]]:
             params.append(scope.namespace)
         time_col, labels_col = "k.end_at", "k.labels"
     else:
-        raise ValueError(f"unknown item kind {kind!r}")
+        raise InvalidInput(f"unknown item kind {kind!r}: use one of turn, record, card")
     if scope.since is not None:
         where.append(f"{time_col} >= ?")
         params.append(scope.since)
@@ -156,8 +171,9 @@ class SqliteFullText:
     def rank(self, kind: str, match: str, scope: SearchScope, limit: int) -> list[tuple[int, float]]:
         """``[(id, bm25)]`` of the items of ``kind`` inside ``scope`` matching the FTS expression
         ``match``, best first (FTS5 bm25: lower is better), at most ``limit``."""
+        fts = _fts(kind)
         frm, where, params = _filter(kind, scope)
-        a, fts = _ALIAS[kind], _FTS[kind]
+        a = _ALIAS[kind]
         sql = (f"SELECT {a}.rowid, bm25({fts}) FROM {fts}, {frm} "
                f"WHERE {fts} MATCH ? AND {a}.rowid = {fts}.rowid AND {where} ORDER BY bm25({fts}) LIMIT ?")
         return [(r[0], r[1]) for r in self.c.all(sql, [match, *params, limit])]
@@ -165,29 +181,38 @@ class SqliteFullText:
     def postings(self, kind: str, term: str) -> list[tuple[int, float]]:
         """``[(id, bm25)]`` of every indexed item of ``kind`` matching one term expression, over
         the whole index (table-wide statistics), in index order."""
-        fts = _FTS[kind]
+        fts = _fts(kind)
         return [(r[0], r[1]) for r in self.c.all(f"SELECT rowid, bm25({fts}) FROM {fts} WHERE {fts} MATCH ?", [term])]
 
     def indexed_count(self, kind: str) -> int:
         """How many items of ``kind`` the full-text index holds (the N of BM25's idf)."""
-        return self.c.value(f"SELECT COUNT(*) FROM {_FTS[kind]}_docsize", default=0)
+        return self.c.value(f"SELECT COUNT(*) FROM {_fts(kind)}_docsize", default=0)
 
     # -- items -----------------------------------------------------------------------------
     def item(self, kind: str, item_id: int) -> SearchItem:
         """The searchable fields of one turn, card or record (to build a hit). Reads the item's
-        own table (and ``conversations`` for a turn's namespace)."""
+        own table (and ``conversations`` for a turn's namespace).
+
+        :raises TurnNotFound: / :raises CardNotFound: / :raises RecordNotFound: when there is none."""
+        _fts(kind)
         if kind == "turn":
             r = self.c.one(
                 "SELECT t.id, t.content, t.conversation_id, c.namespace, t.created_at, t.labels FROM turns t "
                 "JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?", [item_id])
+            if r is None:
+                raise _missing(kind, item_id)
             return SearchItem(kind="turn", id=r[0], text=r[1], conversation_id=r[2], namespace=r[3], time=r[4],
                               labels=tuple(json.loads(r[5])))
         if kind == "record":
             r = self.c.one("SELECT id, content, namespace, type, key, written_at, labels FROM records WHERE id = ?",
                            [item_id])
+            if r is None:
+                raise _missing(kind, item_id)
             return SearchItem(kind="record", id=r[0], text=r[1], namespace=r[2], type=r[3], key=r[4], time=r[5],
                               labels=tuple(json.loads(r[6])))
         r = self.c.one("SELECT id, text, conversation_id, end_at, labels FROM cards WHERE id = ?", [item_id])
+        if r is None:
+            raise _missing(kind, item_id)
         return SearchItem(kind="card", id=r[0], text=r[1], conversation_id=r[2], time=r[3],
                           labels=tuple(json.loads(r[4])) if r[4] else ())
 
@@ -195,6 +220,7 @@ class SqliteFullText:
         """The searchable fields of turns, cards or records by id (to build hits), one read per
         :data:`_BATCH` ids; missing ids are absent. Reads the items' own table (and
         ``conversations`` for a turn's namespace)."""
+        _fts(kind)
         out: dict[int, SearchItem] = {}
         for chunk in _chunks(item_ids):
             marks = ", ".join("?" for _ in chunk)
@@ -242,7 +268,7 @@ class SqliteFullText:
         """Turns' or cards' snippets for ``match`` (``None`` for an item that does not match) with
         their seq span, depth and role, two reads per :data:`_BATCH` ids; ``score`` stays ``None``
         and ``labels`` empty; missing ids are absent."""
-        fts = _FTS[kind]
+        fts = _fts(kind, ("turn", "card"))
         out: dict[int, TextMatch] = {}
         for chunk in _chunks(item_ids):
             marks = ", ".join("?" for _ in chunk)
@@ -259,13 +285,19 @@ class SqliteFullText:
 
     def describe_match(self, kind: str, item_id: int, match: str) -> TextMatch:
         """One turn's or card's snippet for ``match`` (``None`` when it does not match) and its seq
-        span, depth and role; ``score`` stays ``None`` and ``labels`` empty."""
-        fts = _FTS[kind]
+        span, depth and role; ``score`` stays ``None`` and ``labels`` empty.
+
+        :raises TurnNotFound: / :raises CardNotFound: when there is no such item."""
+        fts = _fts(kind, ("turn", "card"))
         row = self.c.one(f"SELECT snippet({fts}, 0, '[', ']', '…', 12) FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
                          [match, item_id])
         snippet = row[0] if row else None
         if kind == "turn":
             t = self.c.one("SELECT seq, role FROM turns WHERE id = ?", [item_id])
+            if t is None:
+                raise _missing(kind, item_id)
             return TextMatch("turn", item_id, None, snippet, t[0], t[0], 0, t[1])
         c = self.c.one("SELECT first_seq, last_seq, depth FROM cards WHERE id = ?", [item_id])
+        if c is None:
+            raise _missing(kind, item_id)
         return TextMatch("card", item_id, None, snippet, c[0], c[1], c[2], None)

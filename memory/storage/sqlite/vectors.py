@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import EmbeddingError
+from ...errors import EmbeddingError, InvalidInput
 from .db import SqliteDB
 
 
@@ -35,7 +35,7 @@ def blob_to_vector(blob: bytes, dim: int) -> np.ndarray:
 _LIVE = {
     "turn": "SELECT id, content FROM turns WHERE erased = 0 AND content != '' ORDER BY id",
     "record": "SELECT id, content FROM records WHERE status != 'erased' ORDER BY id",
-    "card": "SELECT rowid, text FROM cards ORDER BY rowid",
+    "card": "SELECT rowid, text FROM cards WHERE erased = 0 ORDER BY rowid",
 }
 #: live items of each kind that have no vector yet, oldest first
 _MISSING = {
@@ -44,8 +44,16 @@ _MISSING = {
     "record": "SELECT r.id, r.content FROM records r LEFT JOIN embeddings e ON e.kind = 'record' AND e.item_id = r.id "
               "WHERE e.item_id IS NULL AND r.status != 'erased' ORDER BY r.id",
     "card": "SELECT c.rowid, c.text FROM cards c LEFT JOIN embeddings e ON e.kind = 'card' AND e.item_id = c.rowid "
-            "WHERE e.item_id IS NULL ORDER BY c.rowid",
+            "WHERE e.item_id IS NULL AND c.erased = 0 ORDER BY c.rowid",
 }
+
+
+def _query(queries: dict[str, str], kind: str) -> str:
+    """The query of ``kind``. :raises InvalidInput: for a kind other than turn, record, card."""
+    try:
+        return queries[kind]
+    except KeyError:
+        raise InvalidInput(f"unknown item kind {kind!r}: use one of turn, record, card") from None
 
 
 class SqliteVectors:
@@ -115,8 +123,8 @@ class SqliteVectors:
 
     def unembedded(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` without a vector, oldest first (turns not
-        erased and not empty, records not erased, every card). Reads the items' own tables."""
-        sql = _MISSING[kind]
+        erased and not empty, records and cards not erased). Reads the items' own tables."""
+        sql = _query(_MISSING, kind)
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [(r[0], r[1]) for r in self.c.all(sql)]
@@ -124,4 +132,4 @@ class SqliteVectors:
     def embeddable(self, kind: str) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of every live item of ``kind`` that may carry a vector, by id
         (what a re-embedding covers). Reads the items' own tables."""
-        return [(r[0], r[1]) for r in self.c.all(_LIVE[kind])]
+        return [(r[0], r[1]) for r in self.c.all(_query(_LIVE, kind))]
