@@ -16,6 +16,7 @@ from .memory.clock import Clock, LogicalClock, ReplayClock, SystemClock
 from .memory.errors import (
     BudgetError,
     CapacityExceeded,
+    CatalogChanged,
     CardNotFound,
     ClockError,
     ConsolidationError,
@@ -49,6 +50,7 @@ from .consolidation.extractors import make_extractor
 from .consolidation.extractors.base import Episode, Extractor, Proposal
 from .consolidation.extractors.llm import LLMExtractor
 from .consolidation.extractors.rules import RulesExtractor
+from .consolidation.parts import ConsolidationParts
 from .consolidation.runs import ConsolidationRun
 from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
@@ -168,8 +170,10 @@ class MemFold:
         self.db = getattr(self.storage, "db", None)
         self.clock = clock
         self.token_counter = self._token_counter(token_counter)
-        self.extractor = _make_extractor(extractor)
         self.memory = MemoryStore(self.storage, self.clock)
+        # the consolidation pass's and the nightly job's parts (issue 12, point 2), built once
+        self.consolidation_parts = ConsolidationParts(storage=self.storage, clock=self.clock, memory=self.memory,
+                                                      extractor=_make_extractor(extractor))
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = self._embedder(embedder)
@@ -182,6 +186,10 @@ class MemFold:
             raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+        if isinstance(window, WindowSettings):
+            from .window.context import check_fixed_parts
+
+            check_fixed_parts(window, self.token_counter)  # issue 13: refused when made, naming the sizes
         # the engines' parts (issue 12, point 2), built once and shared by every conversation
         self.parts = WindowParts(
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
@@ -202,6 +210,9 @@ class MemFold:
     def window(self, value: WindowSettings) -> None:
         if not isinstance(value, WindowSettings):
             raise InvalidInput(f"window must be a WindowSettings, got {type(value).__name__}")
+        from .window.context import check_fixed_parts
+
+        check_fixed_parts(value, self.token_counter)  # issue 13: refused when made, naming the sizes
         self.parts.window = value
 
     @property
@@ -230,6 +241,16 @@ class MemFold:
     @constraints.setter
     def constraints(self, value: ConstraintTracker | None) -> None:
         self.parts.constraints = value
+
+    @property
+    def extractor(self) -> Extractor:
+        """The default extractor of the consolidation pass (settable: an :class:`Extractor`,
+        ``"rules"`` or ``"llm"``). :raises InvalidInput: for anything else."""
+        return self.consolidation_parts.extractor  # type: ignore[return-value]
+
+    @extractor.setter
+    def extractor(self, value: Extractor | str) -> None:
+        self.consolidation_parts.extractor = _make_extractor(value)
 
     @property
     def searcher(self) -> HybridSearch:
@@ -352,7 +373,7 @@ class MemFold:
         from .consolidation.runs import check_namespace_exists
 
         check_namespace_exists(self.storage, namespace)
-        return consolidate(self, namespace, **kwargs)
+        return consolidate(self.consolidation_parts, namespace, **kwargs)
 
     def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
         """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`.
@@ -560,13 +581,13 @@ class MemFold:
         for namespace in names:
             check_namespace_exists(self.storage, namespace)
         if not names:
-            return consolidate_all(self, include_turns=include_turns, **kwargs)
+            return consolidate_all(self.consolidation_parts, include_turns=include_turns, **kwargs)
         should_stop = kwargs.get("should_stop")
         out = []
         for namespace in names:
             if should_stop is not None and should_stop():
                 break
-            out.append(consolidate(self, namespace, include_turns=include_turns, **kwargs))
+            out.append(consolidate(self.consolidation_parts, namespace, include_turns=include_turns, **kwargs))
         return out
 
     def runs(self, namespace: str | None = None, *, limit: int | None = None) -> list[ConsolidationRun]:
@@ -614,6 +635,42 @@ class MemFold:
                 on_reading(reading)
         return readings
 
+    # -- the background compaction worker (issue 13) ---------------------------------------
+    def worker(self, **kwargs: Any):
+        """A :class:`~memfold.worker.Worker` over this facade's window parts (``lease_seconds=``,
+        ``poll_seconds=``, ``holder=``, ``progress=``, ...); ``run_once()`` handles the notes due."""
+        from .worker import Worker
+
+        return Worker(self.parts, **kwargs)
+
+    def start_worker(self, **kwargs: Any):
+        """Run the compaction worker in a daemon thread (for single-process apps): it takes the
+        compaction notes appends leave past the soft watermark and folds off the hot path.
+        :returns: a :class:`~memfold.worker.WorkerThread`; call ``.stop()`` before :meth:`close`."""
+        from .worker import WorkerThread
+
+        return WorkerThread(self.worker(**kwargs))
+
+    def compaction_notes(self) -> list[dict[str, Any]]:
+        """The compaction notes waiting for the worker, oldest first (as dicts)."""
+        import dataclasses
+
+        return [dataclasses.asdict(n) for n in self.storage.runs.compaction_notes()]
+
+    def compaction_jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The worker's compaction jobs (leases ``compaction:<conversation>``), oldest first, as
+        dicts with ``conversation``, ``generation``, ``holder``, ``status`` (``running``,
+        ``ok``, ``failed``, ``backoff``, ``kept``, ``abandoned``...) and times."""
+        jobs = []
+        for row in self.storage.runs.list_leases():
+            if not row.name.startswith("compaction:"):
+                continue
+            status = row.outcome if row.finished_at is not None else "running"
+            jobs.append({"conversation": row.name.split(":", 1)[1], "generation": int(row.fire_time),
+                         "holder": row.holder, "status": status, "acquired_at": row.acquired_at,
+                         "expires_at": row.expires_at, "finished_at": row.finished_at})
+        return jobs if limit is None else jobs[-limit:]
+
     def close(self) -> None:
         """Close the database connection."""
         self.storage.close()
@@ -632,12 +689,14 @@ __all__ = [
     "CapacityExceeded",
     "Card",
     "CardNotFound",
+    "CatalogChanged",
     "ChatClient",
     "Clock",
     "ClockError",
     "CompactionReport",
     "CompiledContext",
     "ConsolidationError",
+    "ConsolidationParts",
     "ConsolidationRun",
     "ConstraintExtractor",
     "ConstraintProposal",

@@ -61,20 +61,20 @@ def bench_size(n: int, workdir: str) -> dict:
 
     mf = fill(os.path.join(workdir, f"dry_{n}.db"), n)
     t0 = time.perf_counter()
-    dry = consolidate(mf, "bench/dana", dry_run=True, batch_size=100)
+    dry = consolidate(mf.consolidation_parts, "bench/dana", dry_run=True, batch_size=100)
     out["dry_run_per_s"] = n / (time.perf_counter() - t0)
     mf.close()
 
     for batch in (100, 1000):
         mf = fill(os.path.join(workdir, f"real_{n}_{batch}.db"), n)
         t0 = time.perf_counter()
-        run = consolidate(mf, "bench/dana", batch_size=batch)
+        run = consolidate(mf.consolidation_parts, "bench/dana", batch_size=batch)
         seconds = time.perf_counter() - t0
         assert run.status == "ok" and run.episodes_consumed == n, run.errors
         out[f"pass_batch{batch}_per_s"] = n / seconds
         out["facts_written"], out["rules_written"] = run.facts_written, run.rules_written
         t0 = time.perf_counter()
-        again = consolidate(mf, "bench/dana", batch_size=batch)
+        again = consolidate(mf.consolidation_parts, "bench/dana", batch_size=batch)
         out["rerun_ms"] = (time.perf_counter() - t0) * 1000
         assert again.written == [] and again.consumed == []
         out["active_derived"] = len([r for r in mf.memory.list("bench/dana") if r.type != "episodic"])

@@ -16,11 +16,12 @@ One module per command group, all adding to the one :data:`cli` group of :mod:`.
 * :mod:`.window`: ``context``, ``compact``, ``search``, ``describe``, ``expand``, ``window``
 * :mod:`.jobs`: ``reembed``, ``replay``, ``demo``
 * :mod:`.serve`: ``serve`` (the HTTP API), ``mcp`` (the MCP server)
+* :mod:`.worker`: ``worker`` (the background compaction worker)
 """
 
 from __future__ import annotations
 
-from . import consolidation, forgetting, foundation, jobs, protected, serve, window  # noqa: F401  (add the commands)
+from . import consolidation, forgetting, foundation, jobs, protected, serve, window, worker  # noqa: F401  (add the commands)
 from .core import cli, main
 
 __all__ = ["cli", "main"]

@@ -74,10 +74,22 @@ def consolidate(db: str, namespaces: tuple[str, ...], dry_run: bool, batch_size:
 @db_argument
 @click.option("--namespace", "-n", default=None, help="Only this namespace.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Newest N runs.")
+@click.option("--compaction", is_flag=True, help="List the compaction worker's jobs instead (running, ok, abandoned...).")
 @json_option
-def runs(db: str, namespace: str | None, limit: int, as_json: bool) -> None:
+def runs(db: str, namespace: str | None, limit: int, as_json: bool, compaction: bool = False) -> None:
     """List recorded consolidation runs (start, end, counts, errors), oldest first."""
     mf = open_db(db)
+    if compaction:
+        jobs = mf.compaction_jobs(limit)
+        if as_json:
+            emit_json(jobs)
+        else:
+            for j in jobs:
+                click.echo(f"{j['conversation']} #{j['generation']} [{j['status']}] {j['holder']}")
+            if not jobs:
+                click.echo("no compaction jobs")
+        mf.close()
+        return
     found = mf.runs(namespace, limit=limit)
     if as_json:
         emit_json([r.to_dict() for r in found])

@@ -18,26 +18,25 @@ its sources, and re-running changes nothing. How:
 * **Failures.** An extractor error (or invalid proposal) consumes nothing from that batch, stops
   the pass and is recorded in the run (``status='failed'``, ``errors``) and the event log.
 
-The pass is a plain function of ``(memfold, namespace, now)`` (STYLE.md rule 18); the scheduler
-only calls it.
+The pass is a plain function of ``(parts, namespace, now)`` (STYLE.md rule 18): it takes the
+:class:`~memfold.consolidation.parts.ConsolidationParts` the facade built (storage, clock, memory
+store, default extractor), never the facade itself; the scheduler only calls it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..memory.errors import ConsolidationError, ExtractorError, InvalidInput, MemfoldError, StorageConflict
 from ..memory.events import log_event
 from ..memory.validation import check_name
 from . import runs
 from ..window.secrets import SECRET_MASK, readable_text
+from ..memory.storage.base import Storage
 from .extractors.attributes import holds
 from .extractors.base import Episode, Extractor, Proposal, speaker_of
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .. import MemFold
-    from ..memory.storage.base import Storage
+from .parts import ConsolidationParts
 
 #: episodes per batch (and per transaction) by default
 DEFAULT_BATCH_SIZE = 100
@@ -45,7 +44,7 @@ PROPOSAL_TYPES = ("semantic", "procedural")
 
 
 def consolidate(
-    memfold: "MemFold",
+    parts: ConsolidationParts,
     namespace: str,
     *,
     now: object = None,
@@ -59,7 +58,8 @@ def consolidate(
 ) -> runs.ConsolidationRun:
     """Consolidate ``namespace``'s unconsumed episodes (and, optionally, its new archived turns).
 
-    :param memfold: the facade (its database, clock, memory store and default extractor).
+    :param parts: the pass's parts (storage, clock, memory store, default extractor); the
+        facade's are ``MemFold.consolidation_parts``.
     :param namespace: the tenant/user scope, e.g. ``"acme/dana"``.
     :param now: the horizon: only episodes and turns created at or before it are read (clock
         units: ticks, POSIX seconds or an aware datetime); default the clock's now.
@@ -69,24 +69,27 @@ def consolidate(
     :param include_turns: also read the namespace's archived turns past its cursor (each turn's
         role says who spoke); they are not marked consumed (the archive is immutable), the cursor
         moves instead.
-    :param extractor: overrides ``memfold.extractor`` for this pass.
+    :param extractor: overrides ``parts.extractor`` for this pass.
     :param trigger: recorded in the run (``manual``, ``cli``, ``schedule@<fire time>``).
     :param should_stop: polled between batches; when it returns True the pass ends with status
         ``stopped`` after the last committed batch.
     :param progress: called with the number of sources consumed so far after each batch.
     :returns: the :class:`~memfold.consolidation.runs.ConsolidationRun` (status ``ok``,
         ``failed`` or ``stopped``).
-    :raises InvalidInput: for an empty namespace or a batch size below 1; nothing is written.
+    :raises InvalidInput: for an empty namespace, a batch size below 1, or ``parts`` that is not a
+        :class:`ConsolidationParts` (a :class:`~memfold.MemFold` included: call its
+        ``consolidate`` method instead); nothing is written.
     """
+    _check_parts(parts)
     check_name(namespace, "namespace")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidInput(f"batch_size must be an integer >= 1, got {batch_size!r}")
-    extractor = extractor or getattr(memfold, "extractor", None)
+    extractor = extractor or parts.extractor
     if extractor is None:
         from .extractors.rules import RulesExtractor
 
         extractor = RulesExtractor()
-    clock, storage = memfold.clock, memfold.storage
+    clock, storage = parts.clock, parts.storage
     horizon = clock.now() if now is None else clock.coerce(now)
     run = runs.ConsolidationRun(id=None, namespace=namespace, extractor=extractor.id, trigger=trigger,
                                 started_at=clock.now(), dry_run=dry_run)
@@ -106,10 +109,10 @@ def consolidate(
                 if not batch:
                     break
                 try:
-                    proposals = _resolve_slots(memfold, namespace, _without_masks(extractor.extract(batch)))
-                    _check_proposals(memfold, namespace, proposals, batch)
+                    proposals = _resolve_slots(parts, namespace, _without_masks(extractor.extract(batch)))
+                    _check_proposals(parts, namespace, proposals, batch)
                 except (ExtractorError, InvalidInput) as exc:
-                    _fail(memfold, run, f"batch of {len(batch)} {kind} from {batch[0].source}: {exc}")
+                    _fail(parts, run, f"batch of {len(batch)} {kind} from {batch[0].source}: {exc}")
                     break
                 if dry_run:
                     run.proposals.extend(proposals)
@@ -118,11 +121,11 @@ def consolidate(
                     after_id = ids[-1]
                     continue
                 try:
-                    done = _commit_batch(memfold, run, kind, namespace, batch, ids, after_id, proposals)
+                    done = _commit_batch(parts, run, kind, namespace, batch, ids, after_id, proposals)
                 except StorageConflict:
                     done = False  # another process consumed a source first; re-read
                 except MemfoldError as exc:
-                    _fail(memfold, run, f"writing a batch from {batch[0].source} failed: {exc}")
+                    _fail(parts, run, f"writing a batch from {batch[0].source} failed: {exc}")
                     break
                 if kind == "turns":
                     after_id = storage.runs.turn_cursor(namespace)
@@ -144,18 +147,21 @@ def consolidate(
     return run
 
 
-def consolidate_all(memfold: "MemFold", *, include_turns: bool = False, **kwargs: Any) -> list[runs.ConsolidationRun]:
+def consolidate_all(parts: ConsolidationParts, *, include_turns: bool = False,
+                    **kwargs: Any) -> list[runs.ConsolidationRun]:
     """Run :func:`consolidate` for every namespace with pending episodes (sorted by name).
 
+    :param parts: as for :func:`consolidate`.
     :param kwargs: passed to :func:`consolidate` (``now``, ``batch_size``, ``should_stop``, ...).
     :returns: one run per namespace; stops early if ``should_stop`` says so.
     """
+    _check_parts(parts)
     out = []
     should_stop = kwargs.get("should_stop")
-    for namespace in memfold.storage.runs.pending_namespaces(include_turns=include_turns):
+    for namespace in parts.storage.runs.pending_namespaces(include_turns=include_turns):
         if should_stop is not None and should_stop():
             break
-        out.append(consolidate(memfold, namespace, include_turns=include_turns, **kwargs))
+        out.append(consolidate(parts, namespace, include_turns=include_turns, **kwargs))
     return out
 
 
@@ -166,7 +172,14 @@ def episode_from_record(record_id: int, content: str, metadata: dict[str, Any], 
                    event_time if event_time is not None else created_at)
 
 
-def _read_batch(storage: "Storage", kind: str, namespace: str, after_id: int, horizon: float,
+def _check_parts(parts: object) -> None:
+    """:raises InvalidInput: unless ``parts`` is a :class:`ConsolidationParts`."""
+    if not isinstance(parts, ConsolidationParts):
+        raise InvalidInput(f"the consolidation pass takes a ConsolidationParts (MemFold.consolidation_parts), "
+                           f"got {type(parts).__name__}: pass mf.consolidation_parts, or call mf.consolidate(...)")
+
+
+def _read_batch(storage: Storage, kind: str, namespace: str, after_id: int, horizon: float,
                 limit: int) -> tuple[list[Episode], list[int]]:
     """The next batch as episodes ordered by (event time, id), plus their ids in id order."""
     if kind == "records":
@@ -195,7 +208,7 @@ def _without_masks(proposals: Sequence[Any]) -> list[Any]:
                                          and SECRET_MASK in p.content)]
 
 
-def _resolve_slots(memfold: "MemFold", namespace: str, proposals: Sequence[Any]) -> list[Any]:
+def _resolve_slots(parts: ConsolidationParts, namespace: str, proposals: Sequence[Any]) -> list[Any]:
     """Give every proposal that names "the slot holding X" (``Proposal.slot_of``, issue 20) the
     key of the active fact in ``namespace`` whose value is X. A write that no slot holds X for
     falls back to ``metadata["fallback_key"]`` or is dropped; a retirement is dropped (nothing
@@ -207,7 +220,7 @@ def _resolve_slots(memfold: "MemFold", namespace: str, proposals: Sequence[Any])
             out.append(p)
             continue
         if facts is None:
-            facts = [r for r in memfold.memory.list(namespace, "semantic") if r.key and r.key.startswith("user.")]
+            facts = [r for r in parts.memory.list(namespace, "semantic") if r.key and r.key.startswith("user.")]
         keys = list(dict.fromkeys(r.key for r in reversed(facts) if holds(r.content, p.slot_of)))
         if not keys and not p.retire and p.metadata.get("fallback_key"):
             keys = [p.metadata["fallback_key"]]
@@ -216,7 +229,7 @@ def _resolve_slots(memfold: "MemFold", namespace: str, proposals: Sequence[Any])
     return out
 
 
-def _check_proposals(memfold: "MemFold", namespace: str, proposals: Sequence[Proposal], batch: Sequence[Episode]) -> None:
+def _check_proposals(parts: ConsolidationParts, namespace: str, proposals: Sequence[Proposal], batch: Sequence[Episode]) -> None:
     """Every proposal must be a well-formed fact or rule citing only this batch.
 
     :raises ExtractorError: naming the first bad proposal.
@@ -236,16 +249,16 @@ def _check_proposals(memfold: "MemFold", namespace: str, proposals: Sequence[Pro
                 raise ExtractorError(f"proposal {i} retires a {p.type} record: only a fact's slot can be retired")
             continue
         try:
-            memfold.memory.validate(namespace, p.type, p.content, key=p.key, importance=p.importance,
+            parts.memory.validate(namespace, p.type, p.content, key=p.key, importance=p.importance,
                                     provenance=p.sources, event_time=p.event_time)
         except InvalidInput as exc:
             raise ExtractorError(f"proposal {i} does not validate: {exc}") from None
 
 
-def _commit_batch(memfold: "MemFold", run: runs.ConsolidationRun, kind: str, namespace: str,
+def _commit_batch(parts: ConsolidationParts, run: runs.ConsolidationRun, kind: str, namespace: str,
                   batch: Sequence[Episode], ids: list[int], after_id: int, proposals: Sequence[Proposal]) -> bool:
     """Write one batch in one transaction. Returns False (nothing written) if it raced another pass."""
-    storage, store = memfold.storage, memfold.memory
+    storage, store = parts.storage, parts.memory
     cause = f"consolidation run {run.id}"
     with storage.transaction():
         if kind == "records" and storage.runs.count_active_episodes(ids) != len(ids):
@@ -272,7 +285,7 @@ def _commit_batch(memfold: "MemFold", run: runs.ConsolidationRun, kind: str, nam
                 facts += 1
             else:
                 rules += 1
-        at = memfold.clock.now()
+        at = parts.clock.now()
         for episode in batch:
             if kind == "records":
                 store.set_status(int(episode.source.split(":")[1]), "consumed", cause=cause)
@@ -294,19 +307,19 @@ def _commit_batch(memfold: "MemFold", run: runs.ConsolidationRun, kind: str, nam
     return True
 
 
-def _fail(memfold: "MemFold", run: runs.ConsolidationRun, message: str) -> None:
+def _fail(parts: ConsolidationParts, run: runs.ConsolidationRun, message: str) -> None:
     """Record a failure in the run and (unless a dry run) in the event log."""
     run.status = "failed"
     run.errors.append(message)
     if run.id is not None:
-        with memfold.storage.transaction():
-            log_event(memfold.storage, at=memfold.clock.now(), kind="consolidation_failed", subject=f"run:{run.id}",
+        with parts.storage.transaction():
+            log_event(parts.storage, at=parts.clock.now(), kind="consolidation_failed", subject=f"run:{run.id}",
                       namespace=run.namespace, cause=run.extractor, details={"error": message})
 
 
-def get_run(memfold: "MemFold", run_id: int) -> runs.ConsolidationRun:
+def get_run(storage: Storage, run_id: int) -> runs.ConsolidationRun:
     """A recorded run by id. :raises ConsolidationError: if there is none."""
-    run = memfold.storage.runs.get_run(run_id)
+    run = storage.runs.get_run(run_id)
     if run is None:
         raise ConsolidationError(f"no consolidation run with id {run_id}")
     return run

@@ -1,13 +1,19 @@
 """The nightly job: APScheduler 3.x wiring around :func:`consolidate_all`, plus a lease.
 
 The scheduler stays at the edge (STYLE.md rule 18): the pass is a plain function; this module
-only decides *when* it runs and makes sure it runs *once*.
+only decides *when* it runs and makes sure it runs *once*. It never imports the facade
+(DESIGN.md §2, "Parts"): the job body here, :func:`run_job`, runs on the
+:class:`~memfold.consolidation.parts.ConsolidationParts` it is given, and the function the job
+store calls at each fire, which opens the database and builds those parts, lives at the facade
+layer (:func:`memfold.nightly.run_scheduled_job`). The scheduler names that function only by its
+textual reference (:data:`JOB_FUNC`), which is also what the persistent job store keeps.
 
 * **Trigger**: a cron trigger, default ``"0 3 * * *"`` (03:00 every night) in a configurable
   timezone (IANA name, default ``UTC``).
 * **Persistence**: the job lives in APScheduler's ``SQLAlchemyJobStore`` in the same SQLite file
   (table ``memfold_scheduler_jobs``), under the fixed id :data:`JOB_ID` with
-  ``replace_existing=True``, so a restart replaces the job instead of adding a second one. The
+  ``replace_existing=True``, so a restart replaces the job instead of adding a second one (a job
+  stored by an older memfold under another function reference is replaced the same way). The
   storage creates that table (``storage.runs.ensure_job_store``, in one write transaction) before
   any job store starts: the job store's own check-then-create is not atomic, and workers
   starting together on a fresh file would race to create it.
@@ -42,16 +48,19 @@ from apscheduler.triggers.cron import CronTrigger
 
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import InvalidInput
+from ..memory.storage import open_storage
 from . import lease
 from .consolidate import DEFAULT_BATCH_SIZE, consolidate_all
 from .extractors import EXTRACTOR_NAMES, make_extractor
+from .parts import ConsolidationParts
 
 #: the job's fixed id in the job store (and the lease name)
 JOB_ID = "memfold-consolidation"
 #: APScheduler's table in the memfold database
 JOBS_TABLE = "memfold_scheduler_jobs"
-#: the job function, by textual reference so the persistent job store can find it again
-JOB_FUNC = "memfold.consolidation.scheduler:run_scheduled_job"
+#: the job function, by textual reference so the persistent job store can find it again: it
+#: opens the database per fire, so it lives at the facade layer (a string is not an import)
+JOB_FUNC = "memfold.nightly:run_scheduled_job"
 
 _stop_events: dict[str, threading.Event] = {}
 
@@ -135,51 +144,84 @@ def holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 
 
-def run_scheduled_job(db_path: str, settings: dict[str, Any], *, clock: Clock | None = None,
-                      stop: threading.Event | None = None) -> dict[str, Any]:
+def stop_event(db_path: str | os.PathLike) -> threading.Event:
+    """The event that asks a running pass on ``db_path`` to stop after its current batch (one per
+    resolved path in this process; :meth:`ConsolidationScheduler.shutdown` sets it)."""
+    return _stop_events.setdefault(str(Path(db_path).resolve()), threading.Event())
+
+
+def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock | None = None,
+            stop: threading.Event | None = None, fired_at: float | None = None) -> dict[str, Any]:
     """The job body: take the lease for the current fire time, then consolidate every namespace.
 
-    :param db_path: the memfold database file.
+    :param parts: the opened database's consolidation parts (its storage holds the leases).
     :param settings: :meth:`SchedulerSettings.to_dict` output.
     :param clock: the lease clock (POSIX seconds); default the system clock.
+    :param stop: when set, the pass ends after its current batch; default never set.
+    :param fired_at: when the job fired (POSIX seconds, read before the database was opened); the
+        fire time it stands for is the trigger's latest at or before it. Default ``clock.now()``.
     :returns: ``{"fire_time", "holder", "ran", "runs": [...]}``; ``ran`` is False when another
         worker holds or finished this fire time's lease.
     """
-    from .. import MemFold
-
     config = SchedulerSettings(**settings)
     clock = clock or SystemClock()
-    stop = stop or _stop_events.setdefault(str(Path(db_path).resolve()), threading.Event())
-    now_dt = datetime.fromtimestamp(clock.now(), config.zone())
+    stop = stop or threading.Event()
+    storage = parts.storage
+    now_dt = datetime.fromtimestamp(clock.now() if fired_at is None else fired_at, config.zone())
     fire = latest_fire_time(config.trigger(), now_dt)
     fire_ts = (fire or now_dt).timestamp()
     holder = holder_id()
     result: dict[str, Any] = {"fire_time": (fire or now_dt).isoformat(), "holder": holder, "ran": False, "runs": []}
-    with MemFold(db_path) as mf:
-        if not lease.acquire(mf.storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
-            return result
-        outcome = "failed"
-        lost = []
+    if not lease.acquire(storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
+        return result
+    outcome = "failed"
+    lost = []
 
-        def should_stop() -> bool:
-            if stop.is_set():
-                return True
-            if not lease.renew(mf.storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
-                lost.append(True)
-                return True
-            return False
+    def should_stop() -> bool:
+        if stop.is_set():
+            return True
+        if not lease.renew(storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
+            lost.append(True)
+            return True
+        return False
 
-        try:
-            done = consolidate_all(mf, include_turns=config.include_turns, batch_size=config.batch_size,
-                                   extractor=make_extractor(config.extractor), trigger=f"schedule@{result['fire_time']}",
-                                   should_stop=should_stop)
-            result["ran"] = True
-            result["runs"] = [r.to_dict() for r in done]
-            outcome = "stopped" if stop.is_set() or lost or any(r.status == "stopped" for r in done) else (
-                "failed" if any(r.status == "failed" for r in done) else "ok")
-        finally:
-            lease.release(mf.storage, JOB_ID, fire_ts, holder, now=clock.now(), outcome=outcome)
+    try:
+        done = consolidate_all(parts, include_turns=config.include_turns, batch_size=config.batch_size,
+                               extractor=make_extractor(config.extractor), trigger=f"schedule@{result['fire_time']}",
+                               should_stop=should_stop)
+        result["ran"] = True
+        result["runs"] = [r.to_dict() for r in done]
+        outcome = "stopped" if stop.is_set() or lost or any(r.status == "stopped" for r in done) else (
+            "failed" if any(r.status == "failed" for r in done) else "ok")
+    finally:
+        lease.release(storage, JOB_ID, fire_ts, holder, now=clock.now(), outcome=outcome)
     return result
+
+
+def _prepare(db_path: str, *, recent: int = 0) -> list[lease.LeaseRow]:
+    """Create or migrate the database file and the job store's table (before any job store
+    starts: its own check-then-create races across processes); returns the ``recent`` newest
+    leases of the job."""
+    storage = open_storage(db_path)
+    try:
+        storage.runs.ensure_job_store(JOBS_TABLE)
+        return lease.list_leases(storage, JOB_ID, limit=recent) if recent else []
+    finally:
+        storage.close()
+
+
+def _stored_next_run_time(scheduler: BackgroundScheduler, store: Any) -> datetime | None:
+    """The stored job's next run time, or ``None`` when there is no job (or it is paused).
+
+    A job stored by an older memfold under a function reference that no longer resolves cannot
+    be loaded (``LookupError``); its row's next run time is read without loading it, so the job
+    that replaces it still catches up a fire missed while the workers were down.
+    """
+    try:
+        job = scheduler.get_job(JOB_ID)
+    except LookupError:
+        return store.get_next_run_time()  # the table holds memfold's one job
+    return None if job is None else job.next_run_time
 
 
 class ConsolidationScheduler:
@@ -187,7 +229,7 @@ class ConsolidationScheduler:
 
     :param db_path: the memfold database file (the job store lives in it too).
     :param settings: schedule and pass settings.
-    :param on_result: called with each job's result dict (see :func:`run_scheduled_job`).
+    :param on_result: called with each job's result dict (see :func:`run_job`).
     """
 
     def __init__(self, db_path: str | os.PathLike, settings: SchedulerSettings | None = None, *,
@@ -195,13 +237,10 @@ class ConsolidationScheduler:
         from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
-        from .. import MemFold
-
         self.db_path = str(Path(db_path).resolve())
         self.settings = settings or SchedulerSettings()
-        with MemFold(self.db_path) as mf:  # create / migrate the file and the job table before the job store starts
-            mf.storage.runs.ensure_job_store(JOBS_TABLE)
-        self.stop_event = _stop_events.setdefault(self.db_path, threading.Event())
+        _prepare(self.db_path)  # create / migrate the file and the job table before the job store starts
+        self.stop_event = stop_event(self.db_path)
         self.stop_event.clear()
         self.jobstore = SQLAlchemyJobStore(url=f"sqlite:///{self.db_path}", tablename=JOBS_TABLE,
                                            engine_options={"connect_args": {"timeout": 30}})
@@ -225,11 +264,11 @@ class ConsolidationScheduler:
         A stored job whose next run time has passed keeps it, so a missed fire runs once now.
         """
         self.scheduler.start(paused=True)
-        existing = self.scheduler.get_job(JOB_ID)
+        stored_next = _stored_next_run_time(self.scheduler, self.jobstore)
         now = datetime.fromtimestamp(SystemClock().now(), self.settings.zone())
         options: dict[str, Any] = {}
-        if existing is not None and existing.next_run_time is not None and existing.next_run_time <= now:
-            options["next_run_time"] = existing.next_run_time
+        if stored_next is not None and stored_next <= now:
+            options["next_run_time"] = stored_next
         job = self.scheduler.add_job(
             JOB_FUNC, trigger=self.settings.trigger(), args=[self.db_path, self.settings.to_dict()],
             id=JOB_ID, name="memfold nightly consolidation", replace_existing=True, coalesce=True,
@@ -280,24 +319,26 @@ def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str
     """
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
-    from .. import MemFold
-
     path = str(Path(db_path).resolve())
-    with MemFold(path) as mf:
-        mf.storage.runs.ensure_job_store(JOBS_TABLE)  # the probe's job store would otherwise create it, racily
-        leases = lease.list_leases(mf.storage, JOB_ID, limit=recent)
+    leases = _prepare(path, recent=recent)  # the probe's job store would otherwise create the table, racily
     store = SQLAlchemyJobStore(url=f"sqlite:///{path}", tablename=JOBS_TABLE,
                                engine_options={"connect_args": {"timeout": 30}})
-    probe = BackgroundScheduler()
-    probe.add_jobstore(store, "default")
-    probe.start(paused=True)
+    # The job is read from the store itself: a scheduler started (even paused) and shut down
+    # processes due jobs once on its way out, which would move a missed fire's next run time on
+    # without running it (or drop a job it cannot load). This scheduler is never started.
+    store.start(BackgroundScheduler(timezone="UTC"), "default")
     try:
-        job = probe.get_job(JOB_ID)
-        info = None if job is None else {"id": job.id, "trigger": str(job.trigger),
-                                         "next_run_time": job.next_run_time.isoformat() if job.next_run_time else None}
+        try:
+            job = store.lookup_job(JOB_ID)
+        except LookupError:  # stored by an older memfold under another function reference
+            nxt = store.get_next_run_time()
+            info = {"id": JOB_ID, "trigger": "unknown (stored by an older memfold; 'memfold scheduler run' replaces it)",
+                    "next_run_time": nxt.isoformat() if nxt else None}
+        else:
+            info = None if job is None else {"id": job.id, "trigger": str(job.trigger),
+                                             "next_run_time": job.next_run_time.isoformat() if job.next_run_time else None}
     finally:
-        probe.shutdown(wait=False)
-        store.engine.dispose()
+        store.shutdown()
 
     def iso(value: float | None) -> str | None:
         return None if value is None else datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")

@@ -17,6 +17,7 @@
      ├── StorageError                     the database cannot be opened, migrated or written
      │    ├── SchemaTooNew                the file was written by a newer memfold
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
+     │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
@@ -89,6 +90,11 @@ class StorageConflict(StorageError):
     """A write broke a uniqueness rule of the storage (a row that may exist only once already
     does); the transaction it ran in rolls back. Storage backends raise it in place of their
     driver's integrity error, so engines never see a driver exception."""
+
+
+class CatalogChanged(StorageConflict):
+    """A fold's splice found its run no longer in the catalog exactly: a concurrent compaction
+    (another worker, a foreground fold) got there first. Nothing changed; the caller re-measures."""
 
 
 class SchemaTooNew(StorageError):

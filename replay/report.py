@@ -31,9 +31,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .stats import ReplayRun, median, percentile
+
 if TYPE_CHECKING:  # pragma: no cover
     from .. import MemFold
-    from .runner import ReplayRun
 
 #: STAR query keys that name the customer -> memfold's slot keys (see the module docstring)
 STAR_KEY_MAP = {"FullName": "user.name", "AccountNumber": "user.account_id", "DateOfBirth": "user.date_of_birth"}
@@ -67,8 +68,6 @@ class ReplayReport:
     @classmethod
     def collect(cls, mf: "MemFold", run: "ReplayRun") -> "ReplayReport":
         """Read the figures from ``mf``'s database after the loop ``run``."""
-        from .runner import median, percentile
-
         storage = mf.storage
         records = storage.records
         turns = storage.archive.count_turns()

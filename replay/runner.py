@@ -21,9 +21,8 @@ database (:mod:`memfold.replay.report`), so what the report says is what the fil
 from __future__ import annotations
 
 import os
-import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
@@ -32,7 +31,8 @@ from ..memory.errors import BudgetError, InvalidInput
 from ..window.labels import SECRET_LABEL
 from ..window.settings import WindowSettings
 from ..window.summarizers.base import FoldItem, Summarizer
-from .formats import ReplayConversation, ReplaySource
+from .formats import ReplaySource
+from .stats import ReplayRun
 
 
 @dataclass(frozen=True)
@@ -87,29 +87,6 @@ class CountingSummarizer(Summarizer):
     def summarize(self, items: Sequence[FoldItem], depth: int, *, target_tokens: int | None = None) -> str:
         self.calls += 1
         return self.inner.summarize(items, depth, target_tokens=target_tokens)
-
-
-@dataclass
-class ReplayRun:
-    """What the loop measured (times in seconds, sizes in tokens); the report adds the database's figures."""
-
-    source_format: str
-    settings: WindowSettings
-    conversations: list[ReplayConversation]
-    turn_ids: dict[str, dict[str, int]] = field(default_factory=dict)  # conversation -> dia_id -> turn id
-    append_seconds: list[float] = field(default_factory=list)
-    compile_seconds: list[float] = field(default_factory=list)
-    compact_seconds: list[float] = field(default_factory=list)
-    compiled_tokens: list[int] = field(default_factory=list)
-    transcript_tokens: list[int] = field(default_factory=list)  # full transcript at each compile
-    budget_errors: list[str] = field(default_factory=list)
-    over_budget: int = 0
-    nightly_passes: int = 0
-    consolidation_seconds: float = 0.0
-    summarizer_calls: int = 0
-    secret_turns: int = 0
-    clamped_times: int = 0
-    wall_seconds: float = 0.0
 
 
 def _midnight_after(moment: datetime) -> datetime:
@@ -230,22 +207,6 @@ def _nightly(mf: Any, clock: ReplayClock, run: ReplayRun, namespaces: set[str], 
                        batch_size=settings.batch_size)
     run.consolidation_seconds += time.perf_counter() - t0
     run.nightly_passes += 1
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile (0..1) by linear interpolation; 0.0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def median(values: Sequence[float]) -> float:
-    """The median; 0.0 for no values."""
-    return statistics.median(values) if values else 0.0
 
 
 def replay_path(path: str | os.PathLike | None = None, *, sample: bool = False, format: str | None = None,

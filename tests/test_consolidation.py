@@ -103,7 +103,7 @@ def test_dry_run_writes_nothing_and_shows_what_would_be_written(mf):
 def test_batches_each_commit_and_the_run_record_counts_them(mf):
     for i in range(25):
         mf.memory.write(NS, "episodic", f"user: I love board game {i}")
-    run = consolidate(mf, NS, batch_size=10)
+    run = consolidate(mf.consolidation_parts, NS, batch_size=10)
     assert run.batches == 3 and run.episodes_consumed == 25 and run.facts_written == 25
     stored = runs_db.get_run(mf.storage, run.id)
     assert (stored.status, stored.batches, stored.episodes_consumed, stored.facts_written, stored.rules_written) == (

@@ -240,4 +240,4 @@ def test_facade_consolidate_unknown_namespace_but_nightly_unaffected(mf):
         mf.consolidate("nope")
     assert mf.db.execute("SELECT COUNT(*) FROM consolidation_runs").fetchone()[0] == 0
     mf.remember("acme/dana", "episodic", "Dana moved to Lyon.")
-    assert [r.namespace for r in consolidate_all(mf)] == ["acme/dana"]
+    assert [r.namespace for r in consolidate_all(mf.consolidation_parts)] == ["acme/dana"]

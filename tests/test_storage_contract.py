@@ -1682,6 +1682,35 @@ def test_runs_consolidation_queue(storage):
     assert storage.runs.pending_namespaces(include_turns=True) == ["acme"]
 
 
+@covers("transaction", "archive.insert_conversation", "runs.note_compaction", "runs.compaction_note",
+        "runs.compaction_notes", "runs.renote_compaction", "runs.drop_compaction_note",
+        "runs.conversations_without_note", "archive.set_reported_usage", "archive.last_model_call_at")
+def test_runs_compaction_notes(storage):
+    """Issue 13: one note per conversation; a new generation on renote; dropped only at its generation."""
+    with storage.transaction():
+        for cid in ("a", "b"):
+            storage.archive.insert_conversation(conversation_id=cid, namespace="n", family_id=cid, parent_id=None,
+                                                fork_after_seq=None, created_at=0.0, labels=[])
+    assert storage.archive.last_model_call_at("a") is None
+    with storage.transaction():
+        storage.archive.set_reported_usage("a", 70, 5.0)
+        assert storage.runs.note_compaction("a", "n", 70, 5.0)
+        assert not storage.runs.note_compaction("a", "n", 80, 6.0)  # one note: the pressure is updated
+    assert storage.archive.last_model_call_at("a") == 5.0
+    note = storage.runs.compaction_note("a")
+    assert (note.conversation_id, note.namespace, note.pressure, note.noted_at, note.attempts) == ("a", "n", 80, 5.0, 0)
+    assert storage.runs.conversations_without_note() == ["b"]
+    with storage.transaction():
+        generation = storage.runs.renote_compaction("a", attempts=2, not_before=100.0, error="down")
+    assert generation != note.generation
+    assert storage.runs.compaction_notes(due_at=50.0) == [] and len(storage.runs.compaction_notes()) == 1
+    assert storage.runs.compaction_notes(due_at=100.0)[0].last_error == "down"
+    with storage.transaction():
+        assert not storage.runs.drop_compaction_note("a", note.generation)  # an old generation
+        assert storage.runs.drop_compaction_note("a", generation)
+    assert storage.runs.compaction_note("a") is None and storage.runs.renote_compaction("a", attempts=0, not_before=0.0, error=None) is None
+
+
 @covers("runs.newer_lease_exists", "runs.get_lease", "runs.insert_lease", "runs.take_lease", "runs.renew_lease",
         "runs.finish_lease", "runs.list_leases")
 def test_runs_leases(storage):

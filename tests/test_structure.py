@@ -1,15 +1,26 @@
-"""The package's import structure (issue 12, point 2): engines get their parts, never the facade.
+"""The package's import structure (issue 12, points 1 and 2): engines get their parts, never the
+facade; every SQL statement lives in ``memory/storage/``.
 
-Walks every module's imports with ``ast`` (``if TYPE_CHECKING:`` imports count too: they are
-edges of the design even when they cost nothing at run time) and checks, for the layers that are
-done (``memory``, ``window``), that no import runs up the layers (memory < window < consolidation
-< worker < the facade ``__init__.py`` < replay, integrations, demo < cli) and that no import cycle
-runs through them.
+Walks every module's imports with ``ast`` (``if TYPE_CHECKING:`` imports and imports inside
+functions count too: they are edges of the design even when they cost nothing at run time) over
+the whole package and fails on
+
+* an import that runs up the layers (memory < window < consolidation < worker < the facade
+  ``__init__.py`` and the top-level modules beside it < replay, integrations, demo < cli; a module
+  may import its own layer or a lower one),
+* any import cycle (a strongly connected component of more than one module),
+* SQL statement text or an ``.execute(`` call outside ``memory/storage/``.
+
+These are the rules of ``shared/tools/structure.py`` (the checker the issue's figures come from),
+restated here so the suite keeps them. The walk is checked on a small package written to a temp
+folder first, so each rule is seen to fail when it is broken.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import textwrap
 from pathlib import Path
 
 import memfold
@@ -17,15 +28,16 @@ import memfold
 ROOT = Path(memfold.__file__).resolve().parent
 RANK = {"memory": 0, "window": 1, "consolidation": 2, "worker": 3, "": 4, "replay": 5, "integrations": 5,
         "demo": 5, "cli": 6}
-#: the layers whose structure is finished (issue 12); the others are checked as they land
-CHECKED = ("memory", "window")
+SKIP = {"tests", "bench", "build", "dist"}
+SQL = re.compile(r"\.execute(many|script)?\(|\bSELECT\b.+\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b")
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package at ``root``, by dotted name relative to it ("" is ``__init__.py``)."""
     out = {}
-    for path in ROOT.rglob("*.py"):
-        rel = path.relative_to(ROOT)
-        if rel.parts[0] in ("tests", "bench") or any(p.startswith(".") for p in rel.parts):
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        if rel.parts[0] in SKIP or any(p.startswith(".") or "egg-info" in p for p in rel.parts):
             continue
         parts = list(rel.with_suffix("").parts)
         if parts[-1] == "__init__":
@@ -34,8 +46,9 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _graph() -> dict[str, set[str]]:
-    mods = _modules()
+def _graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (the most specific module an import names)."""
+    mods = _modules(root)
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, path in mods.items():
         package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
@@ -64,6 +77,8 @@ def _graph() -> dict[str, set[str]]:
 
 
 def _layer(mod: str) -> int:
+    """A module's layer: its top-level folder's rank; ``__init__.py`` and the modules beside it
+    (``nightly.py``) are the facade layer."""
     return RANK.get(mod.split(".")[0] if mod else "", RANK[""])
 
 
@@ -79,7 +94,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
-        for w in graph[v]:
+        for w in sorted(graph[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -96,14 +111,65 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             if len(comp) > 1:
                 out.append(sorted(comp))
 
-    for v in graph:
+    for v in sorted(graph):
         if v not in index:
             visit(v)
+    return sorted(out)
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m or '__init__'} -> {d or '__init__'}" for m, deps in graph.items()
+                  for d in deps if _layer(d) > _layer(m))
+
+
+def _sql_outside_storage(root: Path = ROOT) -> dict[str, int]:
+    """Lines of SQL text or ``.execute(`` per file outside ``memory/storage/``."""
+    out = {}
+    for path in _modules(root).values():
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("memory/storage/"):
+            continue
+        n = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if SQL.search(line))
+        if n:
+            out[rel] = n
     return out
 
 
-def _checked(mod: str) -> bool:
-    return mod.split(".")[0] in CHECKED
+# -- the walk itself, on a package that breaks every rule ------------------------------------------
+BROKEN = {
+    "__init__.py": "from .window.a import A\n",
+    "nightly.py": "from . import MemFold\n",
+    "memory/__init__.py": "",
+    "memory/storage/__init__.py": "",
+    "memory/storage/sql.py": "def f(db):\n    return db.execute('SELECT x FROM t')\n",
+    "memory/low.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..window.a import A\n",
+    "window/__init__.py": "",
+    "window/a.py": "from .b import B\n",
+    "window/b.py": "def g():\n    from memfold.window import a\n",
+    "consolidation/__init__.py": "",
+    "consolidation/job.py": "def h():\n    from .. import MemFold\n",
+    "replay/__init__.py": "",
+    "replay/report.py": "QUERY = 'DELETE FROM turns'\n",
+    "tests/test_x.py": "from memfold.cli import cli\n",
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_the_walk_finds_cycles_upward_imports_and_sql_in_a_broken_package(tmp_path):
+    root = _write(tmp_path / "pkg", BROKEN)
+    graph = _graph(root)
+    assert "tests.test_x" not in graph and "nightly" in graph
+    assert _cycles(graph) == [["window.a", "window.b"]]  # a function-local import is an edge too
+    assert _upward(graph) == ["consolidation.job -> __init__", "memory.low -> window.a"]  # TYPE_CHECKING counts
+    assert _sql_outside_storage(root) == {"replay/report.py": 1}  # memory/storage/ may hold SQL
+    assert _layer("nightly") == _layer("") == RANK[""]  # a module beside __init__.py is the facade layer
 
 
 def test_the_walk_sees_the_package():
@@ -111,18 +177,25 @@ def test_the_walk_sees_the_package():
     assert "window.conversation" in graph and "memory.storage.sqlite.archive" in graph
     assert "window.parts" in graph["window.context"]  # the engines import their parts...
     assert "window.conversation" in graph[""]  # ...and the facade the conversation
+    assert "consolidation.parts" in graph["consolidation.consolidate"]
+    assert {"", "consolidation.scheduler"} <= graph["nightly"]  # the per-fire opener sits at the facade layer
 
 
-def test_memory_and_window_import_nothing_above_them():
+def test_no_module_imports_above_its_layer():
+    assert _upward(_graph()) == []
+
+
+def test_no_module_below_the_facade_imports_it():
     graph = _graph()
-    upward = sorted(f"{m or '__init__'} -> {d or '__init__'}" for m, deps in graph.items() if _checked(m)
-                    for d in deps if _layer(d) > _layer(m))
-    assert upward == []
+    assert sorted(m for m, deps in graph.items() if "" in deps and _layer(m) < RANK[""]) == []
 
 
-def test_no_import_cycle_runs_through_memory_or_window():
-    cycles = [c for c in _cycles(_graph()) if any(_checked(m) for m in c)]
-    assert cycles == []
+def test_no_import_cycle_anywhere_in_the_package():
+    assert _cycles(_graph()) == []
+
+
+def test_no_sql_or_execute_outside_memory_storage():
+    assert _sql_outside_storage() == {}
 
 
 def test_no_window_engine_imports_the_conversation_handle():

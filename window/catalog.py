@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..memory.errors import StorageConflict
+from ..memory.errors import CatalogChanged, StorageError
 from ..memory.storage.base import Storage
 from ..memory.storage.rows import CatalogItem
 from ..memory.tokens import TokenCounter
@@ -62,6 +62,23 @@ class Catalog:
         self.sync()
         return self._read()
 
+    def view(self) -> list[CatalogItem]:
+        """The items as :meth:`items` would return them, without writing: the stored items plus
+        a turn item for each archived turn not covered yet (a fork not seeded yet is seeded in
+        memory from its parent's view). For reads inside a snapshot (issue 13, point 5)."""
+        lineage = self._lineage()
+        stored = self._read()
+        covered = stored[-1].last_seq if stored else 0
+        if covered == self.archive.last_seq(self.conversation_id, lineage=lineage):
+            return stored
+        items = list(stored)
+        if covered == 0:
+            items = self._seed_from_parent(sync=False)
+            covered = items[-1].last_seq if items else 0
+        items.extend(turn_item(t) for t in self.archive.history(self.conversation_id, after_seq=covered,
+                                                                 lineage=lineage))
+        return items
+
     def _read(self) -> list[CatalogItem]:
         return self.storage.catalog.items(self.conversation_id)
 
@@ -97,7 +114,7 @@ class Catalog:
             self._insert(items)
         return len(items)
 
-    def _seed_from_parent(self) -> list[CatalogItem]:
+    def _seed_from_parent(self, *, sync: bool = True) -> list[CatalogItem]:
         lineage = self._lineage()
         if len(lineage) < 2 or not lineage[-2][1]:
             return []
@@ -105,7 +122,7 @@ class Catalog:
         parent = Catalog(self.storage, self.archive, self.cards, self.counter, parent_id,
                          lineage=(*lineage[:-2], (parent_id, None)))
         out: list[CatalogItem] = []
-        for item in parent.items():
+        for item in (parent.items() if sync else parent.view()):
             if item.first_seq > limit:
                 break
             out.extend(self._within(item, limit))
@@ -132,7 +149,7 @@ class Catalog:
     def splice(self, replaced: Sequence[CatalogItem], card: Card) -> CatalogItem:
         """Replace the contiguous run ``replaced`` with ``card`` in one transaction.
 
-        :raises StorageConflict: if the run is no longer in the catalog exactly (a concurrent
+        :raises CatalogChanged: (a ``StorageConflict``) if the run is no longer in the catalog exactly (a concurrent
             compaction got there first); nothing changes then.
         """
         new = card_item(card, self.counter)
@@ -141,7 +158,7 @@ class Catalog:
                                                         replaced[-1].first_seq)
             if [(i.kind, i.item_id) for i in replaced] != current or (
                 new.first_seq, new.last_seq) != (replaced[0].first_seq, replaced[-1].last_seq):
-                raise StorageConflict(
+                raise CatalogChanged(
                     f"the catalog of {self.conversation_id!r} changed during compaction (seq "
                     f"{replaced[0].first_seq}-{replaced[-1].last_seq}); run compact again"
                 )
@@ -153,18 +170,23 @@ class Catalog:
 def hot_start(items: Sequence[CatalogItem], hot_turns: int, room_tokens: int, shown: Sequence[int]) -> int:
     """Index of the first item of the hot tail (``len(items)`` when there is none).
 
-    The hot tail is the newest ``hot_turns`` turns (system turns not counted: they are never
-    shown in place, issue 20), widened so that a tool result is never
+    The hot tail is the newest ``hot_turns`` turns at most (system turns not counted: they are
+    never shown in place, issue 20), fewer when they would not fit in ``room_tokens`` (the newest
+    turn always stays), widened so that a tool result is never
     separated from the call it answers, and so that a user question stays with the assistant
     answer that directly follows it when both fit: when the whole catalog, shown verbatim, fits
     in ``room_tokens`` (issue 4, point 2; DESIGN.md §4.4). ``shown[i]`` is item i's size as the compiled context shows it.
     """
     n = len(items)
     i = n
-    count = 0
-    while i > 0 and count < hot_turns and items[i - 1].kind == "turn":
+    count = used = 0
+    # ``hot_turns`` is a maximum, not a promise (issue 13, point 6): the tail stops growing when
+    # the next turn would not fit in ``room_tokens`` (the newest turn is always hot)
+    while i > 0 and count < hot_turns and items[i - 1].kind == "turn" and (
+            count == 0 or used + shown[i - 1] <= room_tokens):
         i -= 1
         count += items[i].role != "system"
+        used += shown[i]
     if i == n:
         return n
     while 0 < i < n and items[i].role == "tool" and items[i - 1].kind == "turn":

@@ -3,9 +3,10 @@
 Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
 
 * The hot tail is never folded, and no fold ends between a tool call and its results.
-* A fold writes the card and its covers first (one committed transaction), then splices the
-  catalog (a second transaction); a crash between them leaves an unused card, never a catalog
-  that points at nothing.
+* A fold writes the card, its covers and the catalog splice in one transaction, after the
+  summarizer returned (never inside a transaction): a crash leaves nothing, and a lost race (the
+  run changed under the splice: a worker or a foreground fold got there first) rolls the card
+  back too, so no orphan card is ever written; the pass re-measures and goes on (issue 13).
 * A card must be strictly shorter than its sources and must shrink the window; otherwise, or
   when the summarizer errors, times out or answers empty, the originals stay, the failure is
   recorded (``summarizer_failures`` + a ``summarizer_failed`` event) and that range is not tried
@@ -16,8 +17,9 @@ Invariants kept here (DESIGN.md §4.2-4.5; issue 4, points 2-5):
   process they take turns (one lock per storage and conversation), so a second thread measures
   again what the first one left. A compaction inside a caller's transaction does not wait for
   that turn (the other thread may need the storage it holds). A fold whose range another
-  thread or process folded first loses the splice (:class:`StorageConflict`); its unused card is
-  marked stale (never shown or found) and the pass goes on from the catalog as it now is.
+  thread or process folded first loses the splice (:class:`~memfold.memory.errors.CatalogChanged`,
+  a ``StorageConflict``); its card rolls back with it (issue 13) and the pass goes on from the
+  catalog as it now is.
 
 Folding order in one pass: roll up any ``rollup_fanin`` adjacent same-depth cards (the regular
 roll-up that keeps the active cards logarithmic in history); then, while the window is above the
@@ -26,8 +28,9 @@ most ``leaf_chunk_tokens`` source tokens; when no turn is left to fold, fold the
 cards early (a *forced roll-up*: the oldest run of 2+ same-depth cards, else the oldest two
 adjacent cards, else a card with an adjacent turn too small to fold alone; one level deeper
 than the deepest card in it) so a small budget is still met; and
-when one card is all that is left and the window is still over the usable budget, re-summarize
-the largest card alone, one level deeper and shorter by at least the excess (a *shrink*).
+when the window is still over the usable budget, re-summarize the largest card with the item
+next to it, one level deeper and shorter by at least the excess (a *shrink*; a card is never
+re-summarized alone: every roll-up merges at least two items).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..memory.errors import StorageConflict, SummarizerError
+from ..memory.errors import CatalogChanged, SummarizerError
 from ..memory.events import log_event
 from .archive import Turn
 from .cards import Card, card_header
@@ -64,6 +67,7 @@ class CompactionReport:
     leaf_folds: int = 0
     rollups: int = 0
     forced_rollups: int = 0
+    lost_races: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -287,12 +291,24 @@ class Compactor:
         return None
 
     def _shrink_candidate(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
-        """Last resort when a lone card is all that is left to fold and the window is still over
-        the budget: the largest card, to be re-summarized one level deeper and shorter."""
-        cards = [it for it in lay.items[:lay.hot] if it.kind == "card" and self._key([it]) not in failed]
-        if not cards:
-            return None
-        return [max(cards, key=lambda it: (it.tokens, -it.first_seq))]
+        """Last resort when the window is still over the budget and no other fold is left: the
+        largest card with the item next to it (after it, else before it), re-summarized one level
+        deeper and shorter by at least the excess. A roll-up always merges at least two items
+        (issue 13, point 2): a card is never re-summarized alone, and no tool group is split."""
+        # over the usable budget the hot tail's protection loosens by one turn (hot_turns is a
+        # maximum): the card may take the oldest hot turn with it; the newest turn always stays
+        items = lay.items[:min(len(lay.items) - 1, lay.hot + 1)]
+        order = sorted((n for n, it in enumerate(items) if it.kind == "card"),
+                       key=lambda n: (-items[n].tokens, items[n].first_seq))
+        for n in order:
+            for run in (items[n:n + 2], items[n - 1:n + 1] if n > 0 else []):
+                if len(run) != 2 or self._key(run) in failed:
+                    continue
+                end = lay.items.index(run[-1]) + 1
+                if run[-1].role == "tool" or (end < len(lay.items) and lay.items[end].role == "tool"):
+                    continue  # never split a tool group
+                return run
+        return None
 
     # -- folding ---------------------------------------------------------------------------
     def _fold(self, lay: Layout, run: list[CatalogItem], kind: str, report: CompactionReport, failed: set,
@@ -334,22 +350,26 @@ class Compactor:
                 first_seq=run[0].first_seq, last_seq=run[-1].last_seq, source_tokens=source_tokens, error=str(exc),
             ))
             return
-        card = parts.cards.insert(  # committed on its own: archive before splice (DESIGN.md §4.2)
-            family_id=ref.family_id, conversation_id=ref.id, depth=depth, text=text, tokens=tokens,
-            children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
-        )
         storage = parts.storage
         try:
+            # The card, its covers and the splice commit together (issue 13, point 3): a lost race
+            # (the run is no longer in the catalog exactly) rolls the card back too, so no orphan
+            # card is ever written, and a crash before the commit leaves nothing at all.
             with storage.transaction():
+                card = parts.cards.insert(
+                    family_id=ref.family_id, conversation_id=ref.id, depth=depth, text=text, tokens=tokens,
+                    children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
+                )
                 self.catalog.splice(run, card)
-                log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
-                          namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
-                          details={"card": card.ref, "depth": depth, "covers": list(card.covers),
-                                   "source_tokens": source_tokens, "tokens": tokens})
-        except StorageConflict:  # another thread or process folded this range first: go on from its catalog
-            storage.cards.mark_stale([card.id])  # the unused card is never shown or found
+        except CatalogChanged:
+            report.lost_races += 1  # another writer folded this range first; the pass re-measures
             failed.add(self._key(run))
             return
+        with storage.transaction():
+            log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
+                      namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
+                      details={"card": card.ref, "depth": depth, "covers": list(card.covers),
+                               "source_tokens": source_tokens, "tokens": tokens})
         report.cards.append(card.ref)
         if kind == "fold":
             report.leaf_folds += 1

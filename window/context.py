@@ -151,15 +151,20 @@ def _glimpse_sizes(parts: WindowParts, settings: WindowSettings, turns: dict[int
 
 
 def layout(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-           reader: Iterable[str] | None = None, *, protected: ChannelRendering | None = None) -> Layout:
+           reader: Iterable[str] | None = None, *, protected: ChannelRendering | None = None,
+           sync: bool = True) -> Layout:
     """Measure the conversation's compiled context (see :class:`Layout`): one read of the catalog
     (after syncing it with the archive), one of the protected channel, one batch of oversized turns.
 
     :param protected: the channel as already read for ``reader`` in this call (the compactor
         re-measures after each fold, and folding never changes the channel); read otherwise.
+    :param sync: bring the catalog up to the archive first (a write). ``False`` inside a
+        :meth:`~memfold.memory.storage.base.Storage.snapshot`: turns the catalog does not cover
+        yet are laid out as turn items without being written (see :meth:`Catalog.view`).
     """
     counter = parts.token_counter
-    items = parts.catalog(ref).items()
+    catalog = parts.catalog(ref)
+    items = catalog.items() if sync else catalog.view()
     limit = glimpse_threshold(settings)
     oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit and i.role != "system"]
     turns = parts.turns(oversized) if oversized else {}
@@ -217,6 +222,24 @@ def protected_messages(parts: WindowParts, ref: ConversationRef,
     """The protected channel's messages with their tokens (see :func:`protected_rendering`)."""
     rendering = protected_rendering(parts, ref, reader)
     return [(m, rendering.tokens) for m in rendering.messages]
+
+
+def check_fixed_parts(settings: WindowSettings, counter) -> None:
+    """Refuse settings whose fixed parts cannot fit (issue 13, point 6): the system note (shown
+    whenever a card is) must leave room in ``budget - output_reserve`` for at least one turn.
+
+    :raises InvalidInput: naming the sizes.
+    """
+    from ..memory.errors import InvalidInput
+
+    note = note_text(settings)
+    note_tokens = counter.count(note) if note else 0
+    if note_tokens >= settings.usable_tokens:
+        raise InvalidInput(
+            f"the window settings cannot fit their fixed parts: system note {note_tokens} tokens >= usable budget "
+            f"{settings.usable_tokens} (budget {settings.budget_tokens} - output reserve "
+            f"{settings.output_reserve_tokens}); raise the budget, lower the reserve or shorten system_note"
+        )
 
 
 def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
@@ -343,13 +366,41 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
 
 
 def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-                    reader: Iterable[str] | None = None, *, lay: Layout | None = None) -> CompiledContext:
+                    reader: Iterable[str] | None = None, *, lay: Layout | None = None,
+                    snapshot: bool = False) -> CompiledContext:
     """Assemble the compiled context (no compaction here; :meth:`Conversation.context` compacts first).
 
     :param lay: this compile's :class:`Layout`, when measured already (see :func:`build_sections`).
+    :param snapshot: read the catalog, cards, turns and protected channel in one
+        :meth:`~memfold.memory.storage.base.Storage.snapshot` (issue 13, point 5; ``lay`` is then
+        ignored and read inside it), and the memories after it: a memory read counts accesses
+        (its one write), which must not upgrade the snapshot's read transaction.
     :raises BudgetError: see :func:`build_sections`.
     """
-    sections, lay = build_sections(parts, ref, settings, reader, lay=lay)
+    if not snapshot:
+        sections, lay = build_sections(parts, ref, settings, reader, lay=lay)
+        return _assemble(sections, lay, settings)
+    with parts.storage.snapshot():
+        lay = layout(parts, ref, settings, reader, sync=False)
+        sections, lay = build_sections(parts, ref, settings, reader, with_memories=False, lay=lay)
+    return finish_compile(parts, ref, settings, reader, sections, lay)
+
+
+def finish_compile(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
+                   reader: Iterable[str] | None, sections: list[Section], lay: Layout) -> CompiledContext:
+    """Add the memories to sections built ``with_memories=False`` (outside any snapshot: the
+    memory read's access count is a write) and assemble the compiled context."""
+    usable = settings.usable_tokens
+    room = min(usable - lay.total_tokens, int(settings.memories_share * usable))
+    message, tokens = memory_lines(parts, ref, settings, room, reader)
+    if message is not None:
+        memories = next(s for s in sections if s.name == "memories")
+        memories.messages.append(message)
+        memories.tokens = tokens
+    return _assemble(sections, lay, settings)
+
+
+def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) -> CompiledContext:
     messages = [m for s in sections for m in s.messages]
     glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown)
                 if i.kind == "turn" and i.role != "system" and shown != i.tokens]

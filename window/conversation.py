@@ -244,12 +244,44 @@ class Conversation:
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
     def _after_append(self) -> None:
-        """Watermarks (issue 4, point 5): at the hard watermark compact before returning; at the
-        soft watermark too when ``compact_on_append`` is set."""
+        """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
+
+        Past the hard watermark the fold runs here, in the foreground; past the soft one the
+        append only leaves a compaction note for the worker (:mod:`memfold.worker`), or folds
+        too with ``compact_on_append``. Nothing here raises for reasons of concurrency: the turn
+        is committed, so a lost race or a busy database leaves a note instead (the worker or the
+        scanner finishes the job) and the append returns its ids.
+        """
+        from ..memory.errors import StorageError
+
         settings = self.parts.window
-        pressure = self.pressure()
-        if pressure >= settings.hard_tokens or (settings.compact_on_append and pressure >= settings.soft_tokens):
-            self.compact()
+        pressure = 0
+        try:
+            pressure = self.pressure()
+            if pressure >= settings.hard_tokens or (settings.compact_on_append and pressure >= settings.soft_tokens):
+                report = self.compact()
+                pressure = max(report.after_tokens, self.reported_usage() or 0)
+            if pressure >= settings.soft_tokens:
+                self.leave_note(pressure)
+        except StorageError:
+            try:
+                self.leave_note(pressure)
+            except StorageError:
+                pass  # the scanner finds a conversation over the soft line without a note
+
+    def leave_note(self, pressure: int) -> bool:
+        """Leave a compaction note for the background worker (issue 13, point 2): the
+        conversation, its pressure and when. One note per conversation: a later note updates the
+        pressure. :returns: True when the note is new."""
+        with self.storage.transaction():
+            return self.storage.runs.note_compaction(self.id, self.namespace, int(pressure), self.parts.clock.now())
+
+    def compaction_note(self) -> dict[str, Any] | None:
+        """The conversation's compaction note as a dict, or ``None`` when none is waiting."""
+        import dataclasses
+
+        note = self.storage.runs.compaction_note(self.id)
+        return None if note is None else dataclasses.asdict(note)
 
     def pressure(self, **overrides: Any) -> int:
         """Watermark pressure in tokens: the larger of the compiled context's own size (without
@@ -287,18 +319,24 @@ class Conversation:
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
         from .compactor import Compactor
-        from .context import check_protected_fits, compile_context, layout
+        from .context import build_sections, check_protected_fits, compile_context, finish_compile, layout
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
-        lay = layout(self.parts, self.ref, settings, reader)  # one layout for the check and the render
-        check_protected_fits(settings, lay)  # issue 8: before any compaction
-        reported = self.reported_usage()
-        pressure = max(lay.total_tokens, reported or 0)
-        if pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens:
-            compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
-            compactor.compact(reader=reader, lay=lay, reported=reported)
-            lay = compactor.layout
-        return compile_context(self.parts, self.ref, settings, reader, lay=lay)
+        self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
+        with self.storage.snapshot():  # one consistent state (issue 13, point 5)
+            lay = layout(self.parts, self.ref, settings, reader, sync=False)
+            check_protected_fits(settings, lay)  # issue 8: before any compaction
+            reported = self.reported_usage()
+            pressure = max(lay.total_tokens, reported or 0)
+            fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
+            if not fold:  # the usual case: compiled from this one read
+                sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
+        if not fold:
+            return finish_compile(self.parts, self.ref, settings, reader, sections, lay)
+        compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
+        compactor.compact(reader=reader, lay=lay, reported=reported)  # once, then compile
+        self.catalog.sync()
+        return compile_context(self.parts, self.ref, settings, reader, snapshot=True)
 
     def compact(self, *, target_tokens: int | None = None, summarizer: Any = None,
                 reader: Iterable[str] | None = None, **overrides: Any):

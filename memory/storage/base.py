@@ -27,7 +27,7 @@ from .rows import Event, ProtectedRecord
 from .rows import Card, CatalogItem, Event
 from typing import Iterator  # archive family
 from .rows import ConversationRow, SummarizerFailure, Turn  # archive family
-from .rows import ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
+from .rows import CompactionNote, ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -80,6 +80,9 @@ class ArchiveStorage(Protocol):
         """The prompt tokens last reported for the conversation (``None`` if none or cleared)."""
     def set_reported_usage(self, conversation_id: str, tokens: int, at: float) -> None:
         """Record (or replace) the prompt tokens the model used on the conversation's last call."""
+    def last_model_call_at(self, conversation_id: str) -> float | None:
+        """When usage was last reported for the conversation (its last model call), or None."""
+
     def clear_reported_usage(self, conversation_id: str) -> None:
         """Forget the conversation's reported usage."""
     def add_summarizer_failure(self, *, conversation_id: str, at: float, summarizer: str, depth: int,
@@ -476,6 +479,27 @@ class RunStorage(Protocol):
 
     def list_leases(self, name: str | None = None, limit: int | None = None) -> "list[LeaseRow]":
         """Leases by fire time (oldest first), optionally of one name; ``limit`` keeps the newest N."""
+
+    # compaction notes (issue 13): the background worker's queue, one note per conversation
+    def note_compaction(self, conversation_id: str, namespace: str, pressure: int, at: float) -> bool:
+        """Leave a note (or update the pressure of the one there, keeping its generation); True if new."""
+
+    def compaction_note(self, conversation_id: str) -> "CompactionNote | None":
+        """The conversation's note, or None."""
+
+    def compaction_notes(self, *, due_at: float | None = None, limit: int | None = None) -> "list[CompactionNote]":
+        """Notes oldest first; with ``due_at``, only those whose ``not_before`` has passed."""
+
+    def renote_compaction(self, conversation_id: str, *, attempts: int, not_before: float,
+                          error: str | None) -> int | None:
+        """Give the note a new generation (and backoff state) after an attempt left it standing;
+        returns the new generation (None when there is no note)."""
+
+    def drop_compaction_note(self, conversation_id: str, generation: int) -> bool:
+        """Delete the note if it is still of ``generation``; True if deleted."""
+
+    def conversations_without_note(self) -> "list[str]":
+        """Ids of every conversation that has no compaction note (the scanner measures them)."""
 
     # the scheduler's job store
     def ensure_job_store(self, table: str) -> bool:

@@ -425,6 +425,23 @@ class LeaseRow:
 
 
 
+@dataclass(frozen=True)
+class CompactionNote:
+    """One compaction note (issue 13): a conversation past the soft watermark, waiting for the
+    worker. ``generation`` is never reused (the fire time of the note's lease; a note left
+    standing gets a new one); ``noted_at`` is from the window's clock, ``not_before`` in POSIX
+    seconds."""
+
+    generation: int
+    conversation_id: str
+    namespace: str
+    pressure: int
+    noted_at: float
+    attempts: int
+    not_before: float
+    last_error: str | None
+
+
 # --- erasure -----------------------------------------------------------------------------------
 
 

@@ -173,6 +173,10 @@ class SqliteArchive:
             "ON CONFLICT(conversation_id) DO UPDATE SET reported_tokens = excluded.reported_tokens, "
             "reported_at = excluded.reported_at", [conversation_id, tokens, at],
         )
+    def last_model_call_at(self, conversation_id: str) -> float | None:
+        """When usage was last reported for the conversation (its last model call), or None."""
+        row = self.c.one("SELECT reported_at FROM window_state WHERE conversation_id = ?", [conversation_id])
+        return row[0] if row else None
     def clear_reported_usage(self, conversation_id: str) -> None:
         """Forget the conversation's reported usage (its row stays, with no tokens)."""
         self.c.run("UPDATE window_state SET reported_tokens = NULL WHERE conversation_id = ?", [conversation_id])

@@ -9,7 +9,8 @@ with both versions named, so an old memfold never scribbles on a newer file.
 Numbers are reserved by concept so parallel work does not collide:
 1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
 3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
-5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys.
+5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys,
+8 compaction notes (the background worker's queue).
 """
 
 from __future__ import annotations
@@ -565,5 +566,30 @@ def m007_turn_idempotency_keys(db: sqlite_utils.Database) -> None:
         BEGIN
             SELECT RAISE(ABORT, 'an append idempotency key is set once, when the turn is archived');
         END;
+        """
+    )
+
+
+@migration(8, "compaction_notes")
+def m008_compaction_notes(db: sqlite_utils.Database) -> None:
+    """Compaction notes (issue 13): past the soft watermark an append leaves one note per
+    conversation (pressure, when) and returns; the background worker takes notes under a lease
+    per conversation and folds off the hot path. ``generation`` (never reused: AUTOINCREMENT) is
+    the fire time of the note's lease, and a note left standing gets a new one; ``not_before`` holds a note back after a
+    summarizer failure (backoff) and ``attempts`` counts the failures in a row."""
+    run_script(
+        db,
+        """
+        CREATE TABLE compaction_notes (
+            generation INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL UNIQUE REFERENCES conversations(id),
+            namespace TEXT NOT NULL,
+            pressure INTEGER NOT NULL,
+            noted_at REAL NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            not_before REAL NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
         """
     )

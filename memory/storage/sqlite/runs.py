@@ -22,12 +22,13 @@ import re
 from typing import Any
 
 from ...errors import StorageError
-from ..rows import ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn
+from ..rows import CompactionNote, ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn
 from .db import SqliteDB
 
 RUN_COLUMNS = ("id, namespace, extractor, trigger, status, started_at, finished_at, batches, episodes_consumed, "
                "turns_consumed, facts_written, rules_written, errors")
 LEASE_COLUMNS = "name, fire_time, holder, acquired_at, expires_at, finished_at, outcome"
+NOTE_COLUMNS = "generation, conversation_id, namespace, pressure, noted_at, attempts, not_before, last_error"
 
 
 def _run(row: tuple) -> ConsolidationRun:
@@ -215,6 +216,59 @@ class SqliteRuns:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [LeaseRow(*r) for r in reversed(self.c.all(sql, params))]
+
+    # -- compaction notes (migration 8) -------------------------------------------------------
+    def note_compaction(self, conversation_id: str, namespace: str, pressure: int, at: float) -> bool:
+        """Leave a note, or update the pressure of the one there (its generation stays); True if new."""
+        with self.c.transaction():
+            if self.c.one("SELECT 1 FROM compaction_notes WHERE conversation_id = ?", [conversation_id]):
+                self.c.run("UPDATE compaction_notes SET pressure = ? WHERE conversation_id = ?",
+                           [pressure, conversation_id])
+                return False
+            self.c.run("INSERT INTO compaction_notes(conversation_id, namespace, pressure, noted_at) VALUES (?, ?, ?, ?)",
+                       [conversation_id, namespace, pressure, at])
+            return True
+
+    def compaction_note(self, conversation_id: str) -> CompactionNote | None:
+        """The conversation's note, or None."""
+        row = self.c.one(f"SELECT {NOTE_COLUMNS} FROM compaction_notes WHERE conversation_id = ?", [conversation_id])
+        return CompactionNote(*row) if row else None
+
+    def compaction_notes(self, *, due_at: float | None = None, limit: int | None = None) -> list[CompactionNote]:
+        """Notes oldest first; with ``due_at``, only those whose ``not_before`` has passed."""
+        sql, params = f"SELECT {NOTE_COLUMNS} FROM compaction_notes", []
+        if due_at is not None:
+            sql += " WHERE not_before <= ?"
+            params.append(due_at)
+        sql += " ORDER BY generation"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [CompactionNote(*r) for r in self.c.all(sql, params)]
+
+    def renote_compaction(self, conversation_id: str, *, attempts: int, not_before: float,
+                          error: str | None) -> int | None:
+        """Give the note a new generation (a new row id) and backoff state; None without a note."""
+        with self.c.transaction():
+            row = self.c.one("SELECT namespace, pressure, noted_at FROM compaction_notes WHERE conversation_id = ?",
+                             [conversation_id])
+            if row is None:
+                return None
+            self.c.run("DELETE FROM compaction_notes WHERE conversation_id = ?", [conversation_id])
+            cur = self.c.run("INSERT INTO compaction_notes(conversation_id, namespace, pressure, noted_at, attempts, "
+                             "not_before, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [conversation_id, row[0], row[1], row[2], attempts, not_before, error])
+            return cur.lastrowid
+
+    def drop_compaction_note(self, conversation_id: str, generation: int) -> bool:
+        """Delete the note if it is still of ``generation``."""
+        cur = self.c.run("DELETE FROM compaction_notes WHERE conversation_id = ? AND generation = ?",
+                         [conversation_id, generation])
+        return cur.rowcount == 1
+
+    def conversations_without_note(self) -> list[str]:
+        """Ids of every conversation with no compaction note, sorted."""
+        return [r[0] for r in self.c.all(
+            "SELECT id FROM conversations WHERE id NOT IN (SELECT conversation_id FROM compaction_notes) ORDER BY id")]
 
     # -- the scheduler's job store -----------------------------------------------------------
     def ensure_job_store(self, table: str) -> bool:
