@@ -78,6 +78,8 @@ API_PREFIX = "/v1"
 KEYS_ENV = "MEMFOLD_API_KEYS"
 #: the shortest API key accepted, in characters (``secrets.token_urlsafe(24)`` gives 32)
 MIN_KEY_LENGTH = 16
+#: the largest integer SQLite stores (a query bound above it is refused as 422, not sent to SQLite)
+MAX_INT = 2**63 - 1
 #: HTTP status per memfold error class; the most specific class in an error's MRO wins
 STATUS_BY_ERROR: dict[type[MemfoldError], int] = {
     InvalidInput: 422,
@@ -800,7 +802,8 @@ def append_turns(conversation_id: str, body: AppendBody, response: Response, svc
 
 @router.get("/conversations/{conversation_id}/turns", response_model=History, tags=["conversations"],
             summary="The history in append order (turns the key's reader may not see are left out)")
-def history(conversation_id: str, after_seq: int = Query(0, ge=0), limit: int | None = Query(None, ge=1),
+def history(conversation_id: str, after_seq: int = Query(0, ge=0, le=MAX_INT),
+            limit: int | None = Query(None, ge=1, le=MAX_INT),
             svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
@@ -878,7 +881,9 @@ def search(body: SearchBody, svc: Service = Svc, caller: Caller = Who) -> dict[s
 def write_memory(body: MemoryBody, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     fields = body.model_dump(exclude_unset=True)
     namespace, type_, content = caller.check_namespace(fields.pop("namespace")), fields.pop("type"), fields.pop("content")
-    with svc.lock:
+    with svc.lock, svc.memfold.storage.transaction():
+        check_slot_readable(svc.memfold, caller.reader, namespace, type_, fields.get("key"),
+                            f"API key {caller.key.name!r}" if caller.key is not None else "the caller")
         return svc.memfold.memory.write_outcome(namespace, type_, content, **fields).to_dict()
 
 
@@ -903,6 +908,22 @@ def read_memories(namespace: str, k: int = Query(10, ge=1, le=1000),
     with svc.lock:
         hits = svc.memfold.read(namespace, k, reader=caller.reader, types=types, query=query)
         return {"records": [h.to_dict() for h in hits]}
+
+
+def check_slot_readable(mf: MemFold, reader: Reader | None, namespace: str, type_: str, key: str | None,
+                        who: str) -> None:
+    """Refuse a write into a slot whose current value ``reader`` may not read: a restatement
+    would refresh that record and return it (its stored text, metadata and provenance), and a new
+    value would retire it, so a writer could read or overwrite a fact hidden from it.
+
+    :raises PermissionDenied: naming the slot (nothing is written).
+    """
+    if reader is None or key is None:
+        return
+    for record in mf.memory.list(namespace, type_, key=key):
+        if not reader.can_read(record.labels):
+            raise PermissionDenied(f"{who} may not write slot {key!r} of {namespace}/{type_}: its current value "
+                                   "requires a label this reader lacks")
 
 
 def _readable_record(svc: Service, caller: Caller, record_id: int):
@@ -1017,13 +1038,18 @@ def erase(body: EraseBody, svc: Service = Svc, caller: Caller = Who) -> dict[str
                 caller.check_namespace(body.namespace)
             if body.conversation_id is not None:
                 svc.conversation(caller, body.conversation_id)
+            # an id outside the key's namespaces is 404; one it may not read is 403, as for retire
+            # and revoke: a key never erases what it cannot read
             for turn_id in body.turn_ids or []:
                 if not caller.may(svc.turn_namespace(turn_id)):
                     raise TurnNotFound(f"no turn with id {turn_id}")
+                if not caller.can_read(svc.memfold.archive.get(turn_id).labels):
+                    raise PermissionDenied(f"API key {caller.key.name!r} may not erase turn {turn_id}: it lacks a "
+                                           "label the turn requires")
             for record_id in body.record_ids or []:
-                svc.record(caller, record_id)
+                _readable_record(svc, caller, record_id)
             for record_id in body.protected_ids or []:
-                svc.protected(caller, record_id)
+                _readable_protected(svc, caller, record_id)
         plan = svc.memfold.erase(namespace=body.namespace, conversation_id=body.conversation_id,
                                  turn_ids=body.turn_ids, record_ids=body.record_ids, protected_ids=body.protected_ids,
                                  cause=body.cause, vacuum=body.vacuum)
@@ -1033,7 +1059,8 @@ def erase(body: EraseBody, svc: Service = Svc, caller: Caller = Who) -> dict[str
 @router.get("/events", response_model=EventList, tags=["events"],
             summary="The audit log, oldest first (limit keeps the newest N)")
 def events(namespace: str | None = None, record_id: int | None = None, kind: str | None = None,
-           limit: int | None = Query(None, ge=1), svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
+           limit: int | None = Query(None, ge=1, le=MAX_INT), svc: Service = Svc,
+           caller: Caller = Who) -> dict[str, Any]:
     if namespace is not None:
         caller.check_namespace(namespace)
     with svc.lock:

@@ -389,6 +389,13 @@ class MemfoldTools:
 
     def _tool_remember(self, args: dict[str, Any]) -> ToolResult:
         namespace = self._bound(args.get("namespace"), required=True)
+        if self.reader is not None and args.get("key") is not None:
+            # a restatement would refresh (and return) a record this reader may not see, a new value
+            # would retire it: refuse both, naming only the slot the agent gave
+            for record in self.memfold.memory.list(namespace, args["type"], key=args["key"]):
+                if not self.reader.can_read(record.labels):
+                    raise PermissionDenied(f"remember: {self.reader.name} may not write slot {args['key']!r}: its "
+                                           "current value requires a label this reader lacks")
         outcome = self.memfold.memory.write_outcome(
             namespace, args["type"], args["content"], key=args.get("key"), importance=args.get("importance", 0.5),
             labels=args.get("labels"), pinned=args.get("pinned", False))

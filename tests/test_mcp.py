@@ -322,10 +322,10 @@ def test_bad_input_comes_back_as_a_tool_error_with_memfolds_message_and_writes_n
 
 
 def test_a_write_never_names_a_record_the_reader_may_not_see(served):
-    with served(namespace="acme/dana") as client:
-        wrote = client.ok("remember", {"content": "Dana's vault code changed", "type": "semantic",
-                                       "key": "user.vault_code"}).structured_content
-        assert wrote["action"] == "supersede" and wrote["retired"] == []
+    with served(namespace="acme/dana") as client:  # a slot whose value the reader may not see is not writable
+        text, kind = client.error("remember", {"content": "Dana's vault code changed", "type": "semantic",
+                                               "key": "user.vault_code"})
+        assert kind == "PermissionDenied" and "user.vault_code" in text and SECRET not in text
     with served(namespace="acme/dana", reader=["vault"]) as client:
         wrote = client.ok("remember", {"content": "Dana's vault code changed again", "type": "semantic",
                                        "key": "user.vault_code"}).structured_content
