@@ -217,8 +217,8 @@ def _meter_line(reading) -> str:
         line += f" -> compacted -> {reading.after}/{reading.usable}"
     need = reading.still_over
     if need:
-        names = (("hot_turns", "hot turns"), ("system_note", "system note"), ("protected", "protected"),
-                 ("older", "cards and older turns"))
+        names = (("hot_turns", "hot turns"), ("system", "system turn"), ("system_note", "system note"),
+                 ("protected", "protected"), ("older", "cards and older turns"))
         parts = " + ".join(f"{label} {need[key]}" for key, label in names if need[key])
         line += f" STILL OVER: {parts} need {need['total']}"
         if reading.failures:

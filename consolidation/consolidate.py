@@ -25,6 +25,7 @@ store, default extractor), never the facade itself; the scheduler only calls it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Sequence
 
 from ..memory.errors import ConsolidationError, ExtractorError, InvalidInput, MemfoldError, StorageConflict
@@ -33,6 +34,7 @@ from ..memory.validation import check_name
 from . import runs
 from ..window.secrets import SECRET_MASK, readable_text
 from ..memory.storage.base import Storage
+from .extractors.attributes import holds
 from .extractors.base import Episode, Extractor, Proposal, speaker_of
 from .parts import ConsolidationParts
 
@@ -107,7 +109,7 @@ def consolidate(
                 if not batch:
                     break
                 try:
-                    proposals = _without_masks(extractor.extract(batch))
+                    proposals = _resolve_slots(parts, namespace, _without_masks(extractor.extract(batch)))
                     _check_proposals(parts, namespace, proposals, batch)
                 except (ExtractorError, InvalidInput) as exc:
                     _fail(parts, run, f"batch of {len(batch)} {kind} from {batch[0].source}: {exc}")
@@ -206,6 +208,27 @@ def _without_masks(proposals: Sequence[Any]) -> list[Any]:
                                          and SECRET_MASK in p.content)]
 
 
+def _resolve_slots(parts: ConsolidationParts, namespace: str, proposals: Sequence[Any]) -> list[Any]:
+    """Give every proposal that names "the slot holding X" (``Proposal.slot_of``, issue 20) the
+    key of the active fact in ``namespace`` whose value is X. A write that no slot holds X for
+    falls back to ``metadata["fallback_key"]`` or is dropped; a retirement is dropped (nothing
+    holds it, so nothing is retired)."""
+    out: list[Any] = []
+    facts = None
+    for p in proposals:
+        if not isinstance(p, Proposal) or p.slot_of is None:
+            out.append(p)
+            continue
+        if facts is None:
+            facts = [r for r in parts.memory.list(namespace, "semantic") if r.key and r.key.startswith("user.")]
+        keys = list(dict.fromkeys(r.key for r in reversed(facts) if holds(r.content, p.slot_of)))
+        if not keys and not p.retire and p.metadata.get("fallback_key"):
+            keys = [p.metadata["fallback_key"]]
+        for key in keys[: None if p.retire else 1]:
+            out.append(dataclasses.replace(p, key=key, slot_of=None))
+    return out
+
+
 def _check_proposals(parts: ConsolidationParts, namespace: str, proposals: Sequence[Proposal], batch: Sequence[Episode]) -> None:
     """Every proposal must be a well-formed fact or rule citing only this batch.
 
@@ -221,6 +244,10 @@ def _check_proposals(parts: ConsolidationParts, namespace: str, proposals: Seque
             raise ExtractorError(f"proposal {i} ({p.content!r}) is a fact without a slot key")
         if not p.sources or not set(p.sources) <= sources:
             raise ExtractorError(f"proposal {i} ({p.content!r}) cites {list(p.sources)}, not sources of this batch")
+        if p.retire:
+            if p.type != "semantic":
+                raise ExtractorError(f"proposal {i} retires a {p.type} record: only a fact's slot can be retired")
+            continue
         try:
             parts.memory.validate(namespace, p.type, p.content, key=p.key, importance=p.importance,
                                     provenance=p.sources, event_time=p.event_time)
@@ -242,6 +269,11 @@ def _commit_batch(parts: ConsolidationParts, run: runs.ConsolidationRun, kind: s
         written: list[int] = []
         facts = rules = 0
         for p in proposals:
+            if p.retire:  # "I no longer have a favourite colour": the slot's active fact retires
+                for old in store.list(namespace, "semantic", key=p.key):
+                    if not p.content or holds(old.content, p.content):
+                        store.retire(old.id, cause=cause)
+                continue
             record = store.write(namespace, p.type, p.content, key=p.key, importance=p.importance,
                                  provenance=list(p.sources), event_time=p.event_time,
                                  metadata={"consolidation_run": run.id, "extractor": run.extractor},

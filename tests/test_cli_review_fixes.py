@@ -107,7 +107,8 @@ def test_window_still_over_budget_is_reported(runner, db, tmp_path):
     assert lines[8:] == ["Error: 1 turn of 8 stayed over the 40-token budget after compaction (turn 7): "
                          "raise --budget or lower --hot-turns"]
     rows = json.loads(runner.invoke(cli, ["window", db, dialogue(tmp_path), "-c", "s2", "--json", *tiny]).stdout)
-    assert rows[6]["still_over"] == {"hot_turns": 25, "system_note": 15, "protected": 0, "older": 7, "total": 47}
+    assert rows[6]["still_over"] == {"hot_turns": 25, "system": 0, "system_note": 15, "protected": 0, "older": 7,
+                                      "total": 47}
     assert "still_over" not in rows[5]
     assert "exits 1" in runner.invoke(cli, ["window", "--help"]).output
 

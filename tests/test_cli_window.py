@@ -41,7 +41,7 @@ def test_context_search_describe_expand_compact_export(tmp_path):
     runner, db, src = setup(tmp_path)
     runner.invoke(cli, ["window", db, src, "-c", "s1", *TINY])
     out = runner.invoke(cli, ["context", db, "-c", "s1", *TINY])
-    assert out.exit_code == 0 and out.output.splitlines()[-1].startswith("-- 34/40 tokens (system_note 15")
+    assert out.exit_code == 0 and out.output.splitlines()[-1].startswith("-- 34/40 tokens (system 0, system_note 15")
     data = json.loads(runner.invoke(cli, ["context", db, "-c", "s1", "--json", *TINY]).output)
     assert data["total_tokens"] <= 40 and data["sections"]["protected"] == 0
     hits = runner.invoke(cli, ["search", db, 'ORD-3300 "AND" (x', "-c", "s1"])

@@ -54,8 +54,8 @@ def test_meter_names_what_stays_over_and_keeps_every_turn(mf, tmp_path):
     readings = mf.meter_jsonl("s1", transcript(tmp_path), budget=12, output_reserve=0, hot_turns=3)
     assert all(r.state == "over" and r.still_over is not None for r in readings)
     need = readings[0].still_over
-    assert list(need) == ["hot_turns", "system_note", "protected", "older", "total"]
-    assert need["total"] == need["hot_turns"] + need["system_note"] + need["protected"] + need["older"]
+    assert list(need) == ["hot_turns", "system", "system_note", "protected", "older", "total"]
+    assert need["total"] == need["hot_turns"] + need["system"] + need["system_note"] + need["protected"] + need["older"]
     assert readings[0].to_dict()["still_over"] == need
     assert len(mf.conversation("s1").history()) == len(TURNS)
 

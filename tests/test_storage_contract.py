@@ -753,6 +753,24 @@ def test_archive_turns_round_trip(storage):
     assert storage.archive.conversation_turns("nobody") == []
 
 
+@covers("archive.latest_system_turn")
+def test_archive_latest_system_turn_is_the_conversations_own_newest(storage):
+    add_conversation(storage, "c1")
+    add_conversation(storage, "c2")
+    assert storage.archive.latest_system_turn("c1") is None
+    add_turn(storage, "c1", 1, "hello")
+    first = add_turn(storage, "c1", 2, "be brief", role="system")
+    add_turn(storage, "c1", 3, "ok", role="assistant")
+    second = add_turn(storage, "c1", 4, "be polite", role="system")
+    add_turn(storage, "c1", 5, "thanks")
+    add_turn(storage, "c2", 1, "other rules", role="system")
+    got = storage.archive.latest_system_turn("c1")
+    assert isinstance(got, Turn) and (got.id, got.content, got.role) == (second, "be polite", "system")
+    assert storage.archive.latest_system_turn("c1", upto_seq=3).id == first  # a fork point bounds it
+    assert storage.archive.latest_system_turn("c1", upto_seq=1) is None
+    assert storage.archive.latest_system_turn("nobody") is None
+
+
 @covers("archive.insert_turn", "archive.keyed_turns", "archive.max_seq")
 def test_archive_idempotency_keys_are_unique_per_conversation(storage):
     add_conversation(storage, "c1")

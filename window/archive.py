@@ -368,6 +368,20 @@ class Archive:
             out = out[:limit]
         return out
 
+    def standing_system_turn(self, conversation_id: str, *,
+                             lineage: Sequence[tuple[str, int | None]] | None = None) -> Turn | None:
+        """The system turn in force for the conversation: the newest ``system`` turn of its lineage
+        (a later one replaces an earlier one, issue 20), or ``None``. One indexed statement per
+        conversation of the lineage, newest first, so it costs the same at any history length.
+
+        :param lineage: the conversation's lineage when the caller holds it.
+        """
+        for conv, upto in reversed(list(self.lineage(conversation_id) if lineage is None else lineage)):
+            turn = self.storage.archive.latest_system_turn(conv, upto_seq=upto)
+            if turn is not None:
+                return turn
+        return None
+
     def verify(self, conversation_id: str | None = None) -> list[int]:
         """Recompute every turn's sha256; returns the ids whose bytes no longer match (erased turns
         are skipped). An empty list means the archive is intact."""

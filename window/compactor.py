@@ -259,6 +259,9 @@ class Compactor:
                     and items[end].role == "assistant" and items[end].kind == "turn"):
                 end -= 1  # keep a question with the answer that follows it
             run = items[i:end]
+            if not sum(lay.shown[i:end]):  # only system turns, shown nowhere in place: nothing to gain
+                i = end
+                continue
             if self._key(run) not in failed:
                 return run
             i = end

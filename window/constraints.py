@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..memory.errors import ExtractorError, InvalidInput
 from ..memory.events import log_event
+from . import directives
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -71,13 +72,21 @@ class Withdrawal:
     :ivar action: ``revoke`` (the user withdrew a restriction) or ``satisfy`` (the user gave the
         confirmation a record was waiting for).
     :ivar text: the verbatim sentence.
-    :ivar terms: content words naming what is withdrawn (matched against record texts); empty for
-        ``satisfy``, which applies to records waiting for confirmation.
+    :ivar terms: content words naming what is withdrawn (matched against record texts). For
+        ``satisfy`` they pick which waiting record is released; without terms (or when none
+        matches) a bare confirmation releases every record waiting for the user's confirmation.
+    :ivar min_overlap: how many content words (stems) a record must share with ``terms`` to be
+        touched: 0 lets a bare "confirmed" release every record waiting for confirmation; an
+        explicit withdrawal ("forget what I said about X", "confirmed, send the invoice") needs
+        1; a weaker shape needs 2 (a go signal such as "the goods arrived, release the payment",
+        "X is fine again", a permission lifting the prohibition it contradicts), so small talk
+        that shares one word with a record ("ok, I'll send a message") changes nothing.
     """
 
     action: str
     text: str
     terms: tuple[str, ...] = ()
+    min_overlap: int = 1
 
 
 @dataclass(frozen=True)
@@ -134,8 +143,14 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
     ("until_confirm", "prerequisite",
      re.compile(r"\buntil (?:i|we) (?:confirm|approve|say so|give (?:you )?(?:the )?(?:go-ahead|ok|okay|green light))"
                 r"|\bwait for my (?:go-ahead|approval|confirmation|ok|okay)\b|\bwithout my (?:approval|confirmation|permission|ok)\b", re.I)),
+    # an action held until something happens ("Don't ship the order until I've checked the address"):
+    # a record waiting for a condition, released by a later go signal (issue 20)
+    ("until", "prerequisite",
+     re.compile(_CLAUSE_START + _LEAD + r"(?:(?:never|do not|don't|dont|hold|park|pause|keep (?:[\w'-]+ ){1,5}?on hold|"
+                r"hold off on|wait (?:to|on|with))\b[^.!?]*?\buntil\b|wait (?:for|until) (?:my|the|i|we|you)\b[^.!?]*?\bbefore\b)",
+                re.I)),
     ("before_you", "prerequisite",
-     re.compile(_CLAUSE_START + _LEAD + r"before (?:you|doing|running|sending|making|deleting|deploying)\b", re.I)),
+     re.compile(_CLAUSE_START + _LEAD + r"before (?:you(?! know it)|doing|running|sending|making|deleting|deploying)\b", re.I)),
     ("never", "constraint",
      re.compile(_CLAUSE_START + _LEAD + r"(?:never|do not|don't|dont|do n't|must not|mustn't|under no circumstances|"
                 r"you (?:must|should|may) not|you mustn't|you shouldn't|stop)\s+" + _NOT_AFTER_NEGATION, re.I)),
@@ -163,7 +178,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
     ("permission", "permission",
      re.compile(r"\byou (?:are|'re) (?:allowed|authori[sz]ed|permitted|cleared) to\b|\byou have my permission\b", re.I)),
     ("approval", "approval",
-     re.compile(r"\b(?:i|we) (?:approve|authori[sz]e|sign off on)\b|\b(?:is|are) approved\b", re.I)),
+     re.compile(r"\b(?:i|we) (?:approve|authori[sz]e|sign off on)\b(?! of\b)|\b(?:is|are) approved\b", re.I)),
 ]
 _DEADLINE = re.compile(
     r"\b(?:by|before|no later than|due(?: on| by)?|until)\s+(?:the\s+)?(?:end of (?:the )?(?:day|week|month|today|tomorrow)|"
@@ -189,27 +204,54 @@ _CONFIRM = re.compile(r"^\s*(?:(?:ok|okay|yes|yep|alright)[,.!]?\s+)?(?:i confir
                       r"go ahead(?: with it)?|approved|you're cleared|you are cleared)\b", re.I)
 _STOP = frozenset("""a an the to of and or in on at for with by from now them it this that these those those all any
 you your i me my we our us can may go ahead feel free no longer need don't dont do not anymore again after please
-just ok okay fine is are be will would should could""".split())
+just ok okay fine is are be will would should could
+what which who whom whose when where why how you're you'll you've i'm i've it's that's there their they
+some more most very really about make makes made making take takes took taking do does did doing done
+get gets got getting have has had having thing things something anything everything also too much many
+lot lots sure want need know""".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
+_ABBREVIATION_STOP = re.compile(r"(?<=\b(?:Mr|Ms|Dr|St|No|vs))\.|(?<=\bMrs)\.|(?<=\bProf)\.|(?<=\be\.g)\.|(?<=\bi\.e)\.|"
+                                r"(?<=\d)\.(?=\d)", re.I)
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|vs|etc|approx|no|e\.g|i\.e)\.$", re.I)
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, each a verbatim substring (stripped of surrounding spaces)."""
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+    """The sentences of ``text``, each a verbatim substring (stripped of surrounding spaces). A
+    full stop after a title or common abbreviation ("Mr. Obi", "e.g. this") ends no sentence."""
+    spans = [[m.start(), m.end()] for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+    merged: list[list[int]] = []
+    for span in spans:
+        # no boundary inside "$39.99" or "v2.1" (no space after the stop), nor after "Mr."
+        if merged and (merged[-1][1] == span[0] and not text[span[0]].isspace()
+                       or _ABBREVIATION.search(text[merged[-1][0]:merged[-1][1]].rstrip())):
+            merged[-1][1] = span[1]
+        else:
+            merged.append(span)
+    return [text[a:b].strip() for a, b in merged]
 
 
 def content_terms(text: str) -> tuple[str, ...]:
     """Lower-cased content words of ``text`` (stop words dropped), in order, deduplicated."""
     seen: dict[str, None] = {}
     for w in _WORD.findall(text.lower()):
-        if w not in _STOP and len(w) > 2:
+        if w not in _STOP and (len(w) > 2 or w.isdigit()):
             seen.setdefault(w, None)
     return tuple(seen)
 
 
 def _stem(word: str) -> str:
-    return word[:5]
+    """A crude stem: possessive and one common suffix off, then the first five letters
+    ("texting", "text" -> "text"; "merging", "merge" -> "merg"; "weekends" -> "weeke")."""
+    w = word.lower().replace("’", "'")
+    w = w[:-2] if w.endswith("'s") else w
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    return w[:5]
 
 
 def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
@@ -254,7 +296,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         sents = sentences(text)
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
-        if _OVERRIDE.search(text) or _OVERRIDE_OPTION.search(text):
+        about = any(directives.withdraws_about(s) for s in sents)
+        if not about and (_OVERRIDE.search(text) or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         i = 0
         while i < len(sents):
@@ -265,22 +308,33 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 sents[i + 1] = joined
                 i += 1
                 continue
+            probe = _ABBREVIATION_STOP.sub(" ", sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
+            wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
+            what = wm.group("what") if wm else directives.withdrawn_terms(probe)
             if _CONFIRM.search(sent):
-                withdrawals.append(Withdrawal("satisfy", sent))
-            wm = _WITHDRAW.search(sent) or _WITHDRAW_RULE.search(sent)
-            if wm:
-                terms = content_terms(wm.group("what"))
+                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=0))
+            elif what is None and (go := directives.go_signal(sent)):
+                withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=1 if go == "explicit" else 2))
+            if what is not None:
+                terms = content_terms(what)
                 if terms:
-                    withdrawals.append(Withdrawal("revoke", sent, terms))
+                    strong = wm is not None or directives.withdraws_explicitly(probe)
+                    withdrawals.append(Withdrawal("revoke", sent, terms, min_overlap=1 if strong else 2))
                 i += 1
                 continue
             proposal = self._classify(sent, now, clock)
             if proposal is not None:
                 proposals.append(proposal)
+                if proposal.kind == "permission":
+                    # a permission lifts the prohibition it contradicts ("You may mention pricing
+                    # in the demo from now on" after "Never mention pricing in the demo")
+                    withdrawals.append(Withdrawal("lift", sent, content_terms(sent), min_overlap=2))
             i += 1
         return Extraction(proposals, withdrawals)
 
     def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        if directives.ADVICE.search(sent):  # "Make sure you watch ... first so you get a handle on it!"
+            return None
         scope = _SCOPE_PREFIX.match(sent)
         core = sent[scope.end():] if scope else sent
         due = lambda m: resolve_due(m.group(0), now, clock) if now is not None else None  # noqa: E731
@@ -295,6 +349,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
         dm = _DEADLINE.search(sent)
         if dm and _DEADLINE_CONTEXT.search(sent) and not _SELF_STATEMENT.match(sent):
             return ConstraintProposal("deadline", sent, "deadline", due_at=due(dm))
+        found = directives.classify(sent)
+        if found is not None:
+            kind, rule = found
+            return ConstraintProposal(kind, sent, rule, due_at=due(dm) if (kind == "deadline" and dm) else None)
         return None
 
 
@@ -438,14 +496,27 @@ class ConstraintTracker:
                 if f"turn:{turn.id}" not in r.provenance]
 
     def _withdraw(self, turn: "Turn", w: Withdrawal, scope: "_Scope") -> None:
-        for rec in self._scope_records(turn, scope):
-            if w.action == "satisfy":
-                if rec.metadata.get("rule") == "until_confirm" and rec.conversation_id == turn.conversation_id:
-                    self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
-                continue
-            stems = {_stem(t) for t in content_terms(rec.text)}
-            if any(_stem(t) in stems for t in w.terms):
+        """Apply one withdrawal to the best-matching records of the turn's scope.
+
+        Only the records sharing the most content words (stems) with the withdrawal are touched,
+        so "give out the warehouse address" revokes "Never give out the warehouse address", not
+        "Never share my home address" (one shared word against three)."""
+        records = self._scope_records(turn, scope)
+        if w.action == "satisfy":
+            waiting = [r for r in records if _waiting(r) and r.conversation_id == turn.conversation_id]
+            best = _best_matches(waiting, w.terms, at_least=max(1, w.min_overlap))
+            if not best and w.min_overlap == 0:
+                best = [r for r in waiting if r.metadata.get("rule") == "until_confirm"]
+            for rec in best:
+                self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
+            return
+        if w.action == "lift":
+            prohibitions = [r for r in records if r.kind == "constraint" and _NEGATIVE.search(r.text)]
+            for rec in _best_matches(prohibitions, w.terms, at_least=max(2, w.min_overlap)):
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
+            return
+        for rec in _best_matches(records, w.terms, at_least=max(1, w.min_overlap)):
+            self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
 
     def _replace_previous(self, turn: "Turn", rec: ProtectedRecord, scope: "_Scope") -> ProtectedRecord:
         """A decision override replaces the newest active decision of the conversation, or else the
@@ -480,6 +551,25 @@ class _Scope:
 
     namespace: str | None
     lineage: Sequence[tuple[str, int | None]] | None
+
+
+#: records that wait for something: released (satisfied) by a later go signal
+_WAITING_RULES = ("until_confirm", "until")
+_NEGATIVE = re.compile(r"\b(?:never|not|no|don't|dont|avoid|refrain|off[- ]limits|forbidden|stop|skip|steer clear|"
+                       r"keep away|hold off|untouched|alone)\b|n't\b", re.I)
+
+
+def _waiting(rec: ProtectedRecord) -> bool:
+    return rec.metadata.get("rule") in _WAITING_RULES or (
+        rec.kind == "prerequisite" and re.search(r"\buntil\b|\bwait(?:ing)? for\b", rec.text, re.I) is not None)
+
+
+def _best_matches(records: list[ProtectedRecord], terms: tuple[str, ...], *, at_least: int = 1) -> list[ProtectedRecord]:
+    """The records sharing the most stems with ``terms`` (at least ``at_least``), ties all kept."""
+    want = {_stem(t) for t in terms}
+    scored = [(len(want & {_stem(t) for t in content_terms(r.text)}), r) for r in records]
+    top = max((n for n, _ in scored), default=0)
+    return [r for n, r in scored if n == top and n >= at_least]
 
 
 def _readable(turn: "Turn") -> str | None:

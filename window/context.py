@@ -2,8 +2,15 @@
 
 Invariant kept here (DESIGN.md §4.5): a compiled context either fits the usable budget or is not
 returned: :class:`~memfold.BudgetError` names every section's size. Sections come in one fixed
-order from :func:`build_sections`: the system note, the protected channel, the top memories, the
-catalog (cards with their ids, older turns verbatim) and the hot tail (verbatim). A turn larger
+order from :func:`build_sections`: the standing system turn, the system note, the protected
+channel, the top memories, the catalog (cards with their ids, older turns verbatim) and the hot
+tail (verbatim).
+
+A system-role turn is a standing instruction (issue 20, point 10): the newest one of the
+conversation's lineage is shown verbatim in its own first section of every compiled context, like
+the protected channel, until a later system turn replaces it; no system turn is ever shown in its
+place in the catalog, and none reaches a summarizer (:func:`~memfold.window.protected.summarizer_input`),
+so no card, however deep, holds its words. A turn larger
 than half the usable budget is shown as a bounded *glimpse* with its id, never dropped: the
 whole turn stays in the archive and ``expand t<id>`` returns it (issue 4, point 6).
 
@@ -32,7 +39,7 @@ from .summarizers.base import clip_to_tokens
 SYSTEM_NOTE = (
     "Summaries [cN] are maps; expand or search first for exact ids, numbers, dates, paths, commands."
 )
-SECTION_NAMES = ("system_note", "protected", "memories", "cards", "turns", "hot_turns")
+SECTION_NAMES = ("system", "system_note", "protected", "memories", "cards", "turns", "hot_turns")
 
 
 @dataclass
@@ -50,8 +57,8 @@ class CompiledContext:
     """A compiled context.
 
     ``messages`` are OpenAI-shaped chat messages in order; ``sections`` maps each section name
-    (``system_note``, ``protected``, ``memories``, ``cards``, ``turns`` = older turns not folded
-    yet, ``hot_turns``) to its tokens; ``total_tokens`` is their sum and never exceeds
+    (``system`` = the standing system turn, ``system_note``, ``protected``, ``memories``, ``cards``,
+    ``turns`` = older turns not folded yet, ``hot_turns``) to its tokens; ``total_tokens`` is their sum and never exceeds
     ``usable_tokens`` = ``budget_tokens - output_reserve_tokens``. ``refs`` lists the catalog items
     shown (``c12``, ``t40``); ``glimpses`` the ids of turns shown as excerpts.
     """
@@ -101,10 +108,11 @@ def note_text(settings: WindowSettings) -> str:
 class Layout:
     """Sizes of the compiled context without loading card or turn texts (cheap; used for pressure).
 
-    ``shown[i]`` is item i's size as shown (glimpse-sized for oversized turns); ``hot`` the index
-    of the first hot item. ``protected`` is the protected channel as read for this layout and
-    ``turns`` the oversized turns read to size their glimpses, so rendering from this layout
-    reads neither again.
+    ``shown[i]`` is item i's size as shown (glimpse-sized for oversized turns, 0 for a system
+    turn, which is never shown in place); ``hot`` the index of the first hot item. ``protected``
+    is the protected channel as read for this layout, ``system`` the standing system turn (or
+    ``None``) and ``turns`` the oversized turns read to size their glimpses, so rendering from
+    this layout reads none of them again.
     """
 
     items: list[CatalogItem]
@@ -114,6 +122,12 @@ class Layout:
     protected_tokens: int
     protected: ChannelRendering = field(default_factory=lambda: ChannelRendering([], 0, []))
     turns: dict[int, Turn] = field(default_factory=dict)
+    system: Turn | None = None
+
+    @property
+    def system_tokens(self) -> int:
+        """The standing system turn's tokens (0 when there is none the reader may see)."""
+        return self.system.tokens if self.system is not None else 0
 
     @property
     def catalog_tokens(self) -> int:
@@ -122,7 +136,7 @@ class Layout:
     @property
     def total_tokens(self) -> int:
         """Everything but the memories (which only take what is left)."""
-        return self.note_tokens + self.protected_tokens + self.catalog_tokens
+        return self.system_tokens + self.note_tokens + self.protected_tokens + self.catalog_tokens
 
     @property
     def hot_tokens(self) -> int:
@@ -152,17 +166,29 @@ def layout(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
     catalog = parts.catalog(ref)
     items = catalog.items() if sync else catalog.view()
     limit = glimpse_threshold(settings)
-    oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit]
+    oversized = [i.item_id for i in items if i.kind == "turn" and i.tokens > limit and i.role != "system"]
     turns = parts.turns(oversized) if oversized else {}
     glimpse_sizes = _glimpse_sizes(parts, settings, turns)
-    shown = [glimpse_sizes.get(i.item_id, i.tokens) if i.kind == "turn" else i.tokens for i in items]
+    shown = [0 if i.role == "system" and i.kind == "turn" else glimpse_sizes.get(i.item_id, i.tokens)
+             if i.kind == "turn" else i.tokens for i in items]
     any_map = bool(glimpse_sizes) or any(i.kind == "card" for i in items)
     note = note_text(settings)
     note_tokens = counter.count(note) if (any_map and note) else 0
     rendering = protected_rendering(parts, ref, reader) if protected is None else protected
-    room = settings.usable_tokens - note_tokens - rendering.tokens
+    system = standing_system_turn(parts, ref, reader)
+    room = settings.usable_tokens - note_tokens - rendering.tokens - (system.tokens if system else 0)
     hot = hot_start(items, settings.hot_turns, room, shown)
-    return Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns)
+    return Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns, system)
+
+
+def standing_system_turn(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> Turn | None:
+    """The system turn in force (the lineage's newest, :meth:`Archive.standing_system_turn`) when
+    the reader may see it; ``None`` when there is none, it is erased, or the reader lacks one of
+    its labels (an older system turn never stands in: it was replaced)."""
+    turn = parts.archive.standing_system_turn(ref.id, lineage=ref.lineage)
+    if turn is None or turn.erased or not can_read(as_reader(reader), turn.labels):
+        return None
+    return turn
 
 
 def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
@@ -179,7 +205,9 @@ def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSett
     shown_oversized = sum(glimpse_sizes.get(turn_id, tokens) for turn_id, tokens in oversized)
     note = note_text(settings)
     note_tokens = counter.count(note) if ((glimpse_sizes or has_card) and note) else 0
-    return note_tokens + protected_rendering(parts, ref, reader).tokens + whole + shown_oversized
+    system = standing_system_turn(parts, ref, reader)
+    return ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
+            + whole + shown_oversized)
 
 
 def protected_rendering(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> ChannelRendering:
@@ -273,10 +301,11 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
         lay = layout(parts, ref, settings, reader)
     usable = settings.usable_tokens
     check_protected_fits(settings, lay)
-    must = lay.note_tokens + lay.protected_tokens + lay.hot_tokens
+    must = lay.system_tokens + lay.note_tokens + lay.protected_tokens + lay.hot_tokens
     if must > usable:
+        system = f"system turn {lay.system_tokens} + " if lay.system_tokens else ""
         raise BudgetError(
-            f"what must stay verbatim does not fit: system note {lay.note_tokens} + protected "
+            f"what must stay verbatim does not fit: {system}system note {lay.note_tokens} + protected "
             f"{lay.protected_tokens} + hot tail {lay.hot_tokens} tokens ({len(lay.items) - lay.hot} turns) = "
             f"{must} tokens > usable budget {usable} (budget {settings.budget_tokens} - output reserve "
             f"{settings.output_reserve_tokens}); raise the budget or lower hot_turns"
@@ -285,13 +314,18 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
         cards = sum(s for it, s in zip(lay.items[:lay.hot], lay.shown) if it.kind == "card")
         older = sum(s for it, s in zip(lay.items[:lay.hot], lay.shown) if it.kind == "turn")
         failures = parts.storage.archive.summarizer_failure_count(ref.id)
+        system = f"system turn {lay.system_tokens} + " if lay.system_tokens else ""
         raise BudgetError(
-            f"the compiled context does not fit after compaction: system note {lay.note_tokens} + protected "
+            f"the compiled context does not fit after compaction: {system}system note {lay.note_tokens} + protected "
             f"{lay.protected_tokens} + cards {cards} + unfolded turns {older} + hot tail {lay.hot_tokens} = "
             f"{lay.total_tokens} tokens > usable budget {usable}; "
             f"{failures} summarizer failure(s) recorded (see conversation.failures())"
         )
     sections = {name: Section(name) for name in SECTION_NAMES}
+    if lay.system is not None:  # the standing system turn, verbatim (issue 20)
+        sections["system"].messages.append(lay.system.message())
+        sections["system"].tokens = lay.system_tokens
+        sections["system"].refs.append(f"t{lay.system.id}")
     note = note_text(settings)
     if lay.note_tokens:
         sections["system_note"].messages.append({"role": "system", "content": note})
@@ -307,10 +341,12 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
             sections["memories"].tokens = tokens
     card_ids = [i.item_id for i in lay.items if i.kind == "card"]
     cards = parts.cards.get_many(card_ids) if card_ids else {}
-    missing = [i.item_id for i in lay.items if i.kind == "turn" and i.item_id not in lay.turns]
+    missing = [i.item_id for i in lay.items if i.kind == "turn" and i.item_id not in lay.turns and i.role != "system"]
     turns = {**lay.turns, **(parts.turns(missing) if missing else {})}
     rdr = as_reader(reader)
     for n, item in enumerate(lay.items):
+        if item.kind == "turn" and item.role == "system":
+            continue  # never shown in place: the standing one has its own section, older ones were replaced
         source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]
         if not can_read(rdr, source.labels) or getattr(source, "erased", False):
             continue  # labels (issue 8): never shown to a reader who lacks one; erased turns show nothing
@@ -369,11 +405,11 @@ def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) ->
     refs = [r for s in sections for r in s.refs]
     shown_refs = set(refs)  # an item the reader may not see is not rendered: its ref is not named either
     glimpses = [i.item_id for i, shown in zip(lay.items, lay.shown)
-                if i.kind == "turn" and shown != i.tokens and i.ref in shown_refs]
+                if i.kind == "turn" and i.role != "system" and shown != i.tokens and i.ref in shown_refs]
     return CompiledContext(
         messages=messages, sections={s.name: s.tokens for s in sections},
         total_tokens=sum(s.tokens for s in sections), budget_tokens=settings.budget_tokens,
         output_reserve_tokens=settings.output_reserve_tokens,
         refs=refs, glimpses=glimpses,
-        hot_refs=[i.ref for i in lay.items[lay.hot:] if i.ref in shown_refs],
+        hot_refs=[i.ref for i in lay.items[lay.hot:] if i.role != "system" and i.ref in shown_refs],
     )

@@ -481,7 +481,7 @@ class Conversation:
             after, failures = report.after_tokens, len(report.failures)
             if report.after_tokens > status["usable"]:
                 lay = layout(self.parts, self.ref, settings)
-                still_over = {"hot_turns": lay.hot_tokens, "system_note": lay.note_tokens,
+                still_over = {"hot_turns": lay.hot_tokens, "system": lay.system_tokens, "system_note": lay.note_tokens,
                               "protected": lay.protected_tokens, "older": lay.catalog_tokens - lay.hot_tokens,
                               "total": lay.total_tokens}
         seq = self.turns_by_id([turn_id])[turn_id].seq

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: the ``still_over`` keys, in the order a reading lists them
-STILL_OVER_KEYS = ("hot_turns", "system_note", "protected", "older", "total")
+STILL_OVER_KEYS = ("hot_turns", "system", "system_note", "protected", "older", "total")
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class MeterReading:
     :param after: the size once compaction ran (``None``: none ran).
     :param failures: summarizer failures of that compaction (``None``: none ran).
     :param still_over: when compaction could not get within the budget, the sizes that need the
-        room: ``hot_turns``, ``system_note``, ``protected``, ``older`` (cards and older turns) and
-        their ``total``; else ``None``.
+        room: ``hot_turns``, ``system`` (the standing system turn), ``system_note``, ``protected``,
+        ``older`` (cards and older turns) and their ``total``; else ``None``.
     """
 
     turn: int

@@ -353,7 +353,9 @@ def summarizer_input(storage: Storage, children: list[Any], items: list[Any], *,
     items a summarizer may read: an erased turn becomes ``[erased]``; a turn quoted from another
     conversation (metadata ``quoted_from``) becomes a pointer to it, never its words; every
     protected record's text is cut out wherever it occurs and replaced by ``[protected P<id>]``; a
-    turn labelled ``secret`` becomes a pointer to itself, never its words (issue 9).
+    turn labelled ``secret`` becomes a pointer to itself, never its words (issue 9); so does a
+    system turn, a standing instruction shown verbatim in the compiled context while in force
+    (issue 20), so no card repeats it.
     The check runs over turns and cards alike, for every non-erased protected record of the
     conversation's family (``family_id``) and namespace, after redaction.
 
@@ -376,6 +378,8 @@ def summarizer_input(storage: Storage, children: list[Any], items: list[Any], *,
             text = f"[t{child.id}: quoted from {child.metadata['quoted_from']}; not summarised, expand t{child.id}]"
         elif isinstance(child, Turn) and SECRET_LABEL in child.labels:  # issue 9: secrets are never summarised
             text = f"[t{child.id}: secret, not summarised; expand t{child.id}]"
+        elif isinstance(child, Turn) and child.role == "system":  # issue 20: a standing instruction
+            text = f"[t{child.id}: system turn, not summarised; expand t{child.id}]"
         for rid, ptext in protected:
             if ptext in text:
                 text = text.replace(ptext, f"[protected P{rid}]")

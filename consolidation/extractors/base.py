@@ -82,6 +82,12 @@ class Proposal:
     :ivar sources: the episode sources it came from, e.g. ``("record:4",)``; never empty.
     :ivar importance: in [0, 1].
     :ivar event_time: when the stated thing was said (the latest source's event time), or None.
+    :ivar retire: True for a retirement ("I no longer have a favourite colour"): the pass retires
+        the active fact in slot ``key`` (only while its value is ``content``, unless ``content``
+        is empty) instead of writing one.
+    :ivar slot_of: the slot is the one whose active value is this ("I switched from Chrome to
+        Firefox" -> the slot holding "Chrome"); the pass resolves it against the store before
+        writing, and drops the proposal when no slot holds it and ``key`` is None.
     """
 
     type: str
@@ -91,15 +97,25 @@ class Proposal:
     importance: float = 0.5
     event_time: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    retire: bool = False
+    slot_of: str | None = None
 
     def render(self) -> str:
-        """``user.name = Dana`` for a fact, the rule text for a rule."""
+        """``user.name = Dana`` for a fact, ``retire user.favourite.band (Muse)`` for a
+        retirement, the rule text for a rule."""
+        if self.retire:
+            return f"retire {self.key or 'the slot holding ' + repr(self.slot_of)}" + (f" ({self.content})" if self.content else "")
         return f"{self.key} = {self.content}" if self.type == "semantic" else self.content
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"type": self.type, "key": self.key, "content": self.content, "sources": list(self.sources),
-                "importance": self.importance, "event_time": self.event_time}
+        out = {"type": self.type, "key": self.key, "content": self.content, "sources": list(self.sources),
+               "importance": self.importance, "event_time": self.event_time}
+        if self.retire:
+            out["retire"] = True
+        if self.slot_of is not None:
+            out["slot_of"] = self.slot_of
+        return out
 
 
 class Extractor(ABC):

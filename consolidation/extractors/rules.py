@@ -105,6 +105,7 @@ from typing import Mapping, Sequence
 
 from ...window.secrets import ASKS_SECRET, SECRET_MASK
 
+from .attributes import FAVOURITE_IMPORTANCE, attribute_statements, holds
 from .base import Episode, Extractor, Proposal
 
 #: default policy windows in days, per topic (overridable: ``RulesExtractor(windows=...)``)
@@ -307,7 +308,7 @@ class RulesExtractor(Extractor):
         proposals: list[Proposal] = []
         for index, episode in enumerate(episodes):
             if episode.role == "user":
-                proposals.extend(self.user_facts(episode))
+                proposals.extend(_resolve_in_batch(proposals, self.user_facts(episode)))
                 proposals.extend(answer_facts(episodes[index - 1] if index > 0 else None, episode))
             elif episode.role in ("tool", "agent", "assistant", "system"):
                 proposals.extend(self.policy_rules(episode, episodes[:index]))
@@ -329,6 +330,12 @@ class RulesExtractor(Extractor):
             for key, content, importance in self._facts_in(sentence):
                 found.append(Proposal("semantic", key, content, (episode.source,), importance, episode.event_time,
                                       {"rule": key}))
+            if any(p.key == "user.contact_preference" for p in found):
+                continue
+            for st in attribute_statements(sentence):
+                found.append(Proposal("semantic", st.key, st.value or "", (episode.source,), FAVOURITE_IMPORTANCE,
+                                      episode.event_time, {"rule": "attribute", "fallback_key": st.fallback_key},
+                                      retire=st.op == "retire", slot_of=st.slot_of))
         return found
 
     def _facts_in(self, sentence: str) -> list[tuple[str, str, float]]:
@@ -379,6 +386,8 @@ class RulesExtractor(Extractor):
             if key not in taken:
                 out.append((key, _clean(date.group("v")), DEFAULT_FACT_IMPORTANCE))
         for pattern, verdict in ((_DISLIKE, "dislikes"), (_LIKE, "likes")):
+            if attribute_statements(sentence):  # "I prefer window seats" is user.preferred.seat
+                break
             match = pattern.search(sentence)
             if not match:
                 continue
@@ -523,18 +532,34 @@ def _contact_value(value: str) -> str:
 
 
 def _merge(proposals: list[Proposal]) -> list[Proposal]:
-    """Merge proposals with the same (type, key, content), citing every source, keeping order."""
-    merged: dict[tuple[str, str | None, str], Proposal] = {}
+    """Merge proposals with the same (type, key, content), citing every source, keeping order
+    (a retirement or a slot still to resolve is never merged with a write)."""
+    merged: dict[tuple[str, str | None, str, bool, str | None], Proposal] = {}
     for p in proposals:
-        slot = (p.type, p.key, p.content)
+        slot = (p.type, p.key, p.content, p.retire, p.slot_of)
         if slot in merged:
             old = merged.pop(slot)
             sources = tuple(dict.fromkeys(old.sources + p.sources))
             times = [t for t in (old.event_time, p.event_time) if t is not None]
             p = Proposal(p.type, p.key, p.content, sources, max(old.importance, p.importance),
-                         max(times) if times else None, p.metadata)
+                         max(times) if times else None, p.metadata, p.retire, p.slot_of)
         merged[slot] = p
     return list(merged.values())
+
+
+def _resolve_in_batch(earlier: list[Proposal], new: list[Proposal]) -> list[Proposal]:
+    """Give a proposal naming "the slot holding X" the key of the newest earlier fact of this
+    batch whose value is X; the rest the consolidation pass resolves against the store."""
+    out = []
+    for p in new:
+        if p.slot_of is not None:
+            for q in reversed(earlier + out):
+                if q.type == "semantic" and q.key and not q.retire and holds(q.content, p.slot_of):
+                    p = Proposal(p.type, q.key, p.content, p.sources, p.importance, p.event_time, p.metadata,
+                                 p.retire, None)
+                    break
+        out.append(p)
+    return out
 
 
 # -- answers to the agent's questions (slot filling; see the module docstring) ----------------

@@ -68,6 +68,8 @@ class ArchiveStorage(Protocol):
         """The turn with ``turn_id``, or ``None``."""
     def turns(self, turn_ids: Iterable[int]) -> "list[Turn]":
         """The turns with these ids (missing ids are simply absent)."""
+    def latest_system_turn(self, conversation_id: str, *, upto_seq: int | None = None) -> "Turn | None":
+        """The conversation's own newest ``system`` turn with ``seq <= upto_seq`` (``None``: no bound), or ``None``."""
     def conversation_turns(self, conversation_id: str, *, after_seq: int = 0,
                            upto_seq: int | None = None) -> "list[Turn]":
         """The conversation's own turns with ``after_seq < seq <= upto_seq`` (``None``: no upper bound), by seq."""
@@ -148,7 +150,8 @@ class CatalogStorage(Protocol):
         """The conversation's catalog items ordered by ``first_seq``."""
 
     def totals(self, conversation_id: str, glimpse_over: int) -> "tuple[int, list[tuple[int, int]], bool]":
-        """(tokens of cards and of turns up to ``glimpse_over``, [(turn_id, tokens)] of larger turns, any card?)."""
+        """(tokens of cards and of turns up to ``glimpse_over``, [(turn_id, tokens)] of larger turns, any card?);
+        system-role turns are left out of both (they are never shown in place, issue 20)."""
 
     def last_seq(self, conversation_id: str) -> int:
         """The newest seq the conversation's catalog covers (0 when empty)."""

@@ -126,6 +126,17 @@ class SqliteArchive:
             marks = ",".join("?" * len(chunk))
             out.extend(_turn(r) for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk))
         return out
+    def latest_system_turn(self, conversation_id: str, *, upto_seq: int | None = None) -> Turn | None:
+        """The conversation's own newest ``system`` turn with ``seq <= upto_seq`` (no bound when
+        ``None``), or ``None`` (the partial index ``turns_system`` of migration 20 answers it)."""
+        sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE conversation_id = ? AND role = 'system'"
+        params: list[Any] = [conversation_id]
+        if upto_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(upto_seq)
+        row = self.c.one(sql + " ORDER BY seq DESC LIMIT 1", params)
+        return None if row is None else _turn(row)
+
     def conversation_turns(self, conversation_id: str, *, after_seq: int = 0, upto_seq: int | None = None) -> list[Turn]:
         """The conversation's own turns with ``after_seq < seq <= upto_seq`` (no upper bound when
         ``None``), by seq. Inherited turns are read from each ancestor separately (see lineage)."""

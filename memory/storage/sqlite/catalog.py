@@ -28,15 +28,17 @@ class SqliteCatalog:
 
     def totals(self, conversation_id: str, glimpse_over: int) -> tuple[int, list[tuple[int, int]], bool]:
         """``(tokens of the cards and of the turns of at most glimpse_over tokens, [(turn_id, tokens)]
-        of the larger turns by first_seq, whether any card is in the catalog)``, from aggregates."""
+        of the larger turns by first_seq, whether any card is in the catalog)``, from aggregates.
+        System-role turns count in neither: they are never shown in place (issue 20; the standing
+        one is shown in its own section)."""
         row = self.c.one(
-            "SELECT COALESCE(SUM(CASE WHEN kind = 'card' OR tokens <= ? THEN tokens ELSE 0 END), 0), "
-            "COALESCE(SUM(kind = 'card'), 0) FROM catalog_items WHERE conversation_id = ?",
+            "SELECT COALESCE(SUM(CASE WHEN kind = 'card' OR (tokens <= ? AND role IS NOT 'system') THEN tokens "
+            "ELSE 0 END), 0), COALESCE(SUM(kind = 'card'), 0) FROM catalog_items WHERE conversation_id = ?",
             [glimpse_over, conversation_id],
         )
         oversized = self.c.all(
             "SELECT item_id, tokens FROM catalog_items WHERE conversation_id = ? AND kind = 'turn' AND tokens > ? "
-            "ORDER BY first_seq", [conversation_id, glimpse_over],
+            "AND role IS NOT 'system' ORDER BY first_seq", [conversation_id, glimpse_over],
         )
         return row[0], [(r[0], r[1]) for r in oversized], bool(row[1])
 

@@ -94,6 +94,15 @@ def apply_migrations(db: sqlite_utils.Database) -> list[int]:
     return applied
 
 
+@migration(20, "system_turn_index")
+def m020_system_turn_index(db: sqlite_utils.Database) -> None:
+    """The standing system turn (issue 20, point 10): a conversation's newest system-role turn is
+    shown verbatim in every compiled context until a later one replaces it, so each compile asks
+    for it; this partial index answers that without scanning the conversation's turns. (Number 20
+    is the issue's: numbers are reserved per concept and may land out of order.)"""
+    run_script(db, "CREATE INDEX turns_system ON turns(conversation_id, seq) WHERE role = 'system';")
+
+
 @migration(1, "create_foundation")
 def m001_create_foundation(db: sqlite_utils.Database) -> None:
     """meta, conversations, the turn archive, memory records and the event log."""

@@ -1,0 +1,297 @@
+"""Retention on phrasings nobody tuned on (issue 20, points 10 and 11), beside the public figures.
+
+Two phrasing sets live in ``tests/data``; both were written and committed before the extractors
+ran on them, and each is split per group into a tuning half and a held-out half with a fixed seed
+(``tests/data/split_phrasings.py``). Rules were tuned on the tuning half only; the held-out half is
+what the figures stand on.
+
+* ``protected_paraphrases.json``: standing instructions per protected kind (obligations,
+  prohibitions, restrictions, permissions, deadlines, prerequisites, approvals, evidence,
+  decisions), plan resets, revocations and confirmations, plus near misses. Each item runs
+  through a real :class:`~memfold.MemFold` conversation (setup turns, then the message): it is
+  retained when the expected protected record is active afterwards (and, for withdrawals, the
+  setup record has left the channel in the expected state while the unrelated one stays).
+  "kind" is the share of retained records whose kind is the one written down.
+* ``attribute_phrasings.json``: facts users state in common shapes (favourites, preferences,
+  switches, "I no longer ..."), each turn appended and consolidated in order; an item is right
+  when the active facts in ``user.favourite.*``, ``user.preferred.*`` and ``user.preference.*``
+  are exactly the expected ones.
+
+False protected records: every LoCoMo dev turn (3,435, both speakers, small talk between friends)
+through the constraint extractor; the figure counts the records it proposes. With ``--public``
+the COMPINT side-constraint and CompactBench figures of ``bench/constraint_retention.py`` are
+computed too and printed beside these (that replay takes a few minutes).
+
+Usage::
+
+    python bench/phrasing_retention.py [--public] [--limit N] [--failures] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from memfold import LogicalClock, MemFold
+from memfold.window.constraints import RuleConstraintExtractor
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+SHARED = ROOT.parent / "shared" / "data"
+LOCOMO = SHARED / "locomo" / "locomo_dev.json"
+ATTRIBUTE_FAMILIES = ("user.favourite.", "user.preferred.", "user.preference.")
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    """The items of a phrasing set in ``tests/data``."""
+    return json.loads((DATA / name).read_text(encoding="utf-8"))["items"]
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _find(records, contains: str):
+    return [r for r in records if contains in r.text]
+
+
+# -- point 10: protected records ----------------------------------------------------------------
+def check_protected(item: dict[str, Any], mf: MemFold | None = None) -> dict[str, Any]:
+    """Run one paraphrase item through a fresh conversation.
+
+    :returns: ``{"id", "group", "split", "retained": bool, "kind_ok": bool | None, "why": str}``.
+    """
+    own = mf is None
+    mf = mf or MemFold(None, clock=LogicalClock(), embedder=None, token_counter="words")
+    conv = mf.conversation(f"p-{item['id']}", namespace="phr")
+    cid = conv.id
+    out = {"id": item["id"], "group": item["group"], "split": item.get("split"), "retained": False,
+           "kind_ok": None, "why": ""}
+    exp = item["expect"]
+    try:
+        for text in item.get("setup", []):
+            conv.append({"role": "user", "content": text})
+        active = mf.protected.active_for(cid)
+        for want in exp.get("setup", []):
+            if not _find(active, want["contains"]):
+                out["why"] = f"setup not protected: {want['contains']!r}"
+                return out
+        before = {r.id for r in mf.protected.list(conversation_id=cid, state=None)}
+        conv.append({"role": "user", "content": item["text"]})
+        active = mf.protected.active_for(cid)
+        made = [r for r in mf.protected.list(conversation_id=cid, state=None) if r.id not in before]
+        if exp.get("none"):
+            out["retained"] = not made
+            out["why"] = "" if not made else f"false record: {[r.kind for r in made]}"
+            return out
+        if "record" in exp:
+            hits = _find(active, exp["record"]["contains"])
+            if not hits:
+                out["why"] = "no record" if not made else f"record without the text: {[r.text for r in made]}"
+                return out
+            out["kind_ok"] = any(r.kind == exp["record"]["kind"] for r in hits)
+        if "withdrawn" in exp:
+            w = exp["withdrawn"]
+            old = [r for r in mf.protected.list(conversation_id=cid, state=None)
+                   if w["contains"] in r.text and r.id in before]
+            if any(r.state == "active" for r in old):
+                out["why"] = f"still active: {w['contains']!r}"
+                return out
+            if not any(r.state == w["state"] for r in old):
+                out["why"] = f"not {w['state']}: {[r.state for r in old]}"
+                return out
+        for kept in exp.get("kept", []):
+            if not _find(active, kept):
+                out["why"] = f"withdrew the unrelated {kept!r}"
+                return out
+        out["retained"] = True
+        return out
+    finally:
+        if own:
+            mf.close()
+
+
+def protected_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per group and split: retained / total, and kind agreement among the retained."""
+    rows = [check_protected(item) for item in items]
+    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    for r in rows:
+        for group in dict.fromkeys((r["group"], "all" if r["group"] != "near_miss" else "near_miss")):
+            for split in (r["split"], "both") if r["split"] != "fresh" else ("fresh",):
+                cell = table[group][split]
+                cell[0] += r["retained"]
+                cell[1] += 1
+                cell[2] += bool(r["kind_ok"])
+                cell[3] += r["kind_ok"] is not None
+    return {"rows": rows, "table": {g: dict(s) for g, s in table.items()}}
+
+
+def locomo_split(sample_ids: list[str], seed: int = 20) -> dict[str, str]:
+    """LoCoMo conversations split like the phrasing sets: shuffled with ``random.Random(seed)``,
+    the first half (rounded down) ``tune``, the rest ``heldout`` (conv-43, conv-26, conv-42 tune)."""
+    import random
+
+    ids = sorted(sample_ids)
+    random.Random(seed).shuffle(ids)
+    half = len(ids) // 2
+    return {i: ("tune" if n < half else "heldout") for n, i in enumerate(ids)}
+
+
+def locomo_false_positives(path: Path = LOCOMO, extractor=None) -> dict[str, Any]:
+    """Every LoCoMo turn (both speakers) through the constraint extractor: the protected records
+    it would make, overall and per conversation split."""
+    extractor = extractor or RuleConstraintExtractor()
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    split = locomo_split([s["sample_id"] for s in samples])
+    out: dict[str, Any] = {"turns": 0, "records": 0, "flagged": [],
+                           "tune": [0, 0], "heldout": [0, 0]}
+    for s in samples:
+        part = split[s["sample_id"]]
+        for k, v in s["conversation"].items():
+            if not (k.startswith("session_") and isinstance(v, list)):
+                continue
+            for t in v:
+                ex = extractor.extract(t["text"])
+                out["turns"] += 1
+                out[part][1] += 1
+                if ex.proposals:
+                    out["records"] += len(ex.proposals)
+                    out[part][0] += len(ex.proposals)
+                    out["flagged"].append((part, t["text"], [p.kind for p in ex.proposals]))
+    out["rate"] = out["records"] / out["turns"]
+    return out
+
+
+# -- point 11: attribute facts ------------------------------------------------------------------
+def attribute_facts(mf: MemFold, namespace: str) -> dict[str, str]:
+    """Active facts in the attribute families, key -> value."""
+    return {r.key: r.content for r in mf.memory.list(namespace, "semantic")
+            if r.key and r.key.startswith(ATTRIBUTE_FAMILIES)}
+
+
+def check_attribute(item: dict[str, Any]) -> dict[str, Any]:
+    """Append the item's turns one by one, consolidating after each; compare the active facts."""
+    with MemFold(None, clock=LogicalClock(), embedder=None, token_counter="words") as mf:
+        ns = "attr"
+        conv = mf.conversation(f"a-{item['id']}", namespace=ns)
+        for turn in item["turns"]:
+            conv.append({"role": turn["role"], "content": turn["text"]})
+            mf.consolidate(ns, include_turns=True)
+        got = attribute_facts(mf, ns)
+    want = item["expect"]
+    ok = {k: _norm(v) for k, v in got.items()} == {k: _norm(v) for k, v in want.items()}
+    return {"id": item["id"], "group": item["group"], "split": item.get("split"), "correct": ok,
+            "got": got, "want": want}
+
+
+def attribute_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [check_attribute(item) for item in items]
+    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for r in rows:
+        for group in (r["group"], "all"):
+            for split in (r["split"], "both") if r["split"] != "fresh" else ("fresh",):
+                table[group][split][0] += r["correct"]
+                table[group][split][1] += 1
+    return {"rows": rows, "table": {g: dict(s) for g, s in table.items()}}
+
+
+# -- the public figures of bench/constraint_retention.py ------------------------------------------
+def public_figures(limit: int | None) -> dict[str, Any]:
+    spec = importlib.util.spec_from_file_location("constraint_retention", ROOT / "bench" / "constraint_retention.py")
+    cr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cr)  # type: ignore[union-attr]
+    import memfold
+
+    counter = memfold.TiktokenCounter("cl100k_base")
+    side = cr.side_constraint_bench(SHARED / "locomo" / "locomo_dev.json",
+                                    SHARED / "compint_side_constraints" / "side_constraints.json", limit, counter)
+    cb = cr.compactbench_bench(SHARED / "compactbench" / "benchmarks" / "public", counter)
+    return {"side_constraints": side["memfold"]["all:all"], "forbidden_behaviors": cb["memfold"]["forbidden_behaviors"],
+            "locked_decisions": cb["memfold"]["locked_decisions"]}
+
+
+def _cell(cell: list[int] | None) -> str:
+    if not cell:
+        return f"{'-':>16}"
+    return f"{cell[0] / cell[1]:>7.1%} ({cell[0]:>3}/{cell[1]:<3})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--public", action="store_true", help="Also run bench/constraint_retention.py's figures.")
+    parser.add_argument("--limit", type=int, default=None, help="With --public: only the first N LoCoMo conversations.")
+    parser.add_argument("--failures", choices=("tune", "heldout", "fresh", "all"), default=None,
+                        help="List the items (and LoCoMo turns) that failed in this split.")
+    parser.add_argument("--json", dest="json_out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+
+    prot = protected_figures(load("protected_paraphrases.json") + load("protected_paraphrases_fresh.json"))
+    print("Point 10: standing instructions, own paraphrases (retained = the expected protected record is active;")
+    print("fresh = a set written after the rules were frozen, measured once)")
+    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}   kind right (both)")
+    order = sorted(prot["table"], key=lambda g: (g in ("all", "near_miss"), g == "near_miss", g))
+    for g in order:
+        t = prot["table"][g]
+        both = t["both"]
+        kind = f"{both[2] / both[3]:.0%}" if both[3] else "-"
+        label = "near miss: none" if g == "near_miss" else g
+        print(f"{label:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(both)}{_cell(t.get('fresh'))}   {kind}")
+    fp = locomo_false_positives()
+    print(f"\nLoCoMo small talk: {fp['records']} protected records from {fp['turns']} turns "
+          f"= {fp['rate']:.3%} (goal <= 0.1%); tuning conversations {fp['tune'][0]}/{fp['tune'][1]}, "
+          f"held-out conversations {fp['heldout'][0]}/{fp['heldout'][1]}")
+
+    attr = attribute_figures(load("attribute_phrasings.json") + load("attribute_phrasings_fresh.json"))
+    print("\nPoint 11: attribute facts, own phrasings (correct = exactly the expected active facts)")
+    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}")
+    for g in sorted(attr["table"], key=lambda g: (g == "all", g)):
+        t = attr["table"][g]
+        print(f"{g:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(t['both'])}{_cell(t.get('fresh'))}")
+
+    public = None
+    if args.public:
+        print("\nPublic figures (bench/constraint_retention.py, memfold column):", file=sys.stderr)
+        public = public_figures(args.limit)
+        own_all = prot["table"]["all"]
+        print("\nSide by side: retained by memfold")
+        print(f"{'set':48}{'retained':>18}")
+        s = public["side_constraints"]
+        print(f"{'COMPINT side constraints in LoCoMo (public)':48}{_cell([s['retained'], s['runs']])}")
+        for name, key in (("CompactBench forbidden behaviours (public)", "forbidden_behaviors"),
+                          ("CompactBench locked decisions (public)", "locked_decisions")):
+            c = public[key]
+            print(f"{name:48}{_cell([c['retained'], c['items']])}")
+        print(f"{'own paraphrases, tuning half':48}{_cell(own_all.get('tune'))}")
+        print(f"{'own paraphrases, held-out half':48}{_cell(own_all.get('heldout'))}")
+        print(f"{'own paraphrases, fresh set':48}{_cell(own_all.get('fresh'))}")
+
+    if args.failures:
+        want = lambda split: args.failures in ("all", split)  # noqa: E731
+        print(f"\nFailures ({args.failures}):")
+        for r in prot["rows"]:
+            if not r["retained"] and want(r["split"]):
+                print(f"  [{r['split']}] {r['id']}: {r['why']}")
+        for r in attr["rows"]:
+            if not r["correct"] and want(r["split"]):
+                print(f"  [{r['split']}] {r['id']}: got {r['got']} want {r['want']}")
+        for part, text, kinds in fp["flagged"]:
+            if want(part):
+                print(f"  [{part}] LoCoMo {kinds}: {text[:110]!r}")
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+    if args.json_out:
+        args.json_out.write_text(json.dumps({"protected": prot["table"], "attributes": attr["table"],
+                                             "locomo": {k: v for k, v in fp.items() if k != "flagged"},
+                                             "public": public}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,321 @@
+"""Attribute slots: favourites, preferences, switches and "I no longer ..." (issue 20, point 11).
+
+Users state facts about themselves in a few common shapes that name an attribute and its value.
+Each attribute is one slot, so a later statement supersedes the earlier one (DESIGN.md §1
+"supersession": the same (namespace, type, key)) and "I no longer ..." retires it:
+
+==============================  =====================================================  ==========================
+key                             statements                                             value
+==============================  =====================================================  ==========================
+``user.favourite.<attribute>``  my favourite player is X; X is my favourite team;      X
+                                my current / new / all-time favourite X is Y;
+                                I've got a new favourite singer: Y; my fave band is Y
+``user.preferred.<attribute>``  my preferred airline is X; my go-to browser is X;      X
+                                my drink of choice is X; the streaming service I
+                                prefer is X; for hotels, I prefer X; I prefer window
+                                seats (the head noun is the attribute); I like my
+                                coffee black; I switched my bank to X; I switched
+                                airlines to X; I switched to oat milk
+==============================  =====================================================  ==========================
+
+Rules that keep a slot honest:
+
+* the attribute is the noun between "favourite"/"preferred" and the verb, without a qualifier
+  ("my favourite player *on the team* is ..." is ``player``; "my favourite dish *to cook*" is
+  ``dish``), singular ("for hotels" is ``hotel``); contact preferences keep their own slot
+  (``user.contact_preference``);
+* words such as *now, actually, currently, still, these days, at the moment, again* are never
+  part of a value ("my favourite player is now Saka" gives ``Saka``), nor is a trailing clause
+  ("Kyoto now, after that trip" gives ``Kyoto``) or a qualifier in lower case ("aisle seats on
+  long flights" gives ``aisle seats``; "PureGym on Market Street" keeps its place name);
+* "I switched from A to B" writes B into the slot whose current value is A (resolved by the
+  consolidation pass against the batch and the store); without "from" and without a named
+  attribute the value's head noun is the attribute ("oat milk" -> ``milk``), and a bare name
+  ("I switched to Firefox") gives nothing, because nothing says what it is;
+* retirements: "X is no longer my favourite band", "my favourite show isn't X anymore", "I don't
+  have a favourite player anymore", "I no longer have a favourite colour" retire the slot (the
+  first two only while its value is X); "I no longer use / drink / go to / like X", "I don't
+  listen to X anymore", "I stopped using X", "I'm no longer on X" retire whichever attribute slot
+  holds X (``user.preference.x`` for a like). A "no longer" that names no held value ("I no
+  longer watch football") retires nothing;
+* not facts: questions, other people's favourites ("my brother's favourite ..."), past values
+  ("my favourite player was ..."), negations ("my favourite food isn't pizza"), hedges ("might
+  be"), hypotheticals ("if I had a favourite team ...").
+
+Every function here is pure; :func:`attribute_statements` reads one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: the attribute families these rules write (the bench and the pass use the same list)
+FAMILIES = ("user.favourite.", "user.preferred.")
+FAVOURITE_IMPORTANCE = 0.5
+PREFERRED_IMPORTANCE = 0.5
+
+
+@dataclass(frozen=True)
+class AttributeStatement:
+    """What one sentence says about an attribute slot.
+
+    :ivar op: ``"write"`` (the value is current) or ``"retire"`` (the slot holds nothing now).
+    :ivar key: the slot, or None when it is the slot holding ``slot_of``.
+    :ivar value: the value written; for a retirement, the value that must be held (None: any).
+    :ivar slot_of: "the slot whose current value is this" ("I switched from Chrome to ...").
+    :ivar fallback_key: the slot to use when ``slot_of`` is held nowhere.
+    """
+
+    op: str
+    key: str | None
+    value: str | None
+    slot_of: str | None = None
+    fallback_key: str | None = None
+
+
+_FILLER = (r"now|actually|currently|still|honestly|really|officially|definitely|truly|seriously|just|"
+           r"these days|at the moment|right now|at present|lately|for now|again|back|anymore|any more|too|"
+           r"as of (?:this|last|today|now)(?: week| month| year)?|by a mile|by far|hands down|though|then|instead|"
+           r"obviously|of course")
+_LEAD_FILLER = re.compile(r"^(?:(?:" + _FILLER + r"|so|well|ok|okay|oh|no|yes|yeah|and|but)\b[\s,:;—-]*)+", re.I)
+_TRAIL_FILLER = re.compile(r"(?:[\s,;—-]+(?:" + _FILLER + r"|last (?:week|month|year)|this (?:week|month|year)|"
+                           r"recently|yesterday|today))+\s*$", re.I)
+_PAREN = re.compile(r",\s*(?:" + _FILLER + r"|as of [^,]+|at least for now|i think|i guess)\s*,", re.I)
+# where a value ends: punctuation, a comma, or a clause word
+_VALUE = r"(?P<v>[^.;!?,]+?)"
+_VALUE_END = (r"(?=\s*(?:$|[.;!?,]|\s(?:but|because|since|so|which|who|when|after|before|if|though|although|as|"
+              r"while|whereas|by a mile|by far)\b))")
+_FAV = r"(?:favou?rite|fave|fav)"
+_MODS = r"(?:(?:new|current|all-time|all time|absolute|top|personal|very|own|ultimate|go-to)\s+)*"
+_ATTR = r"(?P<attr>[a-z][a-z\- ]{0,40}?)"
+_COPULA = r"(?:is|are|'s|’s|has (?:always |now |recently )?been|have (?:always )?been|has become|:|=)"
+_NOT_ATTR = re.compile(r"^(?:is|are|was|were|one|thing|things|part|of|to|and|or|has|been|will|would|might|may)\b", re.I)
+_CONTACT = re.compile(r"\b(?:contact|communication|channel)\b", re.I)
+_QUALIFIER = re.compile(r"\s+(?:on|of|in|at|from|for|to|these|right|at|this|that|ever|of all time|in the world)\b.*$", re.I)
+_PRONOUN = re.compile(r"(?:it|that|this|which|what|who|he|she|they|them|one|mine|yours|his|hers|theirs|"
+                      r"something|anything|nothing|everything|hard to say|that one|this one|the one)", re.I)
+_HEDGE = re.compile(r"\b(?:might|may|could|would|probably|maybe|perhaps|if i had|not sure)\b", re.I)
+
+# favourites
+_F_MINE = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+(?:(?:" + _FILLER + r")\s+)*" + _COPULA
+                     + r"[\s,]+(?P<neg>(?:no longer|not|never)\s+)?(?:(?:" + _FILLER + r")[\s,]+)*" + _VALUE + _VALUE_END,
+                     re.I)
+_F_MINE_NEG = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+(?:isn't|isn’t|aren't|is not|are not)\s+"
+                         + _VALUE + r"\s+(?:anymore|any more|any longer)\b", re.I)
+_F_CHANGED = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+(?:has )?changed(?: to)?[\s,:;—-]+"
+                        r"(?:(?:now )?it(?:'s|’s| is)\s+)?(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+_F_GOT = re.compile(r"\bi(?:'ve| have)?(?: got)? a " + _MODS + _FAV + r" " + _ATTR + r"\s*(?::|—|-|,)\s*"
+                    + _VALUE + _VALUE_END, re.I)
+_F_INVERTED = re.compile(r"(?:^|[,;:]\s*|\b(?:but|and|so)\s+)(?P<v>[^,;:.!?]+?)\s+(?P<cop>is|are|has become|have become|'s|"
+                         r"(?=isn't|isn’t|aren't))\s*(?P<neg>(?:no longer|not|isn't|isn’t|aren't|now|still|officially|"
+                         r"definitely|really|actually)\s+)?my "
+                         + _MODS + _FAV + r" " + _ATTR + r"(?=\s*(?:$|[.;!?,]|\s(?:now|these days|again|anymore|"
+                         r"any more|ever|of all time|by far|though)\b))", re.I)
+_F_NONE = re.compile(r"\bi (?:(?:don't|do not|no longer) have a|have no) " + _FAV + r" " + _ATTR
+                     + r"(?=\s*(?:$|[.;!?,]|\s(?:any ?more|now|these days)\b))", re.I)
+# preferences
+_PREF = r"(?:preferred|go-to|usual)"
+_P_MINE = re.compile(r"\bmy " + _MODS + _PREF + r" " + _ATTR + r"\s+(?:(?:" + _FILLER + r")\s+)*" + _COPULA
+                     + r"[\s,]+(?P<neg>(?:no longer|not|never)\s+)?(?:(?:" + _FILLER + r")[\s,]+)*" + _VALUE + _VALUE_END, re.I)
+_P_CHOICE = re.compile(r"\bmy " + _ATTR + r" of choice\s+" + _COPULA + r"\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+_P_INVERTED = re.compile(r"(?:^|[,;:]\s*|\b(?:but|and|so)\s+)(?P<v>[^,;:.!?]+?)\s+(?:is|are|'s|(?=isn't|isn’t|aren't))\s*"
+                         r"(?P<neg>(?:no longer|not|isn't|isn’t|aren't|now|still|officially|actually)\s+)?my " + _MODS + _PREF + r" " + _ATTR
+                         + r"(?=\s*(?:$|[.;!?,]|\s(?:now|these days|again|anymore|any more)\b))", re.I)
+_P_THE_I_PREFER = re.compile(r"\bthe " + _ATTR + r" i prefer\s+(?:is|are)\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+_P_FOR = re.compile(r"^(?:for|when it comes to|with|as for)\s+(?P<attr>[a-z][a-z\- ]{1,30}?)\s*,\s*i (?:(?:" + _FILLER
+                    + r")\s+)*(?:prefer|go for|go with|always pick|pick|choose)\s+" + _VALUE + _VALUE_END, re.I)
+_P_PREFER = re.compile(r"\bi (?:(?:" + _FILLER + r"|also|always|generally|usually|mostly)\s+)*prefer\s+(?!to\b|not\b|it\b|that\b|"
+                       r"being\b|if\b|when\b)" + r"(?P<v>[^.;!?,]+?)" + r"(?=\s*(?:$|[.;!?,]|\s(?:over|to|than|rather|but|"
+                       r"because|since|when|if)\b))", re.I)
+_P_LIKE_MY = re.compile(r"\bi (?:(?:" + _FILLER + r"|also|always)\s+)*(?:like|prefer|take|have) my (?P<attr>[a-z]+) "
+                        r"(?P<v>[a-z][a-z\- ]{1,30}?)" + _VALUE_END, re.I)
+# switches
+_SWITCH = r"\bi(?:'ve| have)?(?:\s+(?:" + _FILLER + r"|finally|recently|also))*\s+switched(?: over)?(?: back)?"
+_S_MY = re.compile(_SWITCH + r" my (?P<attr>[a-z][a-z\- ]{1,40}?)(?: from (?P<from>[^.;!?,]+?))? to\s+(?:(?:"
+                   + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+_S_PLURAL = re.compile(_SWITCH + r" (?P<attr>(?!to\b|from\b|off\b|on\b|over\b|back\b|it\b|them\b|my\b)[a-z]+s)"
+                       r"(?: from (?P<from>[^.;!?,]+?))? to\s+" + _VALUE + _VALUE_END, re.I)
+_S_TO = re.compile(_SWITCH + r"(?: from (?P<from>[^.;!?,]+?))? to\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+# retirements by value
+_N_VERBS = (r"use|drink|eat|like|love|enjoy|prefer|go to|fly|fly with|listen to|watch|read|play|support|follow|"
+            r"shop at|bank with|take|wear|drive|have")
+_N_NO_LONGER = re.compile(r"\bi(?:'m| am)? no longer (?P<verb>" + _N_VERBS + r"|on|with|at|a member of|using|"
+                          r"subscribed to)\s+" + _VALUE + _VALUE_END, re.I)
+_N_ANYMORE = re.compile(r"\bi (?:don't|do not) (?P<verb>" + _N_VERBS + r")\s+" + _VALUE + r"\s+(?:anymore|any more|any longer)\b",
+                        re.I)
+_N_STOPPED = re.compile(r"\bi(?:'ve| have)? (?:stopped|quit|given up|gave up) (?P<verb>using|drinking|eating|liking|"
+                        r"loving|going to|flying with|flying|listening to|watching|reading|playing|supporting|"
+                        r"following|shopping at|banking with|taking|wearing|driving)\s+" + _VALUE + _VALUE_END, re.I)
+_N_NOT_ON = re.compile(r"\bi(?:'m| am) not (?:on|with|using|at) " + _VALUE + r"\s+(?:anymore|any more|any longer)\b", re.I)
+
+_DETERMINER = re.compile(r"^(?:the|a|an|my|our|some)\s+", re.I)
+_NON_IDENTIFYING = {"different", "new", "another", "other", "better", "cheaper", "nicer", "same", "similar", "few",
+                    "couple", "lot", "bit", "way", "thing", "things", "one", "ones", "stuff"}
+
+
+def slug(words: str) -> str:
+    """``"TV show"`` -> ``"tv_show"``."""
+    return re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
+
+
+def singular(word: str) -> str:
+    """A regular plural made singular ("seats" -> "seat", "batteries" -> "battery"); others unchanged."""
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if re.search(r"(?:ss|x|ch|sh)es$", w):
+        return w[:-2]
+    if w.endswith("s") and not re.search(r"(?:ss|us|is|news)$", w) and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+def _attribute(raw: str) -> str | None:
+    """The attribute slug from the words naming it, or None when they name none."""
+    words = _QUALIFIER.sub("", " " + raw.strip()).strip()
+    words = re.sub(r"^" + _MODS, "", words, flags=re.I).strip()
+    if not words or _NOT_ATTR.match(words) or len(words.split()) > 4 or _CONTACT.search(words):
+        return None
+    parts = words.split()
+    parts[-1] = singular(parts[-1])
+    return slug(" ".join(parts)) or None
+
+
+def clean_value(raw: str) -> str | None:
+    """A value without filler words, trailing time words or a lower-case qualifier; None when
+    nothing identifying is left (a pronoun, a hedge)."""
+    v = raw.strip().strip("\"'“”‘’")
+    for _ in range(3):
+        before = v
+        v = _LEAD_FILLER.sub("", v).strip()
+        v = _TRAIL_FILLER.sub("", v).strip()
+        if v == before:
+            break
+    # a lower-case prepositional qualifier is no part of the value; a place name is
+    v = re.sub(r"\s+(?:on|in|at|for|during|with|from|when|while)\s+(?![A-Z0-9]).*$", "", v)
+    v = v.strip(" -—:,")
+    if not v or _PRONOUN.fullmatch(v) or re.match(r"^(?:it|which|what|who)\b", v, re.I) or _HEDGE.search(v) \
+            or len(v.split()) > 8:
+        return None
+    return v
+
+
+def _head_attribute(value: str) -> str | None:
+    """The attribute a value names by its head noun ("oat milk" -> "milk", "the Pro plan" ->
+    "plan"); None for a bare name ("Firefox") or a non-identifying phrase ("a different topic")."""
+    words = _DETERMINER.sub("", value).split()
+    if len(words) < 2 or any(w.lower() in _NON_IDENTIFYING for w in words):
+        return None
+    head = words[-1]
+    if not re.fullmatch(r"[a-z][a-z\-]+", head) or head.endswith(("ly", "ing", "ed")):
+        return None
+    return singular(head)
+
+
+def _value_key(value: str) -> str:
+    return re.sub(r"\s+", " ", value).strip().casefold()
+
+
+def attribute_statements(sentence: str) -> list[AttributeStatement]:
+    """What one user sentence says about attribute slots (empty for most sentences).
+
+    :param sentence: one sentence in the first person (narration already turned into it).
+    """
+    s = _PAREN.sub(" ", sentence.strip())
+    s = re.sub(r",\s*,", ",", s)
+    if not s or s.rstrip().endswith("?") or re.match(r"^\s*(?:if|what|which|who|is|are|do|does|tell me)\b", s, re.I):
+        return []
+    out: list[AttributeStatement] = []
+
+    def add(op: str, family: str, raw_attr: str | None, raw_value: str | None, **extra: str | None) -> None:
+        attr = _attribute(raw_attr) if raw_attr is not None else None
+        if raw_attr is not None and attr is None:
+            return
+        value = clean_value(raw_value) if raw_value is not None else None
+        if op == "write" and value is None:
+            return
+        key = family + attr if attr else None
+        if any(o.key == key and key is not None for o in out):
+            return
+        out.append(AttributeStatement(op, key, value, **extra))
+
+    # "I don't have a favourite player anymore", "I have no favourite colour"
+    for m in _F_NONE.finditer(s):
+        add("retire", "user.favourite.", m.group("attr"), None)
+    for pattern in (_F_MINE_NEG,):
+        for m in pattern.finditer(s):
+            add("retire", "user.favourite.", m.group("attr"), m.group("v"))
+    for m in _F_CHANGED.finditer(s):
+        add("write", "user.favourite.", m.group("attr"), m.group("v"))
+    for family, mine, inverted in (("user.favourite.", _F_MINE, _F_INVERTED), ("user.preferred.", _P_MINE, _P_INVERTED)):
+        for m in mine.finditer(s):
+            neg = (m.group("neg") or "").strip().lower()
+            value = m.group("v")
+            if neg == "no longer":
+                # "my favourite book is no longer Dune, it's Hyperion": the new value, if said
+                after = re.search(r",\s*(?:it's|it is|now it's)\s+" + _VALUE + _VALUE_END, s[m.end():], re.I)
+                if after:
+                    add("write", family, m.group("attr"), after.group("v"))
+                else:
+                    add("retire", family, m.group("attr"), value)
+            elif not neg and not _HEDGE.search(s[: m.start()] + value):
+                add("write", family, m.group("attr"), value)
+        for m in inverted.finditer(s):
+            neg = (m.group("neg") or "").strip().lower().replace("’", "'")
+            neg = "not" if neg in ("isn't", "aren't") else neg
+            if neg in ("no longer", "not"):
+                tail = s[m.end():]
+                if neg == "no longer" or re.match(r"\s*(?:any ?more|any longer)\b", tail, re.I):
+                    add("retire", family, m.group("attr"), m.group("v"))
+            else:
+                add("write", family, m.group("attr"), m.group("v"))
+    for m in _F_GOT.finditer(s):
+        add("write", "user.favourite.", m.group("attr"), m.group("v"))
+    for pattern in (_P_CHOICE, _P_THE_I_PREFER):
+        for m in pattern.finditer(s):
+            add("write", "user.preferred.", m.group("attr"), m.group("v"))
+    m = _P_FOR.match(s)
+    if m:
+        add("write", "user.preferred.", m.group("attr"), m.group("v"))
+    m = _P_LIKE_MY.search(s)
+    if m and not out:
+        add("write", "user.preferred.", m.group("attr"), m.group("v"))
+    m = _P_PREFER.search(s)
+    if m and not out and not _CONTACT.search(m.group("v")):
+        value = clean_value(m.group("v"))
+        head = _head_attribute(value) if value else None
+        if head:
+            add("write", "user.preferred.", head, value)
+
+    # switches
+    m = _S_MY.search(s) or _S_PLURAL.search(s)
+    if m:
+        add("write", "user.preferred.", m.group("attr"), m.group("v"))
+    elif (m := _S_TO.search(s)):
+        value = clean_value(m.group("v"))
+        if value:
+            head = _head_attribute(value)
+            fallback = "user.preferred." + head if head else None
+            source = clean_value(m.group("from")) if m.group("from") else None
+            if source:
+                out.append(AttributeStatement("write", None, value, slot_of=source, fallback_key=fallback))
+            elif fallback:
+                out.append(AttributeStatement("write", fallback, value))
+
+    # "I no longer use X", "I don't listen to X anymore", "I stopped using X", "I'm no longer on X"
+    if not out:
+        for pattern in (_N_NO_LONGER, _N_ANYMORE, _N_STOPPED, _N_NOT_ON):
+            m = pattern.search(s)
+            if m:
+                value = clean_value(m.group("v"))
+                if value:
+                    out.append(AttributeStatement("retire", None, value, slot_of=value))
+                break
+    return out
+
+
+def holds(content: str, value: str) -> bool:
+    """True when a record's content is ``value`` (case and spacing aside; "likes sushi" holds "sushi")."""
+    c = _value_key(re.sub(r"^(?:likes|dislikes)\s+", "", content, flags=re.I))
+    return c == _value_key(value)
