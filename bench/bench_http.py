@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from memfold import MemFold
+from memfold.replay.stats import percentile
 
 KEY = "bench-key-0123456789abcdef"
 NAMESPACE = "bench/shop"
@@ -108,10 +109,9 @@ def run(base: str, name: str, request, clients: int, total: int, seconds: float)
         list(pool.map(client, range(clients)))
     wall = time.perf_counter() - t0
     ms = sorted(x * 1000 for x in latencies)
-    pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))] if ms else float("nan")  # noqa: E731
     return {"operation": name, "requests": len(ms), "clients": clients, "seconds": round(wall, 2),
             "req_per_s": round(len(ms) / wall, 1) if wall else None, "p50_ms": round(statistics.median(ms), 1) if ms else None,
-            "p95_ms": round(pick(0.95), 1), "errors": errors}
+            "p95_ms": round(percentile(ms, 0.95), 1) if ms else None, "errors": errors}
 
 
 def main() -> None:

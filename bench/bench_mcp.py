@@ -35,6 +35,7 @@ from mcp import Client
 
 from memfold import MemFold
 from memfold.integrations.mcp import MemfoldTools
+from memfold.replay.stats import percentile
 
 BUDGET = 2000
 WORDS = "order refund ORD-{} ships May {} to Elm street /srv/app{}.conf decided email thanks".split()
@@ -56,11 +57,6 @@ def arguments(tool: str, client: int, n: int) -> dict:
     if tool == "context":
         return {"conversation": "bench", "budget": BUDGET}
     return {"conversation": "bench", "query": f"ORD-{(client * 31 + n) % 97} refund", "k": 5}
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 async def measure(url: str, tool: str, clients: int, max_requests: int, max_seconds: float) -> dict:

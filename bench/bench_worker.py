@@ -28,6 +28,7 @@ from pathlib import Path
 
 import memfold
 from memfold import ExtractiveSummarizer, WindowSettings
+from memfold.replay.stats import percentile as pct
 
 WORDS = ("order refund replacement ORD-{} ships on May {} to {} Elm St please email never call thanks ok "
          "sounds good the a we will decided tracking TRK-{} path /srv/app{}/config.yaml amount ${}.00").split()
@@ -53,11 +54,6 @@ def turns(rnd: random.Random, n: int, start: int):
     for i in range(start, start + n):
         text = " ".join(rnd.choice(WORDS).format(rnd.randint(1, 9999)) for _ in range(rnd.randint(4, 16)))
         yield {"role": "user" if i % 2 == 0 else "assistant", "content": text}
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(p * len(values)))]
 
 
 def run(path: Path, history: int, mode: str, args) -> dict:

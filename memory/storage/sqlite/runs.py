@@ -23,6 +23,7 @@ from typing import Any
 
 from ...errors import StorageError
 from ..rows import CompactionNote, ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn
+from .connection import where_equal
 from .db import SqliteDB
 
 RUN_COLUMNS = ("id, namespace, extractor, trigger, status, started_at, finished_at, batches, episodes_consumed, "
@@ -75,12 +76,8 @@ class SqliteRuns:
 
     def list_runs(self, namespace: str | None = None, limit: int | None = None) -> list[ConsolidationRun]:
         """Runs oldest first, optionally of one namespace; ``limit`` keeps the newest N."""
-        sql = f"SELECT {RUN_COLUMNS} FROM consolidation_runs"
-        params: list[Any] = []
-        if namespace is not None:
-            sql += " WHERE namespace = ?"
-            params.append(namespace)
-        sql += " ORDER BY id DESC"
+        where, params = where_equal(namespace=namespace)
+        sql = f"SELECT {RUN_COLUMNS} FROM consolidation_runs{where} ORDER BY id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [_run(r) for r in reversed(self.c.all(sql, params))]
@@ -207,12 +204,8 @@ class SqliteRuns:
 
     def list_leases(self, name: str | None = None, limit: int | None = None) -> list[LeaseRow]:
         """Leases by fire time (oldest first), optionally of one name; ``limit`` keeps the newest N."""
-        sql = f"SELECT {LEASE_COLUMNS} FROM leases"
-        params: list[Any] = []
-        if name is not None:
-            sql += " WHERE name = ?"
-            params.append(name)
-        sql += " ORDER BY fire_time DESC"
+        where, params = where_equal(name=name)
+        sql = f"SELECT {LEASE_COLUMNS} FROM leases{where} ORDER BY fire_time DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [LeaseRow(*r) for r in reversed(self.c.all(sql, params))]
