@@ -140,6 +140,8 @@ class MemFold:
         detector object with a ``spans(turn, previous)`` method.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
+    :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
+        compiles without compaction still work. For viewers (``memfold view``): nothing changes the file.
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if ``clock`` is of another kind than the one that wrote the file.
     """
@@ -157,6 +159,7 @@ class MemFold:
         window: WindowSettings | None = None,
         secrets: Any = "detect",
         create: bool = True,
+        read_only: bool = False,
     ) -> None:
         if clock is None:
             self.storage: Storage = open_storage(path, create=create)
@@ -199,6 +202,8 @@ class MemFold:
             memory=self.memory, searcher=searcher,
         )
         self._use_embedder_for_restatements()
+        if read_only:  # issue 19: every write is refused from here on (the viewer never changes the file)
+            self.storage.meta.set_read_only()
 
     # -- the parts a caller may swap: kept in self.parts, which every conversation shares ---------
     @property
@@ -389,6 +394,16 @@ class MemFold:
         return visible[:k]
 
     # -- protected channel and erasure (issue 8) ---------------------------------------------
+    def memories_at(self, namespace: str | None, at: object = None, *, reader: Any = None,
+                    include_inactive: bool = True) -> list[Any]:
+        """Every record of ``namespace`` (``None``: all) as it stood at ``at`` (default now): its
+        status then and the score's three factors (:func:`memfold.window.timeline.records_at`).
+        Reads only: no access is counted."""
+        from .window.timeline import records_at
+
+        when = self.clock.now() if at is None else self.clock.coerce(at)
+        return records_at(self.memory, namespace, when, reader=reader, include_inactive=include_inactive)
+
     def erase(self, **scope: Any) -> ErasurePlan:
         """Erase content by ``namespace=``, ``conversation_id=``, ``turn_ids=``, ``record_ids=`` or
         ``protected_ids=``; ``vacuum=True`` also rewrites the file. See :meth:`Eraser.erase`."""

@@ -1793,6 +1793,23 @@ def test_meta_settings_memfold_keeps(storage):
     assert storage.meta.schema_version() == storage.backend.latest_version()
 
 
+@covers("meta.set_read_only", "meta.read_only")
+def test_meta_read_only_handle_refuses_every_write(storage):
+    add_conversation(storage, "c1")
+    add_turn(storage, "c1", 1, "hello", at=4.0)
+    assert storage.meta.read_only() is False
+    storage.meta.set_read_only()
+    assert storage.meta.read_only() is True
+    assert [t.content for t in storage.archive.conversation_turns("c1")] == ["hello"]  # reads go on
+    with storage.snapshot():
+        assert storage.archive.max_seq("c1") == 1
+    with pytest.raises(StorageError):
+        add_turn(storage, "c1", 2, "again", at=5.0)
+    with pytest.raises(StorageError):
+        storage.meta.set("colour", "blue")
+    assert storage.archive.max_seq("c1") == 1 and storage.meta.get("colour") is None
+
+
 # --- the coverage meta-test ----------------------------------------------------------------------------------------------
 def declared_coverage() -> set[str]:
     return {name for fn in list(globals().values()) if callable(fn) and getattr(fn, "__name__", "").startswith("test_")

@@ -257,15 +257,17 @@ def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
 
 
 def memory_lines(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, room_tokens: int,
-                 reader: Iterable[str] | None) -> tuple[dict[str, Any] | None, int]:
+                 reader: Iterable[str] | None, *, touch: bool = True) -> tuple[dict[str, Any] | None, int]:
     """The memories message (top ``memories_k`` records of the conversation's namespace that fit
-    in ``room_tokens``) and its tokens; ``(None, 0)`` when none fit or none exist."""
+    in ``room_tokens``) and its tokens; ``(None, 0)`` when none fit or none exist. ``touch=False``
+    reads without counting accesses (a viewer's compile writes nothing, issue 19)."""
     store = parts.memory
     if settings.memories_k <= 0 or room_tokens <= 0 or store is None:
         return None, 0
     counter = parts.token_counter
     rdr = as_reader(reader)
-    scored = [e for e in store.read(ref.namespace, settings.memories_k)
+    scored = [e for e in (store.read(ref.namespace, settings.memories_k) if touch else
+                          store.read(ref.namespace, settings.memories_k, touch=False))
               if can_read(rdr, getattr(getattr(e, "record", e), "labels", ()))]
     header = "Memories:"
     lines: list[str] = []
@@ -367,7 +369,7 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
 
 def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
                     reader: Iterable[str] | None = None, *, lay: Layout | None = None,
-                    snapshot: bool = False) -> CompiledContext:
+                    snapshot: bool = False, touch: bool = True) -> CompiledContext:
     """Assemble the compiled context (no compaction here; :meth:`Conversation.context` compacts first).
 
     :param lay: this compile's :class:`Layout`, when measured already (see :func:`build_sections`).
@@ -375,6 +377,7 @@ def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSe
         :meth:`~memfold.memory.storage.base.Storage.snapshot` (issue 13, point 5; ``lay`` is then
         ignored and read inside it), and the memories after it: a memory read counts accesses
         (its one write), which must not upgrade the snapshot's read transaction.
+    :param touch: ``False``: the memory read counts no access (with ``snapshot``, nothing is written).
     :raises BudgetError: see :func:`build_sections`.
     """
     if not snapshot:
@@ -383,16 +386,17 @@ def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSe
     with parts.storage.snapshot():
         lay = layout(parts, ref, settings, reader, sync=False)
         sections, lay = build_sections(parts, ref, settings, reader, with_memories=False, lay=lay)
-    return finish_compile(parts, ref, settings, reader, sections, lay)
+    return finish_compile(parts, ref, settings, reader, sections, lay, touch=touch)
 
 
 def finish_compile(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-                   reader: Iterable[str] | None, sections: list[Section], lay: Layout) -> CompiledContext:
+                   reader: Iterable[str] | None, sections: list[Section], lay: Layout, *,
+                   touch: bool = True) -> CompiledContext:
     """Add the memories to sections built ``with_memories=False`` (outside any snapshot: the
     memory read's access count is a write) and assemble the compiled context."""
     usable = settings.usable_tokens
     room = min(usable - lay.total_tokens, int(settings.memories_share * usable))
-    message, tokens = memory_lines(parts, ref, settings, room, reader)
+    message, tokens = memory_lines(parts, ref, settings, room, reader, touch=touch)
     if message is not None:
         memories = next(s for s in sections if s.name == "memories")
         memories.messages.append(message)

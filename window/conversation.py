@@ -530,3 +530,48 @@ class Conversation:
         :raises InvalidInput: for an id already in use.
         """
         return self.fork(new_id, at=0)
+
+    # -- looking without writing (issue 19: the viewer) --------------------------------------
+    def preview_context(self, budget: int | None = None, output_reserve: int | None = None, *,
+                        reader: Iterable[str] | None = None, **overrides: Any):
+        """The compiled context as :meth:`context` would return it now, without writing anything
+        (:func:`memfold.window.timeline.preview`: one snapshot, memories read without counting
+        accesses, no compaction), as a dict with the sections' messages (``sections_detail``).
+
+        :raises BudgetError: when the context does not fit ``budget`` as it stands (a real
+            :meth:`context` call would fold first), naming the sizes.
+        """
+        from .timeline import preview
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        return preview(self.parts, self.ref, settings, reader)
+
+    def catalog_view(self) -> list[CatalogItem]:
+        """The catalog items as :meth:`catalog_items` returns them, without writing (turns not in
+        the stored catalog yet come as turn items; :meth:`Catalog.view`)."""
+        with self.storage.snapshot():
+            return self.catalog.view()
+
+    def context_at(self, seq: int, budget: int | None = None, output_reserve: int | None = None, *,
+                   reader: Iterable[str] | None = None, **overrides: Any) -> dict[str, Any]:
+        """What the compiled context was right after turn ``seq``, rebuilt from the archive and the
+        event log without writing (:func:`memfold.window.timeline.context_at`)."""
+        from .timeline import context_at
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        return context_at(self.parts, self.ref, settings, seq, reader=reader)
+
+    def window_at(self, seq: int):
+        """The catalog right after turn ``seq`` (:func:`memfold.window.timeline.window_at`)."""
+        from .timeline import window_at
+
+        return window_at(self.parts, self.ref, seq)
+
+    def timeline(self, budget: int | None = None, output_reserve: int | None = None, *,
+                 reader: Iterable[str] | None = None, **overrides: Any) -> list[dict[str, Any]]:
+        """One frame per turn: the strip and section sizes right after it
+        (:func:`memfold.window.timeline.timeline`; reads only)."""
+        from .timeline import timeline
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        return timeline(self.parts, self.ref, settings, reader)

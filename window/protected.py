@@ -242,6 +242,8 @@ class ProtectedChannel:
         :returns: the records expired by this call (each logged with cause ``due``).
         """
         at = self.clock.now() if now is None else self.clock.coerce(now)
+        if self.storage.meta.read_only():  # a viewer (issue 19): due records read as expired, nothing written
+            return []
         ids = self.storage.protected.due_ids(at)
         return [self._transition(i, "expired", "due") for i in ids]
 
@@ -288,7 +290,10 @@ class ProtectedChannel:
             lineage = archive.lineage(conversation_id)
         limits = {conv: upto for conv, upto in lineage}
         out = []
+        due_by = self.clock.now() if self.storage.meta.read_only() else None
         for rec in self.storage.protected.active_in_scope(namespace, limits):
+            if due_by is not None and rec.due_at is not None and rec.due_at <= due_by:
+                continue  # read-only (issue 19): a due deadline is shown as expired without writing it
             if rec.conversation_id not in (None, conversation_id):
                 upto = limits[rec.conversation_id]
                 if not self._within_fork(archive, rec, rec.conversation_id, upto):

@@ -606,6 +606,13 @@ class MetaStorage(Protocol):
     def schema_version(self) -> int:
         """The file's schema version (0 for a file that has none yet)."""
 
+    def set_read_only(self) -> None:
+        """From now on this handle refuses every write with :class:`~memfold.StorageError` (reads
+        go on); for viewers that must never change the file (issue 19). Cannot be undone."""
+
+    def read_only(self) -> bool:
+        """True after :meth:`set_read_only`."""
+
 
 @runtime_checkable
 class Storage(Protocol):
