@@ -20,6 +20,7 @@ Invariants kept here:
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,13 @@ def _settings(svc: ViewerService, budget: int | None, output_reserve: int | None
     return out
 
 
-def _window_args(s: dict[str, Any]) -> tuple[tuple[int, int], dict[str, Any]]:
-    return (s["budget"], s["output_reserve"]), {"hot_turns": s["hot_turns"]}
+def _window_args(svc: ViewerService, s: dict[str, Any]) -> tuple[tuple[int, int], dict[str, Any]]:
+    """``(budget, output_reserve)`` and every other field of the viewer's window settings, with the
+    request's hot tail: the conversation's own settings start from the facade's, not the viewer's."""
+    fields = {f.name: getattr(svc.window, f.name) for f in dataclasses.fields(svc.window)}
+    fields.pop("budget_tokens"), fields.pop("output_reserve_tokens")
+    fields["hot_turns"] = s["hot_turns"]
+    return (s["budget"], s["output_reserve"]), fields
 
 
 def _node(item: Any, *, in_window: bool) -> dict[str, Any]:
@@ -130,7 +136,7 @@ def tree(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: in
     reader = _labels(caller)
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
-        args, extra = _window_args(s)
+        args, extra = _window_args(svc, s)
         items = conv.catalog_view()
         cards = conv.cards.get_many([i.item_id for i in items if i.kind == "card"])
         turns = conv.turns_by_id([i.item_id for i in items if i.kind == "turn"])
@@ -191,7 +197,7 @@ def search(conversation_id: str, q: str = Query(..., min_length=1), k: int = Que
 def context(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
             hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
-    args, extra = _window_args(s)
+    args, extra = _window_args(svc, s)
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
         try:
@@ -207,7 +213,7 @@ def context_at(conversation_id: str, seq: int, budget: int | None = Q_BUDGET, ou
     if seq < 1:
         raise InvalidInput(f"seq must be a turn number >= 1, got {seq}")
     s = _settings(svc, budget, output_reserve, hot_turns)
-    args, extra = _window_args(s)
+    args, extra = _window_args(svc, s)
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
         return {"settings": s, **conv.context_at(seq, *args, reader=_labels(caller), **extra)}
@@ -217,7 +223,7 @@ def context_at(conversation_id: str, seq: int, budget: int | None = Q_BUDGET, ou
 def growth(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
            hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
-    args, extra = _window_args(s)
+    args, extra = _window_args(svc, s)
     reader = _labels(caller)
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
@@ -271,6 +277,38 @@ def chains(namespace: str | None = None, svc: ViewerService = Svc, caller: Calle
         return {"chains": out, "evictions": evictions}
 
 
+def _sources(mf: MemFold, caller: Caller, provenance: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """The sources a derived record cites, readable by ``caller``: turns verbatim, records with
+    their content and (one level down) their own source turns; others by reference only."""
+    out: list[dict[str, Any]] = []
+    for source in provenance:
+        kind, _, raw = str(source).partition(":")
+        if not raw.isdigit():
+            out.append({"ref": source})
+            continue
+        try:
+            if kind == "turn":
+                turn = mf.archive.get(int(raw))
+                if caller.can_read(turn.labels) and not turn.erased and caller.may(svc_namespace(mf, turn)):
+                    out.append({"ref": f"t{turn.id}", "kind": "turn", "conversation_id": turn.conversation_id,
+                                "seq": turn.seq, "role": turn.role, "content": turn.content})
+            elif kind == "record":
+                record = mf.memory.get(int(raw))
+                if caller.can_read(record.labels) and caller.may(record.namespace):
+                    out.append({"ref": source, "kind": "record", "type": record.type, "status": record.status,
+                                "content": record.content,
+                                "sources": _sources(mf, caller, record.provenance, depth + 1) if depth == 0 else []})
+            else:
+                out.append({"ref": source})
+        except MemfoldError:
+            out.append({"ref": source, "missing": True})
+    return out
+
+
+def svc_namespace(mf: MemFold, turn: Any) -> str:
+    return mf.archive.conversation_row(turn.conversation_id)["namespace"]
+
+
 @router.get("/runs", summary="Consolidation runs with the facts and rules each wrote and their source turns")
 def runs(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
     if namespace is not None:
@@ -288,20 +326,7 @@ def runs(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller 
                 continue
             facts = []
             for record in products.get(run.id, []):
-                sources = []
-                for source in record.provenance:
-                    kind, _, raw = source.partition(":")
-                    if kind == "turn" and raw.isdigit():
-                        try:
-                            turn = mf.archive.get(int(raw))
-                        except MemfoldError:
-                            continue
-                        if caller.can_read(turn.labels) and not turn.erased:
-                            sources.append({"ref": f"t{turn.id}", "conversation_id": turn.conversation_id,
-                                            "seq": turn.seq, "role": turn.role, "content": turn.content})
-                    else:
-                        sources.append({"ref": source})
-                facts.append({"record": record.to_dict(), "sources": sources})
+                facts.append({"record": record.to_dict(), "sources": _sources(mf, caller, record.provenance)})
             out.append({**run.to_dict(), "products": facts})
         return {"runs": out}
 
@@ -404,11 +429,14 @@ def view_url(host: str, port: int) -> str:
     return f"http://{host}:{port}/"
 
 
-def serve(memfold: MemFold, *, host: str = "127.0.0.1", port: int = 8700, reader: list[str] | None = None,
-          keys: list[ApiKey] | None = None, window: WindowSettings | None = None, log_level: str = "warning",
-          on_ready: Any = None) -> None:
-    """Serve the viewer with uvicorn until interrupted (``memfold view``); ``on_ready(url)`` is
-    called once the socket listens (the CLI prints the URL and opens a browser there)."""
+def make_server(memfold: MemFold, *, host: str = "127.0.0.1", port: int = 8700, reader: list[str] | None = None,
+                keys: list[ApiKey] | None = None, window: WindowSettings | None = None, log_level: str = "warning",
+                on_ready: Any = None):
+    """A ``uvicorn.Server`` for the viewer (``run()`` it; set ``should_exit`` to stop it);
+    ``on_ready(url)`` is called once the socket listens, with the port actually bound.
+
+    :raises InvalidInput: for a non-loopback ``host`` without keys (checked before binding).
+    """
     import uvicorn
 
     from .http import check_bind
@@ -429,7 +457,12 @@ def serve(memfold: MemFold, *, host: str = "127.0.0.1", port: int = 8700, reader
             on_ready(view_url(host, bound))
 
         server.startup = startup  # type: ignore[method-assign]
-    server.run()
+    return server
 
 
-__all__ = ["ViewerService", "create_viewer_app", "page", "serve", "view_url"]
+def serve(memfold: MemFold, **options: Any) -> None:
+    """Serve the viewer until interrupted (``memfold view``); options as for :func:`make_server`."""
+    make_server(memfold, **options).run()
+
+
+__all__ = ["ViewerService", "create_viewer_app", "make_server", "page", "serve", "view_url"]

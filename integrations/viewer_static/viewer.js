@@ -11,6 +11,9 @@
   let KEY = sessionStorage.getItem("memfold-key") || "";
 
   // -- helpers -------------------------------------------------------------------------------
+  function render(...kids) {
+    view.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));
+  }
   function el(tag, attrs, ...kids) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -53,7 +56,7 @@
   function askKey(message) {
     keyForm.hidden = false;
     document.getElementById("key-error").textContent = message || "";
-    view.replaceChildren(el("p", { class: "note", text: "This viewer needs an API key." }));
+    render(el("p", { class: "note", text: "This viewer needs an API key." }));
   }
 
   keyForm.addEventListener("submit", (event) => {
@@ -66,9 +69,11 @@
 
   function fail(error) {
     if (error instanceof Unauthorized) return;
-    view.replaceChildren(el("p", { class: "error", text: String(error.message || error) }));
+    render(el("p", { class: "error", text: String(error.message || error) }));
   }
 
+  const toolCalls = (calls) => (calls && calls.length ? (calls.map((c) => c.function ?
+    `call ${c.function.name}(${c.function.arguments})` : JSON.stringify(c)).join("\n")) : "");
   const labelList = (labels) => (labels && labels.length ? labels.join(", ") : "none");
   const span = (a, b) => (a === b ? `turn ${a}` : `turns ${a}–${b}`);
   const SECTION_ORDER = ["system", "system_note", "protected", "memories", "cards", "turns", "hot_turns"];
@@ -115,8 +120,8 @@
       el("li", { class: `msg seg-border-${m.section || "x"}`, "data-ref": m.ref || null },
         el("div", { class: "msg-head", text: `${m.section || ""} · ${m.role}${m.name ? " (" + m.name + ")" : ""}` +
           (m.ref ? ` · ${m.ref}` : "") }),
-        el("pre", { class: "msg-body", text: m.content === null ? "" : String(m.content) +
-          (m.tool_calls ? "\n" + JSON.stringify(m.tool_calls) : "") }))));
+        el("pre", { class: "msg-body", text: (m.content === null || m.content === undefined ? "" : String(m.content)) +
+          toolCalls(m.tool_calls) }))));
   }
 
   function chip(node) {
@@ -144,7 +149,7 @@
       head.append(el("b", { text: node.ref }), ` turn ${node.seq} · ${node.role}${node.name ? " (" + node.name + ")" : ""}` +
         ` · t=${node.created_at} · labels ${labelList(node.labels)} · ${node.tokens} tokens`);
       const pre = el("pre", { class: "verbatim" });
-      highlight(pre, (node.content || "") + (node.tool_calls ? "\n" + JSON.stringify(node.tool_calls) : ""), query);
+      highlight(pre, (node.content || "") + toolCalls(node.tool_calls), query);
       li.append(head, pre);
     }
     return li;
@@ -197,7 +202,7 @@
       el("button", { type: "submit", text: "search" }));
     const hitsBox = el("ol", { id: "hits", class: "hits" });
     const tree = el("ul", { id: "tree", class: "tree" }, data.strip.map((n) => treeNode(n, "")));
-    view.replaceChildren(
+    render(
       el("p", { class: "facts" }, `namespace ${conv.namespace} · family ${conv.family_id} · labels ${labelList(conv.labels)}` +
         ` · ${data.turns} turns visible · ${data.strip.length} items in the window`),
       windowForm(data.settings, treePage),
@@ -251,7 +256,7 @@
     } else {
       nowBox.append(el("p", { class: "error", id: "now-error", text: now.error }));
     }
-    view.replaceChildren(windowForm(now.settings, contextPage), nowBox,
+    render(windowForm(now.settings, contextPage), nowBox,
       el("section", {}, el("h2", { text: "Replay: the context right after turn N" }),
         el("p", { class: "note", text: "Rebuilt from the archive and the fold events of the log." }),
         el("label", {}, "turn ", slider, " ", sliderLabel), replay));
@@ -278,6 +283,13 @@
   }
   const f3 = (x) => (typeof x === "number" ? x.toFixed(3) : x);
 
+  function sourceList(sources) {
+    return el("ul", {}, (sources || []).map((s) => el("li", { class: "source", "data-ref": s.ref },
+      s.kind === "turn" ? `${s.ref} (${s.conversation_id} turn ${s.seq}, ${s.role}): ${s.content}` :
+        s.kind === "record" ? `${s.ref} (${s.type}, ${s.status}): ${s.content}` : s.ref,
+      s.sources && s.sources.length ? sourceList(s.sources) : null)));
+  }
+
   async function memoriesPage() {
     const ns = urlParams.get("namespace") || body.dataset.namespace || "";
     const at = urlParams.get("at") || "";
@@ -299,7 +311,7 @@
       api(`/v1/view/memories${query({ namespace: ns, at })}`), api(`/v1/view/chains${query(q)}`),
       api(`/v1/view/runs${query(q)}`), api(`/v1/view/protected${query(q)}`)]);
     const rec = (r) => `#${r.id} ${r.content}`;
-    view.replaceChildren(form,
+    render(form,
       el("h2", { text: `Typed stores at ${mem.at_text}` }),
       el("p", { class: "note", text: "score = importance × recency × access; recency = 0.5^((time − written) / half-life), " +
         "access = 1 + weight × reads (reads are not logged: the current count)." }),
@@ -320,8 +332,7 @@
         `${run.turns_consumed} turns consumed · ${run.facts_written} facts, ${run.rules_written} rules`,
         el("ul", {}, run.products.map((p) => el("li", { class: "product" }, `${p.record.type} #${p.record.id} ` +
           `${p.record.key || ""}: ${p.record.content} [${p.record.status}]`,
-          el("ul", {}, p.sources.map((s) => el("li", { class: "source" },
-            s.content !== undefined ? `${s.ref} (turn ${s.seq}, ${s.role}): ${s.content}` : s.ref))))))))),
+          sourceList(p.sources))))))),
       el("h2", { text: "Protected channel" }),
       table("protected", ["id", "kind", "text", "state", "due", "labels", "history"], prot.records.map((r) => ({
         cls: r.state === "active" ? null : "inactive", cells: [`P${r.id}`, r.kind, r.text, r.state, r.due_at ?? "",
@@ -347,7 +358,7 @@
         el("b", { text: ref }), ` depth ${card.depth}: ${card.text}`,
         el("ul", { class: "children" }, card.covers.map((c) => cardTree(c, depth + 1, false))));
     }
-    function render(i) {
+    function frameAt(i) {
       const frame = frames[i];
       if (!frame) { stage.replaceChildren(el("p", { text: "no turns" })); return; }
       const fresh = new Set(frame.new_cards);
@@ -360,27 +371,27 @@
         el("ul", { class: "tree", id: "growth-tree" }, frame.items.map((n) => cardTree(n.ref, 0, true))));
       stage.dataset.seq = String(frame.seq);
     }
-    stepper.addEventListener("input", () => render(Number(stepper.value) - 1));
+    stepper.addEventListener("input", () => frameAt(Number(stepper.value) - 1));
     play.addEventListener("click", () => {
       if (timer) { clearInterval(timer); timer = null; play.textContent = "play"; return; }
       if (Number(stepper.value) >= frames.length) stepper.value = "1";
       play.textContent = "pause";
-      render(Number(stepper.value) - 1);
+      frameAt(Number(stepper.value) - 1);
       timer = setInterval(() => {
         if (Number(stepper.value) >= frames.length) { clearInterval(timer); timer = null; play.textContent = "play"; return; }
         stepper.value = String(Number(stepper.value) + 1);
-        render(Number(stepper.value) - 1);
+        frameAt(Number(stepper.value) - 1);
       }, Number(urlParams.get("speed") || 700));
     });
-    view.replaceChildren(windowForm(data.settings, growthPage),
+    render(windowForm(data.settings, growthPage),
       el("p", {}, play, " ", stepper, " ", label), stage);
-    render(0);
+    frameAt(0);
   }
 
   // -- the index -----------------------------------------------------------------------------------
   async function indexPage() {
     const [convs, names] = await Promise.all([api("/v1/conversations"), api("/v1/view/namespaces")]);
-    view.replaceChildren(
+    render(
       table("conversations", ["conversation", "namespace", "family", "labels", "views"], convs.conversations.map((c) => ({
         cells: [el("a", { href: `/conversation/${enc(c.id)}`, text: c.id }), c.namespace, c.family_id, labelList(c.labels),
           el("span", {}, el("a", { href: `/conversation/${enc(c.id)}/context`, text: "context" }), " · ",
