@@ -65,17 +65,24 @@ def _events_by_record(events: Iterable[Event]) -> dict[int, list[Event]]:
     return out
 
 
+def load_records(store: MemoryStore, namespace: str | None) -> tuple[list[MemoryRecord], dict[int, list[Event]]]:
+    """Every record of ``namespace`` and its events by record id (what :func:`records_at` reads)."""
+    return store.list(namespace, include_inactive=True), _events_by_record(store.events(namespace))
+
+
 def records_at(store: MemoryStore, namespace: str | None, at: float, *, reader: Any = None,
-               include_inactive: bool = True) -> list[RecordAt]:
+               include_inactive: bool = True, loaded: tuple[list[MemoryRecord], dict[int, list[Event]]] | None = None
+               ) -> list[RecordAt]:
     """Every record of ``namespace`` (``None``: all) written at or before ``at``, with its status
     then and its score's factors at ``at``, best score first (active before the rest).
 
     :param reader: labels (``None``: every label); records needing a label it lacks are left out.
     :param include_inactive: also the records retired, evicted or consumed by ``at``.
+    :param loaded: :func:`load_records` of the same namespace, when the caller reads many times.
     """
     rdr = as_reader(reader)
-    records = [r for r in store.list(namespace, include_inactive=True) if r.created_at <= at and can_read(rdr, r.labels)]
-    events = _events_by_record(store.events(namespace))
+    every, events = load_records(store, namespace) if loaded is None else loaded
+    records = [r for r in every if r.created_at <= at and can_read(rdr, r.labels)]
     policies: dict[tuple[str, str], Any] = {}
     out = []
     for record in records:
@@ -102,7 +109,7 @@ def records_at(store: MemoryStore, namespace: str | None, at: float, *, reader: 
     return out
 
 
-__all__ = ["RecordAt", "STATUS_KINDS", "records_at"]
+__all__ = ["RecordAt", "STATUS_KINDS", "load_records", "records_at"]
 
 
 # -- the window at turn N ------------------------------------------------------------------------
@@ -201,7 +208,8 @@ def protected_at(parts: WindowParts, ref: ConversationRef, at: float, reader: An
 
 def context_at(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, seq: int, *,
                reader: Any = None, history: list[Turn] | None = None,
-               cards: list[MadeCard] | None = None) -> dict[str, Any]:
+               cards: list[MadeCard] | None = None,
+               loaded: tuple[list[MemoryRecord], dict[int, list[Event]]] | None = None) -> dict[str, Any]:
     """What the compiled context was right after turn ``seq``, section by section, for ``reader``
     (:func:`window_at` for the catalog; the protected channel, the standing system turn and the top
     memories as they stood at that turn's time, :func:`protected_at`, :func:`records_at`). Items the
@@ -237,7 +245,8 @@ def context_at(parts: WindowParts, ref: ConversationRef, settings: WindowSetting
     room = min(settings.usable_tokens - fixed - catalog_tokens, int(settings.memories_share * settings.usable_tokens))
     if parts.memory is not None and settings.memories_k > 0 and room > 0 and isinstance(parts.memory, MemoryStore):
         lines, used = [], counter.count("Memories:")
-        for entry in records_at(parts.memory, ref.namespace, win.at, reader=reader, include_inactive=False)[
+        for entry in records_at(parts.memory, ref.namespace, win.at, reader=reader, include_inactive=False,
+                                loaded=loaded)[
                 :settings.memories_k]:
             rec = entry.record
             line = f"- [{rec.type}{f' {rec.key}' if rec.key else ''}] {rec.content}"
@@ -306,9 +315,10 @@ def timeline(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
     strip (``items``), the section sizes, the cards new in that frame and what they fold."""
     history = parts.archive.history(ref.id, lineage=ref.lineage)
     cards = made_cards(parts, ref)
+    loaded = load_records(parts.memory, ref.namespace) if isinstance(parts.memory, MemoryStore) else None
     frames, seen = [], set()
     for seq in range(1, len(history) + 1):
-        at = context_at(parts, ref, settings, seq, reader=reader, history=history, cards=cards)
+        at = context_at(parts, ref, settings, seq, reader=reader, history=history, cards=cards, loaded=loaded)
         refs = [i["ref"] for i in at["items"]]
         alive = {r for r in refs if r.startswith("c")}
         new = sorted(alive - seen, key=lambda r: int(r[1:]))
