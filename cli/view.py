@@ -66,8 +66,7 @@ def view(db: str | None, reader_labels: tuple[str, ...], owner: bool, host: str,
     window = None
     scratch = None
     if seed:
-        from ..demo.program import play
-        from ..demo.session import WINDOW
+        from ..demo.program import WINDOW, play
 
         scratch = tempfile.TemporaryDirectory(prefix="memfold-view-")
         db = os.path.join(scratch.name, "seed.db")

@@ -96,12 +96,15 @@ def _window_args(svc: ViewerService, s: dict[str, Any]) -> tuple[tuple[int, int]
     return (s["budget"], s["output_reserve"]), fields
 
 
-def _node(item: Any, *, in_window: bool) -> dict[str, Any]:
-    """A tree node for a card or a turn (the API's item shape plus ``in_window``)."""
+def _node(item: Any, clock: Any, *, in_window: bool) -> dict[str, Any]:
+    """A tree node for a card or a turn (the API's item shape plus ``in_window`` and its times as
+    text, ``t=6`` or ISO 8601)."""
     data = item.to_dict()
     if hasattr(item, "covers"):
-        return {**data, "kind": "card", "ref": item.ref, "in_window": in_window, "children": len(item.covers)}
-    return {**data, "kind": "turn", "ref": f"t{item.id}", "in_window": in_window, "children": 0}
+        return {**data, "kind": "card", "ref": item.ref, "in_window": in_window, "children": len(item.covers),
+                "start_text": clock.format(item.start_at), "end_text": clock.format(item.end_at)}
+    return {**data, "kind": "turn", "ref": f"t{item.id}", "in_window": in_window, "children": 0,
+            "created_text": clock.format(item.created_at)}
 
 
 router = APIRouter(prefix=VIEW_PREFIX, tags=["viewer"])
@@ -153,7 +156,7 @@ def tree(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: in
                 continue
             if item.kind == "turn" and item.role == "system":
                 continue
-            nodes.append({**_node(source, in_window=True), "shown_tokens": item.tokens, "hot": item.ref in hot})
+            nodes.append({**_node(source, svc.memfold.clock, in_window=True), "shown_tokens": item.tokens, "hot": item.ref in hot})
         history = conv.history(reader=reader)
         return {
             "conversation": svc.memfold.archive.conversation_row(conv.id), "settings": s,
@@ -170,7 +173,7 @@ def children(conversation_id: str, ref: str, svc: ViewerService = Svc, caller: C
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
         items = conv.expand(ref, reader=_labels(caller))
-        return {"ref": ref, "children": [_node(i, in_window=False) for i in items]}
+        return {"ref": ref, "children": [_node(i, svc.memfold.clock, in_window=False) for i in items]}
 
 
 @router.get("/conversations/{conversation_id}/search", summary="The recall tool's search, with each hit's path in the tree")
@@ -234,8 +237,8 @@ def growth(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: 
                 card = conv.cards.get(int(ref[1:]))
                 cards[ref] = {"ref": ref, "depth": card.depth, "covers": list(card.covers), "text": card.text,
                               "first_seq": card.first_seq, "last_seq": card.last_seq, "tokens": card.tokens}
-        turns = {f"t{t.id}": {"ref": f"t{t.id}", "seq": t.seq, "role": t.role, "content": t.content, "tokens": t.tokens}
-                 for t in conv.history(reader=reader)}
+        turns = {f"t{t.id}": {"ref": f"t{t.id}", "seq": t.seq, "role": t.role, "content": t.content, "tokens": t.tokens,
+                              "name": t.name, "tool_calls": t.tool_calls} for t in conv.history(reader=reader)}
         return {"settings": s, "frames": frames, "cards": cards, "turns": turns}
 
 

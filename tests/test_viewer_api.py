@@ -171,7 +171,7 @@ def test_context_at_turn_n_replays_the_seed_demo_meter(seed):
         assert [i["ref"] for i in last["items"]] == ["c4", "c5", "t8", "t9", "t10"]
         assert last["hot_refs"] == ["t8", "t9", "t10"]
         frames = get(client, "/v1/view/conversations/ticket-42/growth")["frames"]
-        assert [f["new_cards"] for f in frames] == [[], [], [], ["c1"], ["c2"], ["c4"], [], [], ["c5"], []]
+        assert [f["new_cards"] for f in frames] == [[], [], [], ["c1"], ["c2"], ["c3", "c4"], [], [], ["c5"], []]
         assert client.get("/v1/view/conversations/ticket-42/at/0").status_code == 422
         assert client.get("/v1/view/conversations/nope/at/1").status_code == 404
 

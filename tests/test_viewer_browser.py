@@ -66,10 +66,15 @@ def page(browser):
     assert errors == [], errors
 
 
-def screenshot(page, shots: Path, name: str) -> Path:
-    """Save a full-page PNG, check it is a real, non-empty image, and copy it where asked."""
+def screenshot(page, shots: Path, name: str, *, at: str | None = None) -> Path:
+    """Save a PNG of the viewport (scrolled to the element ``at`` first, else to the top), check
+    it is a real, non-empty image, and copy it where asked."""
     path = shots / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    if at is not None:
+        page.locator(at).first.scroll_into_view_if_needed()
+    else:
+        page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(path))
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, (name, len(data))
     target = os.environ.get("MEMFOLD_VIEWER_SHOTS")
@@ -110,7 +115,7 @@ def test_conversation_view_opens_a_card_down_to_a_verbatim_turn_and_searches(rep
         assert hit.locator("xpath=ancestor::li[contains(@class, 'card')]").count() >= 1
         assert hit.locator("mark").first.inner_text() == "ACC-55102"
         assert SECRET not in page.content()  # the viewer's reader holds no label
-        screenshot(page, shots, "search")
+        screenshot(page, shots, "search", at="li.node.hit[data-ref='t3']")
     assert digest(replayed) == before
 
 
@@ -185,7 +190,8 @@ def test_growth_demo_plays_the_seed_session_turn_by_turn(tmp_path, page, shots):
             "c4", "c5", "t8", "t9", "t10"]
         assert "38 / 40 tokens" in page.inner_text("#stage")
         tree = page.locator("#growth-tree > li[data-ref='c4']")
-        assert tree.locator("li.folded[data-ref='c1']").count() == 1  # the roll-up's children, dimmed
+        assert tree.locator(":scope > ul > li.folded").evaluate_all("els => els.map(e => e.dataset.ref)") == [
+            "c1", "c2", "c3"]  # the roll-up's children, dimmed, down to the turns
         assert "My $200 earbuds from order ORD-3300" in tree.inner_text()
         screenshot(page, shots, "growth")
         page.eval_on_selector("#step", "s => { s.value = '4'; s.dispatchEvent(new Event('input')); }")
@@ -195,7 +201,7 @@ def test_growth_demo_plays_the_seed_session_turn_by_turn(tmp_path, page, shots):
             "c1", "t2", "t3", "t4"]
         page.eval_on_selector("#step", "s => { s.value = '6'; s.dispatchEvent(new Event('input')); }")
         page.wait_for_selector("#stage[data-seq='6']")
-        assert "folded into c4" in page.inner_text("#step-label")
+        assert "folded into c3, c4" in page.inner_text("#step-label")
         assert page.locator("#growth-strip .chip.new[data-ref='c4']").count() == 1
     assert digest(seed) == before
 

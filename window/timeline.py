@@ -216,8 +216,9 @@ def context_at(parts: WindowParts, ref: ConversationRef, settings: WindowSetting
     reader may not see are left out, as in a live compile.
 
     :returns: ``{"seq", "at", "items": [...], "messages": [...], "sections": {name: tokens},
-        "total_tokens", "usable_tokens", "budget_tokens", "hot_refs", "folded"}``; each message
-        carries its ``section`` and, for catalog items, its ``ref``.
+        "total_tokens", "usable_tokens", "budget_tokens", "hot_refs", "folded", "cards"}`` (``cards``:
+        every card alive then, also those rolled up since); each message carries its ``section``
+        and, for catalog items, its ``ref``.
     """
     counter = parts.token_counter
     rdr = as_reader(reader)
@@ -281,6 +282,7 @@ def context_at(parts: WindowParts, ref: ConversationRef, settings: WindowSetting
         "messages": messages, "sections": sections, "total_tokens": sum(sections.values()),
         "usable_tokens": settings.usable_tokens, "budget_tokens": settings.budget_tokens,
         "hot_refs": hot_refs, "folded": sorted(win.folded),
+        "cards": [c.ref for c in win.cards.values() if can_read(rdr, c.labels)],
     }
 
 
@@ -312,17 +314,16 @@ __all__ += ["preview"]
 
 def timeline(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, reader: Any = None) -> list[dict[str, Any]]:
     """:func:`context_at` after every turn, without the messages: one frame per turn with the
-    strip (``items``), the section sizes, the cards new in that frame and what they fold."""
+    strip (``items``), the section sizes, the cards made after that turn (``new_cards``, also one
+    rolled up in the same turn) and what the cards alive then fold."""
     history = parts.archive.history(ref.id, lineage=ref.lineage)
     cards = made_cards(parts, ref)
     loaded = load_records(parts.memory, ref.namespace) if isinstance(parts.memory, MemoryStore) else None
     frames, seen = [], set()
     for seq in range(1, len(history) + 1):
         at = context_at(parts, ref, settings, seq, reader=reader, history=history, cards=cards, loaded=loaded)
-        refs = [i["ref"] for i in at["items"]]
-        alive = {r for r in refs if r.startswith("c")}
+        alive = set(at["cards"])  # a card rolled up in the turn it was made counts too
         new = sorted(alive - seen, key=lambda r: int(r[1:]))
-        # a roll-up's children appear only inside it: name them new too, so a player can show them
         seen |= alive
         frames.append({"seq": seq, "at": at["at"], "at_text": at["at_text"], "turn": f"t{history[seq - 1].id}",
                        "items": at["items"], "sections": at["sections"], "total_tokens": at["total_tokens"],

@@ -75,6 +75,7 @@
   const toolCalls = (calls) => (calls && calls.length ? (calls.map((c) => c.function ?
     `call ${c.function.name}(${c.function.arguments})` : JSON.stringify(c)).join("\n")) : "");
   const labelList = (labels) => (labels && labels.length ? labels.join(", ") : "none");
+  const timeSpan = (a, b) => (a === b ? a : `${a} – ${b}`);
   const span = (a, b) => (a === b ? `turn ${a}` : `turns ${a}–${b}`);
   const SECTION_ORDER = ["system", "system_note", "protected", "memories", "cards", "turns", "hot_turns"];
 
@@ -141,13 +142,13 @@
         "data-ref": node.ref, text: "+" });
       button.addEventListener("click", () => toggle(li, node, button));
       head.append(button, el("b", { text: node.ref }),
-        ` depth ${node.depth} · ${span(node.first_seq, node.last_seq)} · t=${node.start_at}–${node.end_at}` +
+        ` depth ${node.depth} · ${span(node.first_seq, node.last_seq)} · ${timeSpan(node.start_text, node.end_text)}` +
         ` · labels ${labelList(node.labels)} · ${node.tokens} tokens from ${node.source_tokens}` +
         (node.stale ? " · stale" : ""));
       li.append(head, el("div", { class: "node-text", text: node.text }));
     } else {
       head.append(el("b", { text: node.ref }), ` turn ${node.seq} · ${node.role}${node.name ? " (" + node.name + ")" : ""}` +
-        ` · t=${node.created_at} · labels ${labelList(node.labels)} · ${node.tokens} tokens`);
+        ` · ${node.created_text} · labels ${labelList(node.labels)} · ${node.tokens} tokens`);
       const pre = el("pre", { class: "verbatim" });
       highlight(pre, (node.content || "") + toolCalls(node.tool_calls), query);
       li.append(head, pre);
@@ -352,7 +353,8 @@
       const card = data.cards[ref];
       const turn = data.turns[ref];
       if (turn) return el("li", { class: `node turn${inWindow ? "" : " folded"}`, "data-ref": ref },
-        el("b", { text: ref }), ` ${turn.role}: `, turn.content);
+        el("b", { text: ref }), ` ${turn.role}${turn.name ? "(" + turn.name + ")" : ""}: `,
+        turn.content || "", turn.tool_calls ? toolCalls(turn.tool_calls) : "");
       if (!card) return el("li", { class: "node folded", "data-ref": ref, text: ref });
       return el("li", { class: `node card${inWindow ? "" : " folded"}`, "data-ref": ref },
         el("b", { text: ref }), ` depth ${card.depth}: ${card.text}`,
