@@ -25,10 +25,10 @@ import html
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Query
+from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 
-from .. import BudgetError, InvalidInput, MemFold, MemfoldError, PermissionDenied, __version__
+from .. import BudgetError, InvalidInput, MemFold, MemfoldError, PermissionDenied, Reader, __version__
 from ..window.settings import WindowSettings
 from .http import API_PREFIX, ApiKey, Caller, Service, Svc, Who, create_app
 
@@ -68,6 +68,28 @@ class ViewerService(Service):
             return Caller(ApiKey(name="viewer", digest="", namespaces=("*",), labels=frozenset(self.reader)))
         labels = set(self.reader) if key.owner else set(key.labels) & set(self.reader)
         return Caller(ApiKey(name=key.name, digest=key.digest, namespaces=key.namespaces, labels=frozenset(labels)))
+
+
+def _reading(reader: str | None = Query(
+        None, description="Read as fewer labels than the viewer's reader: comma-separated labels, 'none' for none "
+                          "(default: the viewer's reader)."), caller: Caller = Who) -> Caller:
+    """The caller, reading as the labels ``reader`` names when given: a narrower reader for one
+    view (a label the viewer's own reader lacks is refused, 403)."""
+    if reader is None:
+        return caller
+    wanted = [] if reader.strip().lower() in ("", "none") else [x.strip() for x in reader.split(",") if x.strip()]
+    labels = Reader.of(wanted).labels  # InvalidInput for a bad label name
+    held = caller.reader
+    if held is not None and not labels <= held.labels:
+        missing = ", ".join(sorted(labels - held.labels))
+        raise PermissionDenied(f"the viewer reads without the label(s) {missing}: it cannot show more than its reader "
+                               f"({', '.join(sorted(held.labels)) or 'no label'})")
+    key = caller.key
+    return Caller(ApiKey(name=key.name if key is not None else "viewer", digest=key.digest if key is not None else "",
+                         namespaces=key.namespaces if key is not None else ("*",), labels=frozenset(labels)))
+
+
+Reading = Depends(_reading)
 
 
 def _labels(caller: Caller) -> list[str] | None:
@@ -114,7 +136,7 @@ Q_HOT = Query(None, ge=0, description="hot_turns")
 
 
 @router.get("/whoami", summary="The viewer's reader and defaults")
-def whoami(svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+def whoami(svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     w = svc.window
     return {"version": __version__, "auth": bool(svc.keys), "reader": _labels(caller),
             "key": None if caller.key is None or caller.key.name == "viewer" else caller.key.name,
@@ -124,7 +146,7 @@ def whoami(svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
 
 
 @router.get("/namespaces", summary="Namespaces with conversations or memories the caller may see")
-def namespaces(svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+def namespaces(svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     with svc.lock:
         mf = svc.memfold
         names = {mf.archive.conversation_row(cid)["namespace"] for cid in mf.conversations()}
@@ -134,7 +156,7 @@ def namespaces(svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]
 
 @router.get("/conversations/{conversation_id}/tree", summary="The strip (the catalog) and the top of the card tree")
 def tree(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
-         hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+         hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
     reader = _labels(caller)
     with svc.lock:
@@ -169,7 +191,7 @@ def tree(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: in
 
 
 @router.get("/conversations/{conversation_id}/children/{ref}", summary="A card's children as tree nodes (dimmed: folded)")
-def children(conversation_id: str, ref: str, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+def children(conversation_id: str, ref: str, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
         items = conv.expand(ref, reader=_labels(caller))
@@ -178,7 +200,7 @@ def children(conversation_id: str, ref: str, svc: ViewerService = Svc, caller: C
 
 @router.get("/conversations/{conversation_id}/search", summary="The recall tool's search, with each hit's path in the tree")
 def search(conversation_id: str, q: str = Query(..., min_length=1), k: int = Query(10, ge=1, le=100),
-           svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+           svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     reader = _labels(caller)
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
@@ -198,7 +220,7 @@ def search(conversation_id: str, q: str = Query(..., min_length=1), k: int = Que
 
 @router.get("/conversations/{conversation_id}/context", summary="The compiled context now, by section (no write)")
 def context(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
-            hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+            hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
     args, extra = _window_args(svc, s)
     with svc.lock:
@@ -212,7 +234,7 @@ def context(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve:
 
 @router.get("/conversations/{conversation_id}/at/{seq}", summary="The compiled context right after turn SEQ")
 def context_at(conversation_id: str, seq: int, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
-               hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+               hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     if seq < 1:
         raise InvalidInput(f"seq must be a turn number >= 1, got {seq}")
     s = _settings(svc, budget, output_reserve, hot_turns)
@@ -224,7 +246,7 @@ def context_at(conversation_id: str, seq: int, budget: int | None = Q_BUDGET, ou
 
 @router.get("/conversations/{conversation_id}/growth", summary="The strip after every turn, for the growth demo")
 def growth(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
-           hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+           hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
     args, extra = _window_args(svc, s)
     reader = _labels(caller)
@@ -244,7 +266,7 @@ def growth(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: 
 
 @router.get("/memories", summary="Records with their status and score factors at a chosen time")
 def memories(namespace: str | None = None, at: float | None = None, svc: ViewerService = Svc,
-             caller: Caller = Who) -> dict[str, Any]:
+             caller: Caller = Reading) -> dict[str, Any]:
     if namespace is not None:
         caller.check_namespace(namespace)
     with svc.lock:
@@ -256,7 +278,7 @@ def memories(namespace: str | None = None, at: float | None = None, svc: ViewerS
 
 
 @router.get("/chains", summary="Supersession chains (oldest first, the active value last) and evictions")
-def chains(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+def chains(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     if namespace is not None:
         caller.check_namespace(namespace)
     with svc.lock:
@@ -313,7 +335,7 @@ def svc_namespace(mf: MemFold, turn: Any) -> str:
 
 
 @router.get("/runs", summary="Consolidation runs with the facts and rules each wrote and their source turns")
-def runs(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+def runs(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     if namespace is not None:
         caller.check_namespace(namespace)
     with svc.lock:
@@ -335,7 +357,7 @@ def runs(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller 
 
 
 @router.get("/protected", summary="Protected records with each one's state history")
-def protected(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Who) -> dict[str, Any]:
+def protected(namespace: str | None = None, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     if namespace is not None:
         caller.check_namespace(namespace)
     with svc.lock:

@@ -270,6 +270,22 @@ def test_with_api_keys_every_route_needs_one_and_labels_are_cut_to_the_reader(re
         assert SECRET_FACT in client.get("/v1/view/memories").text
 
 
+def test_a_page_may_choose_a_narrower_reader_never_a_wider_one(replayed):
+    with served(replayed, reader=None) as url, httpx.Client(base_url=url, timeout=60) as client:
+        assert get(client, "/v1/view/whoami", reader="none")["reader"] == []
+        narrow = {path: client.get(path, params={"reader": "none"}).text for path in (
+            f"/v1/view/conversations/{CONV}/search?q=4471", "/v1/view/memories", "/v1/view/protected",
+            f"/v1/view/conversations/{CONV}/at/172", f"/v1/view/conversations/{CONV}/context")}
+        for path, text in narrow.items():
+            assert SECRET_FACT not in text and SECRET_RULE not in text and '"content":"It\'s 4471."' not in text, path
+        assert get(client, f"/v1/view/conversations/{CONV}/search", q="4471", reader="secret")["hits"]
+        assert get(client, "/v1/view/whoami", reader="secret, other")["reader"] == ["other", "secret"]
+    with served(replayed, reader=[]) as url, httpx.Client(base_url=url, timeout=60) as client:
+        wider = client.get("/v1/view/memories", params={"reader": "secret"})
+        assert wider.status_code == 403 and "cannot show more than its reader" in wider.json()["error"]
+        assert get(client, f"/v1/view/conversations/{CONV}/search", q="4471", reader="none")["hits"] == []
+
+
 class ViewProcess:
     """``memfold view`` in a subprocess; :meth:`url` waits for the line it prints."""
 

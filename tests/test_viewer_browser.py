@@ -203,6 +203,12 @@ def test_growth_demo_plays_the_seed_session_turn_by_turn(tmp_path, page, shots):
         page.wait_for_selector("#stage[data-seq='6']")
         assert "folded into c3, c4" in page.inner_text("#step-label")
         assert page.locator("#growth-strip .chip.new[data-ref='c4']").count() == 1
+        # a narrower reader chosen on the page (the viewer runs as the owner here)
+        assert "the owner" in page.inner_text("#who")
+        page.fill("#window-form input[name=reader]", "none")
+        page.click("#window-form button")
+        page.wait_for_function("document.getElementById('who').textContent.includes('labels: none')")
+        assert "reader=none" in page.url
     assert digest(seed) == before
 
 

@@ -44,6 +44,9 @@
   class Unauthorized extends Error {}
 
   async function api(path, options) {
+    if (path.startsWith("/v1/view/") && urlParams.has("reader")) {  // a narrower reader chosen on the page
+      path += (path.includes("?") ? "&" : "?") + "reader=" + enc(urlParams.get("reader"));
+    }
     const headers = Object.assign({ "Accept": "application/json" }, (options && options.headers) || {});
     if (KEY) headers["X-API-Key"] = KEY;
     const response = await fetch(path, Object.assign({}, options || {}, { headers }));
@@ -84,12 +87,18 @@
       el("input", { name, type: "number", min: "0", value: value, size: "7" }));
     const form = el("form", { class: "window-form", id: "window-form" },
       field("budget", "budget", settings.budget), field("output_reserve", "output reserve", settings.output_reserve),
-      field("hot_turns", "hot turns", settings.hot_turns), el("button", { type: "submit", text: "apply" }));
+      field("hot_turns", "hot turns", settings.hot_turns),
+      el("label", { title: "comma-separated labels, 'none' for none; empty: the viewer's reader" }, "reader ",
+        el("input", { name: "reader", type: "text", value: urlParams.get("reader") || "", size: "12",
+          placeholder: "the viewer's" })),
+      el("button", { type: "submit", text: "apply" }));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       for (const name of ["budget", "output_reserve", "hot_turns"]) urlParams.set(name, form.elements[name].value);
+      const reader = form.elements.reader.value.trim();
+      if (reader) urlParams.set("reader", reader); else urlParams.delete("reader");
       history.replaceState(null, "", location.pathname + "?" + urlParams.toString());
-      onChange();
+      onChange().then(showReader).catch(fail);
     });
     return form;
   }
@@ -298,14 +307,18 @@
     const select = el("select", { name: "namespace", id: "namespace" }, el("option", { value: "", text: "all namespaces" }),
       names.namespaces.map((n) => el("option", { value: n, text: n, selected: n === ns })));
     const time = el("input", { name: "at", id: "at", type: "number", step: "any", value: at || who.now });
+    const reader = el("input", { name: "reader", type: "text", value: urlParams.get("reader") || "", size: "12",
+      placeholder: "the viewer's" });
     const form = el("form", { class: "window-form", id: "memories-form" }, el("label", {}, "namespace ", select),
-      el("label", {}, " score at time ", time), el("button", { type: "submit", text: "show" }));
+      el("label", {}, " score at time ", time), el("label", {}, " reader ", reader),
+      el("button", { type: "submit", text: "show" }));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       urlParams.set("namespace", select.value);
       urlParams.set("at", time.value);
+      if (reader.value.trim()) urlParams.set("reader", reader.value.trim()); else urlParams.delete("reader");
       history.replaceState(null, "", location.pathname + "?" + urlParams.toString());
-      memoriesPage().catch(fail);
+      memoriesPage().then(showReader).catch(fail);
     });
     const q = { namespace: ns };
     const [mem, chains, runs, prot] = await Promise.all([
@@ -403,14 +416,19 @@
         el("li", {}, el("a", { href: `/memories?namespace=${enc(n)}`, text: n })))));
   }
 
+  async function showReader() {
+    const who = await api("/v1/view/whoami");
+    document.getElementById("who").textContent =
+      `reading as ${who.reader === null ? "the owner (every label)" : "labels: " + labelList(who.reader)}` +
+      (who.key ? ` · key ${who.key}` : "") + (who.read_only ? " · read-only" : "");
+  }
+
   async function start() {
     try {
-      const who = await api("/v1/view/whoami");
-      document.getElementById("who").textContent =
-        `reading as ${who.reader === null ? "the owner (every label)" : "labels: " + labelList(who.reader)}` +
-        (who.key ? ` · key ${who.key}` : "") + (who.read_only ? " · read-only" : "");
+      await showReader();
       const pages = { index: indexPage, tree: treePage, context: contextPage, memories: memoriesPage, growth: growthPage };
       await pages[PAGE]();
+      showReader();
       body.dataset.ready = "1";
     } catch (error) { fail(error); }
   }
