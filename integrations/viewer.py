@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import html
+from urllib.parse import quote
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 
-from .. import BudgetError, InvalidInput, MemFold, MemfoldError, PermissionDenied, Reader, __version__
+from .. import BudgetError, InvalidInput, MemFold, MemfoldError, NotFound, PermissionDenied, Reader, __version__
 from ..window.settings import WindowSettings
 from .http import API_PREFIX, ApiKey, Caller, Service, Svc, Who, create_app
 
@@ -385,7 +386,7 @@ def page(kind: str, *, conversation: str | None = None, namespace: str | None = 
     nav = ['<a href="/">conversations</a>', '<a href="/memories">memories</a>']
     if conversation:
         q = esc(conversation)
-        base = f"/conversation/{esc(conversation, quote=True)}"
+        base = esc(f"/conversation/{quote(conversation, safe='')}")
         nav += [f'<a href="{base}">tree</a>', f'<a href="{base}/context">context</a>',
                 f'<a href="{base}/growth">growth</a>']
         title = f"{PAGES[kind]}: {q}"
@@ -439,7 +440,7 @@ def create_viewer_app(memfold: MemFold, *, reader: list[str] | None = None, keys
     def static(name: str) -> FileResponse:
         path = STATIC / name
         if name not in {p.name for p in STATIC.iterdir()}:
-            raise PermissionDenied(f"no static file {name!r}")
+            raise NotFound(f"no static file {name!r}")
         return FileResponse(path)
 
     @app.get("/favicon.ico", include_in_schema=False)

@@ -90,6 +90,7 @@ def test_every_route_answers_and_nothing_is_written(replayed):
                            ).status_code == 405
         assert client.get("/v1/memories/read", params={"namespace": CONV}).status_code == 422  # read as a record id
         assert client.get("/static/../viewer.py").status_code == 404
+        assert client.get("/static/viewer.py").status_code == 404
         assert json.loads(pages["/v1/view/whoami"])["read_only"] is True
     assert digest(replayed) == before
 
@@ -167,7 +168,9 @@ def test_context_at_turn_n_replays_the_seed_demo_meter(seed):
             assert at["total_tokens"] == (row.after if row.after is not None else row.tokens), row
             cards = [i["ref"] for i in at["items"] if i["kind"] == "card"]
             assert set(row.cards) - {c for c in row.cards if c not in cards} <= set(cards) | set(at["folded"])
+        assert get(client, "/v1/view/conversations/ticket-42/at/1")["next"] == {"ref": "t2", "seq": 2, "role": "assistant"}
         last = get(client, "/v1/view/conversations/ticket-42/at/10")
+        assert last["next"] is None
         assert [i["ref"] for i in last["items"]] == ["c4", "c5", "t8", "t9", "t10"]
         assert last["hot_refs"] == ["t8", "t9", "t10"]
         frames = get(client, "/v1/view/conversations/ticket-42/growth")["frames"]

@@ -153,6 +153,7 @@ class WindowAt:
     turns: dict[int, Turn]
     cards: dict[int, Card]
     folded: set[str]
+    next_turn: Turn | None = None
 
 
 def window_at(parts: WindowParts, ref: ConversationRef, seq: int, *, history: list[Turn] | None = None,
@@ -184,7 +185,8 @@ def window_at(parts: WindowParts, ref: ConversationRef, seq: int, *, history: li
     by_card = {c.ref: c for c in alive}
     counter = parts.token_counter
     items = [turn_item(by_turn[r]) if r in by_turn else card_item(by_card[r], counter) for r in order]
-    return WindowAt(seq, upto[-1].created_at, items, {t.id: t for t in upto}, {c.id: c for c in alive}, folded)
+    return WindowAt(seq, upto[-1].created_at, items, {t.id: t for t in upto}, {c.id: c for c in alive}, folded,
+                    turns[seq] if seq < len(turns) else None)
 
 
 def protected_at(parts: WindowParts, ref: ConversationRef, at: float, reader: Any = None) -> list[ProtectedRecord]:
@@ -283,6 +285,9 @@ def context_at(parts: WindowParts, ref: ConversationRef, settings: WindowSetting
         "usable_tokens": settings.usable_tokens, "budget_tokens": settings.budget_tokens,
         "hot_refs": hot_refs, "folded": sorted(win.folded),
         "cards": [c.ref for c in win.cards.values() if can_read(rdr, c.labels)],
+        # the turn appended next: an assistant turn there is the model call that read this context
+        "next": None if win.next_turn is None or not can_read(rdr, win.next_turn.labels) else {
+            "ref": f"t{win.next_turn.id}", "seq": win.next_turn.seq, "role": win.next_turn.role},
     }
 
 

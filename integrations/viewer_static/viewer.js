@@ -275,7 +275,8 @@
       if (!last) { replay.replaceChildren(el("p", { text: "no turns yet" })); return; }
       const at = await api(`/v1/view/conversations/${enc(CONV)}/at/${seq}${query(p)}`);
       if (String(at.seq) !== slider.value) return;  // a newer move is on its way
-      sliderLabel.textContent = `${at.seq} / ${last} (${at.at_text})`;
+      sliderLabel.textContent = `${at.seq} / ${last} (${at.at_text})` + (at.next && at.next.role === "assistant" ?
+        ` · the model call that wrote ${at.next.ref} read this context` : "");
       replay.replaceChildren(meter(at.total_tokens, at.usable_tokens),
         el("div", { class: "strip", id: "replay-strip" }, at.items.map(chip)),
         sectionBar(at.sections, at.usable_tokens, "replay-bar"), messageList(at.messages, "replay-messages"));
