@@ -66,15 +66,15 @@ def page(browser):
     assert errors == [], errors
 
 
-def screenshot(page, shots: Path, name: str, *, at: str | None = None) -> Path:
+def screenshot(page, shots: Path, name: str, *, at: str | None = None, full: bool = False) -> Path:
     """Save a PNG of the viewport (scrolled to the element ``at`` first, else to the top), check
-    it is a real, non-empty image, and copy it where asked."""
+    it is a real, non-empty image, and copy it where asked. ``full``: the whole page."""
     path = shots / f"{name}.png"
     if at is not None:
         page.locator(at).first.scroll_into_view_if_needed()
     else:
         page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(path))
+    page.screenshot(path=str(path), full_page=full)
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, (name, len(data))
     target = os.environ.get("MEMFOLD_VIEWER_SHOTS")
@@ -140,7 +140,7 @@ def test_context_view_shows_the_sections_and_the_slider_replays_turn_n(replayed,
         assert refs == [i["ref"] for i in at["items"]]
         assert page.locator("#replay-messages > li").count() == len(at["messages"])
         assert f"{at['total_tokens']} / {at['usable_tokens']} tokens" in page.inner_text("#replay")
-        screenshot(page, shots, "context")
+        screenshot(page, shots, "context", full=True)
         # a budget the window does not fit: the view says a call would fold first, and folds nothing
         page.fill("#window-form input[name=budget]", "60")
         page.fill("#window-form input[name=output_reserve]", "0")
