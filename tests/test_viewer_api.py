@@ -360,3 +360,25 @@ def test_memfold_view_refuses_bad_arguments(replayed, tmp_path):
     result = runner.invoke(cli, ["view", str(replayed), "--seed"])
     assert result.exit_code == 1 and "not both" in result.output
     assert runner.invoke(cli, ["view", "--help"]).exit_code == 0
+
+
+def test_read_only_compile_shows_a_due_deadline_as_expired_without_writing(tmp_path):
+    from memfold import LogicalClock
+
+    path = tmp_path / "due.db"
+    with MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None) as mf:
+        conv = mf.conversation("t-1", namespace="acme")
+        conv.append({"role": "user", "content": "Where is my parcel?"})
+        mf.protect("Call the courier back before the deadline.", kind="deadline", conversation_id="t-1", due_at=5)
+        mf.protect("Never share the tracking link publicly.", conversation_id="t-1")
+    before = digest(path)
+    with MemFold(path, clock=LogicalClock(start=3), token_counter="words", embedder=None, read_only=True) as mf:
+        text = str(mf.conversation("t-1", create=False).preview_context(200, 0)["messages"])
+        assert "courier" in text and "tracking link" in text  # not due yet at tick 3
+    with MemFold(path, clock=LogicalClock(start=9), token_counter="words", embedder=None, read_only=True) as mf:
+        text = str(mf.conversation("t-1", create=False).preview_context(200, 0)["messages"])
+        assert "courier" not in text and "tracking link" in text  # due at 5: shown as expired, not written
+        assert [r.state for r in mf.protected.list(state=None)] == ["active", "active"]
+    assert digest(path) == before
+    with MemFold(path, clock=LogicalClock(start=9), token_counter="words", embedder=None) as mf:
+        assert [r.state for r in mf.protected.list(state=None)] == ["expired", "active"]  # a writer expires it
