@@ -102,6 +102,41 @@ def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
     return spec
 
 
+def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: Any, extractor: Any,
+                    constraint_extractor: Any, summarizer: Any, window: Any, create: Any) -> dict[str, Any]:
+    """Check :class:`MemFold`'s settings before any file is opened or created (issue 20, point 3).
+
+    :returns: the parts already built from them (``token_counter`` when named, ``embedder`` unless
+        ``"auto"``, ``secrets``), so nothing is built twice.
+    :raises InvalidInput: naming the first bad setting.
+    """
+    if clock is not None and not isinstance(clock, Clock):
+        hint = " (pass LogicalClock() or SystemClock())" if isinstance(clock, str) else ""
+        raise InvalidInput(f"clock must be a memfold Clock such as LogicalClock() or SystemClock(), "
+                           f"got {clock!r}{hint}")
+    if not isinstance(create, bool):
+        raise InvalidInput(f"create must be True or False, got {create!r}")
+    built: dict[str, Any] = {"secrets": make_secret_detector(secrets)}
+    if token_counter is not None:
+        built["token_counter"] = make_token_counter(token_counter)
+    if not (isinstance(embedder, str) and embedder == "auto"):
+        built["embedder"] = make_embedder(embedder)
+    if extractor is not None and not isinstance(extractor, (str, Extractor)):
+        raise InvalidInput(f"extractor must be a memfold Extractor or 'rules'/'llm', got {type(extractor).__name__}")
+    if isinstance(extractor, str) and extractor not in ("rules", "llm"):
+        raise InvalidInput(f"unknown extractor {extractor!r}: use 'rules' or 'llm'")
+    if constraint_extractor is not None and not isinstance(constraint_extractor, (str, ConstraintExtractor)):
+        raise InvalidInput(f"constraint_extractor must be a memfold ConstraintExtractor or 'rules'/'llm', "
+                           f"got {type(constraint_extractor).__name__}")
+    if isinstance(constraint_extractor, str) and constraint_extractor not in ("rules", "llm"):
+        raise InvalidInput(f"unknown constraint_extractor {constraint_extractor!r}: use 'rules' or 'llm'")
+    if window is not None and not isinstance(window, WindowSettings):
+        raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
+    if summarizer is not None and not isinstance(summarizer, Summarizer):
+        raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+    return built
+
+
 def _resume_logical_clock(storage: Storage) -> LogicalClock:
     """A LogicalClock that continues from the newest time stored in ``storage``."""
     newest = 0.0
@@ -158,6 +193,11 @@ class MemFold:
         secrets: Any = "detect",
         create: bool = True,
     ) -> None:
+        # every setting is checked before the file is opened, so a bad one creates no database
+        # (issue 20, point 3); the counter, detector and embedder built here are the ones used
+        early = _check_settings(clock=clock, token_counter=token_counter, embedder=embedder, secrets=secrets,
+                                extractor=extractor, constraint_extractor=constraint_extractor,
+                                summarizer=summarizer, window=window, create=create)
         if clock is None:
             self.storage: Storage = open_storage(path, create=create)
             kind = self.storage.meta.clock_kind() or "system"
@@ -169,14 +209,14 @@ class MemFold:
         #: no engine, command or server uses it (they go through :attr:`storage`)
         self.db = getattr(self.storage, "db", None)
         self.clock = clock
-        self.token_counter = self._token_counter(token_counter)
+        self.token_counter = self._token_counter(early.get("token_counter", token_counter))
         self.memory = MemoryStore(self.storage, self.clock)
         # the consolidation pass's and the nightly job's parts (issue 12, point 2), built once
         self.consolidation_parts = ConsolidationParts(storage=self.storage, clock=self.clock, memory=self.memory,
                                                       extractor=_make_extractor(extractor))
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
-        self.embedder = self._embedder(embedder)
+        self.embedder = early["embedder"] if "embedder" in early else self._embedder(embedder)
         searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
         constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
@@ -195,7 +235,7 @@ class MemFold:
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
             summarizer=summarizer or ExtractiveSummarizer(self.token_counter), window=window or WindowSettings(),
             archive=self.archive, protected=self.protected, constraints=constraints,
-            secret_detector=make_secret_detector(secrets),  # issue 9: None when "off"
+            secret_detector=early["secrets"],  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,
         )
         self._use_embedder_for_restatements()
@@ -323,7 +363,20 @@ class MemFold:
 
     def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
         """Hybrid (BM25 + embedding) search over turns, cards and records; see
-        :meth:`memfold.memory.search.HybridSearch.search` for filters and modes."""
+        :meth:`memfold.memory.search.HybridSearch.search` for filters and modes. ``since=`` and
+        ``until=`` also take an aware datetime on a system-clock database.
+
+        :raises ClockError: for a time this database's clock cannot hold (a datetime on a logical
+            clock, a naive datetime, a time out of range)."""
+        from datetime import datetime
+
+        for name in ("since", "until"):
+            value = kwargs.get(name)
+            if isinstance(value, datetime) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+                try:
+                    kwargs[name] = self.clock.coerce(value)
+                except ClockError as exc:
+                    raise ClockError(f"{name}: {exc}") from None
         return self.searcher.search(query, **kwargs)
 
     def index_embeddings(self, *, progress: Any = None) -> int:
@@ -406,6 +459,9 @@ class MemFold:
         """Remove one label from a source (see :meth:`relabel`)."""
         from .window.staleness import relabel
 
+        from .memory.validation import check_name
+
+        check_name(label, "label")
         table_labels = self._labels_of(ref)
         return relabel(self.storage, ref, [x for x in table_labels if x != label], at=self.clock.now(), cause=cause,
                        counter=self.token_counter)

@@ -34,7 +34,8 @@ from .forgetting import (
 from .records import RECORD_TYPES, STATUSES, MemoryRecord, check_record_type, check_status
 from .scoring import ScoredRecord, rank, score
 from .storage.base import Storage
-from .validation import check_id, check_importance, check_labels, check_name, check_text
+from .validation import (check_flag, check_id, check_importance, check_labels, check_name, check_provenance,
+                         check_text)
 
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
 _UNSET: Any = object()
@@ -105,11 +106,11 @@ class MemoryStore:
             "key": None if key is None else check_name(key, "key"),
             "importance": check_importance(importance),
             "labels": check_labels(labels),
-            "provenance": [check_name(str(p), "provenance id") for p in (provenance or [])],
+            "provenance": check_provenance(provenance),
             "event_time": None if event_time is None else self.clock.coerce(event_time),
         }
         if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")
+            raise InvalidInput(f"metadata must be a dict, got {metadata.__class__.__name__} {metadata!r}")
         try:
             fields["metadata"] = json.dumps(metadata or {}, sort_keys=True, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
@@ -218,6 +219,7 @@ class MemoryStore:
         and evicted. Same parameters and errors as :meth:`write`."""
         if restatement not in RESTATEMENTS:
             raise InvalidInput(f"restatement must be one of {', '.join(RESTATEMENTS)}, got {restatement!r}")
+        check_flag(pinned, "pinned")
         fields = self.validate(
             namespace, type, content, key=key, importance=importance, labels=labels,
             provenance=provenance, event_time=event_time, metadata=metadata,

@@ -242,6 +242,31 @@ def check_fixed_parts(settings: WindowSettings, counter) -> None:
         )
 
 
+def check_can_fit(parts: WindowParts, settings: WindowSettings, lay: Layout) -> None:
+    """Refuse, before anything is folded, a budget that no compaction could meet (issue 20,
+    point 3: ``memfold context --budget 1`` used to fold the whole conversation into cards and
+    then fail): after a fold the system note is shown, and the standing system turn, the
+    protected channel and the newest item always stay verbatim.
+
+    :raises BudgetError: naming those sizes and the usable budget; nothing is written.
+    """
+    check_protected_fits(settings, lay)
+    if not lay.items:
+        return
+    note = note_text(settings)
+    note_tokens = max(lay.note_tokens, parts.token_counter.count(note) if note else 0)
+    newest = lay.shown[-1]
+    least = lay.system_tokens + note_tokens + lay.protected_tokens + newest
+    if least > settings.usable_tokens and lay.total_tokens > settings.usable_tokens:
+        system = f"system turn {lay.system_tokens} + " if lay.system_tokens else ""
+        raise BudgetError(
+            f"what must stay verbatim does not fit: {system}system note {note_tokens} + protected "
+            f"{lay.protected_tokens} + hot tail {newest} tokens (1 turns) = {least} tokens > usable budget "
+            f"{settings.usable_tokens} (budget {settings.budget_tokens} - output reserve "
+            f"{settings.output_reserve_tokens}); no compaction can fit it, so nothing was folded: raise the budget"
+        )
+
+
 def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
     """:raises BudgetError: when the protected channel alone exceeds the usable budget. Protected
     records never leave the channel for size (DESIGN.md §4.6), so this is the caller's to fix."""

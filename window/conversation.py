@@ -176,8 +176,10 @@ class Conversation:
             lacks are left out (``None`` = the trusted owner, every turn; DESIGN.md §4.9).
         :raises InvalidInput: for a bad ``reader``.
         """
+        from ..memory.validation import check_count
         from .labels import as_reader, can_read
 
+        check_count(limit, "history limit", minimum=0, allow_none=True)
         rdr = as_reader(reader)
         lineage = self.ref.lineage
         if rdr is None:
@@ -319,7 +321,7 @@ class Conversation:
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
         from .compactor import Compactor
-        from .context import build_sections, check_protected_fits, compile_context, finish_compile, layout
+        from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
@@ -329,6 +331,8 @@ class Conversation:
             reported = self.reported_usage()
             pressure = max(lay.total_tokens, reported or 0)
             fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
+            if fold:
+                check_can_fit(self.parts, settings, lay)  # issue 20: a hopeless budget folds nothing
             if not fold:  # the usual case: compiled from this one read
                 sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
         if not fold:

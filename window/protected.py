@@ -30,7 +30,7 @@ from ..memory.events import log_event
 from ..memory.storage.base import Storage
 from ..memory.storage.rows import ProtectedRecord
 from ..memory.tokens import TokenCounter
-from ..memory.validation import check_id, check_labels, check_name, check_text
+from ..memory.validation import check_id, check_labels, check_name, check_provenance, check_text
 from .labels import Reader, as_reader, can_read
 
 #: what a protected record can be (issue 8, point 1)
@@ -143,7 +143,7 @@ class ProtectedChannel:
         if state not in ("active", "superseded"):
             raise InvalidInput(f"a new protected record starts active (or superseded), not {state!r}")
         label_list = check_labels(labels)
-        prov = [check_name(str(p), "provenance id") for p in (provenance or [])]
+        prov = check_provenance(provenance)
         due = None if due_at is None else self.clock.coerce(due_at)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")

@@ -282,14 +282,52 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
             args = dict(arguments or {})
         if not isinstance(args, dict):
             raise InvalidInput("arguments must be a JSON object")
+        if name not in _TOOL_ARGUMENTS:
+            raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
+        args = _check_tool_arguments(name, args)
         if name == "search":
-            hits = search(parts, conv, args.get("query", ""), int(args.get("k", 5)), reader=rdr)
+            hits = search(parts, conv, args["query"], args.get("k", args.get("limit", 5)), reader=rdr)
             return "\n".join(h.line() for h in hits) if hits else "no matches"
         if name == "describe":
-            return json.dumps(describe(parts, conv, args.get("id"), reader=rdr), ensure_ascii=False)
-        if name == "expand":
-            items = expand(parts, conv, args.get("id"), to_turns=bool(args.get("to_turns", False)), reader=rdr)
-            return "\n".join(format_item(i) for i in items)
-        raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
-    except (MemfoldError, ValueError, TypeError) as exc:
+            return json.dumps(describe(parts, conv, args["id"], reader=rdr), ensure_ascii=False)
+        items = expand(parts, conv, args["id"], to_turns=args.get("to_turns", False), reader=rdr)
+        return "\n".join(format_item(i) for i in items)
+    except MemfoldError as exc:
         return f"error: {exc}"
+
+
+#: each recall tool's arguments: name -> (JSON type, required); ``limit`` is accepted for ``k``
+_TOOL_ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = {
+    "search": {"query": (str, True), "k": (int, False), "limit": (int, False)},
+    "describe": {"id": (str, True)},
+    "expand": {"id": (str, True), "to_turns": (bool, False)},
+}
+_JSON_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
+
+
+def _check_tool_arguments(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` checked against the tool's schema, with messages a model can act on (never a
+    Python internal such as ``invalid literal for int()``).
+
+    :raises InvalidInput: naming a missing or unknown argument, or one of the wrong type.
+    """
+    spec = _TOOL_ARGUMENTS[name]
+    unknown = sorted(set(args) - set(spec))
+    if unknown:
+        raise InvalidInput(f"{name}: unknown argument(s) {', '.join(unknown)}; "
+                           f"{name} takes {', '.join(spec)}")
+    for arg, (kind, required) in spec.items():
+        if arg not in args:
+            if required:
+                raise InvalidInput(f"{name}: the argument {arg!r} is required ({_JSON_NAMES[kind]})")
+            continue
+        value = args[arg]
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = args[arg] = int(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise InvalidInput(f"{name}: the argument {arg!r} must be {_JSON_NAMES[kind]}, got {value!r}")
+    if name == "search" and "k" in args and "limit" in args:
+        raise InvalidInput("search: give 'k' or 'limit', not both")
+    if name == "search" and not args["query"].strip():
+        raise InvalidInput("search: the argument 'query' is empty: give words to look for")
+    return args
