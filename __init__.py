@@ -318,6 +318,10 @@ class MemFold:
     ) -> Conversation:
         """The conversation with this id, created in ``namespace`` if it does not exist yet.
 
+        Creating one without a namespace (``mf.conversation("tikcet-42")``, a typo) warns with a
+        :class:`UserWarning`: the new conversation is in ``default`` and its context sees none of
+        the user's memories. Pass ``namespace=`` to create on purpose, ``create=False`` to refuse.
+
         :param namespace: the namespace of a new conversation (``None``: ``"default"``). For an
             existing conversation ``None`` accepts whatever namespace it has; a namespace given
             explicitly must be the conversation's own (a conversation never moves namespace).
@@ -325,6 +329,14 @@ class MemFold:
         :raises InvalidInput: for an empty id or namespace, or an existing conversation of
             another namespace than the one given (naming both).
         """
+        return self._conversation(conversation_id, namespace=namespace, create=create, labels=labels, warn=True)
+
+    def _conversation(self, conversation_id: str, *, namespace: str | None, create: bool,
+                      labels: Iterable[str] | None, warn: bool) -> Conversation:
+        """:meth:`conversation`; ``warn=False`` for callers whose own interface names the default
+        namespace (``ingest``, ``window``)."""
+        if not isinstance(create, bool):
+            raise InvalidInput(f"create must be True or False, got {create!r}")
         try:
             ref = ConversationRef.load(self.archive, conversation_id)
         except ConversationNotFound:
@@ -338,6 +350,14 @@ class MemFold:
             return Conversation(self.parts, ref)
         self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
                                          labels=labels)
+        if namespace is None and warn:  # issue 20, point 7: a typo'd id must not silently start an empty conversation
+            import warnings
+
+            warnings.warn(
+                f"conversation {conversation_id!r} did not exist: created it in namespace 'default', whose "
+                f"memories and protected records are the only ones its context sees; pass namespace=... to "
+                f"create a conversation on purpose, or create=False to refuse an unknown id",
+                UserWarning, stacklevel=3)
         return Conversation(self.parts, ConversationRef.load(self.archive, conversation_id))
 
     def conversations(self) -> list[str]:
@@ -412,7 +432,8 @@ class MemFold:
             self.memory.same_meaning = SameMeaning(self.embedder)
 
     def remember(self, namespace: str, type: str, content: str, **kwargs: Any) -> MemoryRecord:
-        """Write a memory record; see :meth:`MemoryStore.write`."""
+        """Write a memory record: the same call as :meth:`MemoryStore.write` (``mf.memory.write``),
+        same parameters, same result; ``mf.read`` is likewise ``mf.memory.read`` plus ``reader=``."""
         return self.memory.write(namespace, type, content, **kwargs)
 
     # -- consolidation (issue 5) -----------------------------------------------------------------
@@ -428,18 +449,24 @@ class MemFold:
         check_namespace_exists(self.storage, namespace)
         return consolidate(self.consolidation_parts, namespace, **kwargs)
 
-    def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
-        """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`.
-        ``reader`` (a :class:`Reader` or label list) hides records whose labels it lacks (issue 8);
-        such a filtered read does not raise access counts."""
+    def read(self, namespace: str, limit: int = 10, *, reader: Any = None, k: int | None = None,
+             **kwargs: Any) -> list[ScoredRecord]:
+        """The top ``limit`` active memory records of ``namespace`` by score (``k=``: deprecated
+        alias); the same call as :meth:`MemoryStore.read` (``mf.memory.read``), plus ``reader``:
+        a :class:`Reader` or label list hides records whose labels it lacks (issue 8); such a
+        filtered read does not raise access counts."""
+        from .memory.validation import result_count
         from .window.labels import as_reader, can_read
 
+        limit, name = result_count(limit, k, default=10, where="read")
         rdr = as_reader(reader)
         if rdr is None:
-            return self.memory.read(namespace, k, **kwargs)
+            return self.memory.read(namespace, limit, **kwargs)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"{name} must be a whole number >= 1, got {limit!r}")
         kwargs["touch"] = False  # a filtered read ranks without raising access counts
         visible = [r for r in self.memory.read(namespace, 10**6, **kwargs) if can_read(rdr, r.record.labels)]
-        return visible[:k]
+        return visible[:limit]
 
     # -- protected channel and erasure (issue 8) ---------------------------------------------
     def erase(self, **scope: Any) -> ErasurePlan:
@@ -492,7 +519,7 @@ class MemFold:
             other than the existing conversation's; nothing is written.
         """
         with self.storage.transaction():
-            conv = self.conversation(conversation_id, namespace=namespace)
+            conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=None, warn=False)
             return conv.import_jsonl(path, progress=progress)
 
     def advance_clock(self, ticks: int) -> int:
@@ -551,6 +578,10 @@ class MemFold:
             ids evicted to fit a lowered capacity (none when only showing).
         :raises InvalidInput: for an unknown type, an unknown setting or a bad value (nothing changes).
         """
+        unknown = sorted(set(changes) - {"capacity", "half_life", "access_weight"})
+        if unknown:
+            raise InvalidInput(f"unknown policy setting(s) {', '.join(unknown)}: the settings are capacity, "
+                               f"half_life and access_weight")
         if changes:
             return self.memory.set_policy(namespace, type, **changes)
         current = self.memory.policy(namespace, type)
@@ -682,7 +713,7 @@ class MemFold:
             line = message.pop("__line__", None)
             normalize_turn(message, self.clock, where=f"{path} line {line}: ")
             messages.append(message)
-        conv = self.conversation(conversation_id, namespace=namespace)
+        conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=None, warn=False)
         readings = []
         for message in messages:
             reading = conv.append_metered(message, **overrides)

@@ -7,6 +7,7 @@ the fix, and runs before anything is written.
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Real
 from typing import Iterable
 
@@ -105,6 +106,22 @@ def check_count(value: object, what: str, *, minimum: int = 1, allow_none: bool 
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidInput(f"{what} must be a whole number >= {minimum}, got {value!r}")
     return value
+
+
+def result_count(limit: object, k: object, *, default: int, where: str) -> tuple[object, str]:
+    """The result count of a call that takes ``limit=`` (the one name, issue 20 point 7) and the
+    deprecated alias ``k=``: ``(value, the name it was given as)``. Using ``k`` warns with a
+    :class:`DeprecationWarning`; its value is checked by the caller under the name used.
+
+    :raises InvalidInput: when both are given with different values.
+    """
+    if k is None:
+        return limit, "limit"
+    warnings.warn(f"{where}(k=...) is deprecated: use limit=... (the same number of results)",
+                  DeprecationWarning, stacklevel=3)
+    if limit != default and limit != k:
+        raise InvalidInput(f"{where}: give limit= or the deprecated k=, not both (got limit={limit!r}, k={k!r})")
+    return k, "k"
 
 
 #: the largest id SQLite can store (a signed 64-bit INTEGER)

@@ -92,10 +92,25 @@ def glimpse_threshold(settings: WindowSettings) -> int:
     return max(1, settings.usable_tokens // 2)
 
 
+#: glimpse excerpts already cut, by (turn id, sha256, erased, length, excerpt tokens, counter id):
+#: an archived turn never changes but by erasure (part of the key), so a huge turn is cut once
+#: per process, not at every compile and pressure check (issue 20, point 6)
+_GLIMPSES: dict[tuple, str] = {}
+_GLIMPSES_MAX = 256
+
+
 def glimpse_text(turn: Turn, settings: WindowSettings, counter) -> str:
-    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context."""
+    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context.
+    Its cost does not depend on the turn's size: the excerpt is cut from a head of the text near
+    the target (:func:`clip_to_tokens`) and remembered for the next compile."""
     excerpt_tokens = max(1, min(settings.card_target_tokens, settings.usable_tokens // 8))
-    excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+    key = (turn.id, turn.sha256, turn.erased, len(turn.content), excerpt_tokens, getattr(counter, "id", id(counter)))
+    excerpt = _GLIMPSES.get(key)
+    if excerpt is None:
+        excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+        if len(_GLIMPSES) >= _GLIMPSES_MAX:
+            _GLIMPSES.pop(next(iter(_GLIMPSES)))
+        _GLIMPSES[key] = excerpt
     return f"{excerpt} [glimpse t{turn.id} of {turn.tokens} tokens; expand t{turn.id}]"
 
 

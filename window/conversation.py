@@ -403,13 +403,19 @@ class Conversation:
         """Archived turns by id (a batch read; see :meth:`Archive.get_many`)."""
         return self.archive.get_many(turn_ids)
 
-    def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None):
+    def search(self, query: str, limit: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None,
+               k: int | None = None):
         """Search archived turns and cards (BM25 with prefixes, stop words and neighbours; hybrid with
-        an embedder); see :func:`memfold.window.recall.search`.
-        ``reader``: hide hits whose labels the reader lacks (issue 8)."""
+        an embedder); see :func:`memfold.window.recall.search`. Hits come best first and their
+        ``score`` is higher-is-better, as in :meth:`MemFold.search`.
+
+        :param limit: at most this many hits, 1..100 (``k=`` is its deprecated alias).
+        :param reader: hide hits whose labels the reader lacks (issue 8)."""
+        from ..memory.validation import result_count
         from .recall import search
 
-        return search(self.parts, self.ref, query, k, filters, reader=reader)
+        limit, name = result_count(limit, k, default=10, where="search")
+        return search(self.parts, self.ref, query, limit, filters, reader=reader, count_name=name)
 
     def describe(self, card_id: int | str, *, reader: Any = None) -> dict[str, Any]:
         """A card's coverage; see :func:`memfold.window.recall.describe`.

@@ -297,6 +297,31 @@ class ProtectedChannel:
                 out.append(rec)
         return out
 
+    def for_conversation(self, conversation_id: str, *, state: str | None = None,
+                         reader: object = None) -> list[ProtectedRecord]:
+        """The records of a conversation's scope in any state (or in ``state``), in id order: the
+        namespace-wide ones, its own, and a fork's ancestors' records from the turns it shares;
+        the same scope as :meth:`active_for` without the active-only rule (``memfold protect list
+        -c CONV --state all``, issue 20 point 7: namespace-wide records were dropped).
+
+        :raises ConversationNotFound: for an unknown conversation. :raises InvalidInput: for an unknown state.
+        """
+        self.expire_due()
+        wanted = None if state is None else _check_state(state)
+        rdr = as_reader(reader)
+        archive = self._archive()
+        namespace = archive.conversation_row(conversation_id)["namespace"]
+        limits = {conv: upto for conv, upto in archive.lineage(conversation_id)}
+        out = []
+        for rec in self.storage.protected.list(namespace=namespace, conversation_id=None, state=wanted):
+            if rec.conversation_id is not None and rec.conversation_id != conversation_id:
+                if rec.conversation_id not in limits or not self._within_fork(
+                        archive, rec, rec.conversation_id, limits[rec.conversation_id]):
+                    continue
+            if can_read(rdr, rec.labels):
+                out.append(rec)
+        return out
+
     def _within_fork(self, archive: Any, record: ProtectedRecord, conversation_id: str, upto: int | None) -> bool:
         """True if an ancestor's record comes from turns a fork shares (seq <= fork point)."""
         turn_ids = [int(p.split(":", 1)[1]) for p in record.provenance if p.startswith("turn:")]

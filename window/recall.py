@@ -33,8 +33,9 @@ MAX_K = 100
 @dataclass(frozen=True)
 class RecallHit:
     """One hit of the recall tool ``search``: where an archived turn or card sits in the
-    conversation, as the agent sees it. ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score``
-    (lower is better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span,
+    conversation, as the agent sees it. ``ref`` (``t<id>`` or ``c<id>``), ``kind``, ``score``
+    (higher is better: the fused hybrid score, or the negated SQLite BM25 rank without a
+    searcher), a ``snippet`` with matches in ``[...]``, the seq span,
     the card depth (0 for a turn) and the turn's role (``None`` for a card).
 
     Not a :class:`memfold.memory.search.SearchHit`: that is one ranked item of the hybrid ranker
@@ -69,7 +70,8 @@ def _hit(m: Any, score: float, snippet: str) -> RecallHit:
 
 
 def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
-           filters: Mapping[str, Any] | None = None, *, reader: Any = None) -> list[RecallHit]:
+           filters: Mapping[str, Any] | None = None, *, reader: Any = None,
+           count_name: str = "k") -> list[RecallHit]:
     """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
     when the facade has an embedder (the default; :mod:`memfold.memory.search`), else the same BM25
     ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
@@ -85,8 +87,10 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
     """
     if not isinstance(query, str):
         raise InvalidInput(f"query must be text, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInput("search query is empty: give words to look for")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        raise InvalidInput(f"{count_name} must be an integer from 1 to {MAX_K}, got {k!r}")
     filters = dict(filters or {})
     unknown = set(filters) - {"kind"}
     if unknown:
@@ -105,12 +109,12 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
     fulltext = parts.storage.fulltext
     lineage = list(ref.lineage)
     if kind in (None, "turn"):
-        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_turns(match, lineage, fetch)
+        hits.extend(_hit(m, -m.score, m.snippet) for m in fulltext.match_turns(match, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
     if kind in (None, "card"):
-        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_cards(match, ref.family_id, lineage, fetch)
+        hits.extend(_hit(m, -m.score, m.snippet) for m in fulltext.match_cards(match, ref.family_id, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
-    hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
+    hits.sort(key=lambda h: (-h.score, h.kind != "turn", h.id))  # SQLite's BM25 is negative: negated, higher is better
     return hits[:k]
 
 
@@ -118,7 +122,7 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
                    rdr: Any) -> list[RecallHit]:
     """The body of :func:`search` when the parts have a searcher: hybrid BM25 + embedding ranking
     (:class:`memfold.memory.search.HybridSearch`, issue 6) over the same lineage-scoped turns and
-    non-stale cards. ``score`` is the negated fused score, so lower still means better; hits the
+    non-stale cards. ``score`` is the fused score (higher is better); hits the
     BM25 ranker did not find get the item's opening words as their snippet."""
     kinds = ("turn", "card") if kind is None else (kind,)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
@@ -132,7 +136,7 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
         m = matches[h.kind][h.id]
         words = h.text.split()
         snippet = m.snippet if m.snippet is not None else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
-        hits.append(_hit(m, -h.score, snippet))
+        hits.append(_hit(m, h.score, snippet))
     return hits
 
 
