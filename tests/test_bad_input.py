@@ -487,3 +487,25 @@ def test_jsonl_with_a_byte_order_mark_ingests(db, tmp_path):
     assert [t.content for t in history] == ["hello from Windows", "", ""]
     assert history[1].tool_calls == [TOOL_CALL] and history[2].tool_call_id == "call_9"
     mf.close()
+
+
+def test_http_api_takes_what_openai_clients_send(db):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from memfold.integrations.http import create_app
+
+    mf = facade(db)
+    with TestClient(create_app(mf)) as client:
+        messages = [{"role": "user", "content": [{"type": "text", "text": "Is my refund done?"}]},
+                    {"role": "assistant", "content": None, "refusal": None, "tool_calls": [TOOL_CALL]},
+                    {"role": "tool", "tool_call_id": "call_9", "content": ""}]
+        reply = client.post("/v1/conversations/c1/turns", json={"messages": messages})
+        assert reply.status_code == 201, reply.text
+        before = dump(db)
+        bad = client.post("/v1/conversations/c1/turns", json={"messages": [{"role": "user", "content": [7]}]})
+        assert bad.status_code == 422 and "content" in bad.text
+        assert dump(db) == before
+    turns = mf.conversation("c1").turns_by_id(reply.json()["turn_ids"])
+    assert [t.content for t in sorted(turns.values(), key=lambda t: t.seq)] == ["Is my refund done?", "", ""]
+    mf.close()
