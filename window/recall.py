@@ -228,7 +228,8 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
                        "Use it to find exact commands, paths, ids, numbers and dates before relying on them.",
         "parameters": {"type": "object", "properties": {
             "query": {"type": "string", "description": "Words to look for: any word may match, also as the start of a longer word."},
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Maximum hits (default 5)."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Maximum hits (default 5)."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Deprecated: the same as limit."},
         }, "required": ["query"], "additionalProperties": False}}},
     {"type": "function", "function": {
         "name": "describe",
@@ -290,7 +291,8 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
             raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
         args = _check_tool_arguments(name, args)
         if name == "search":
-            hits = search(parts, conv, args["query"], args.get("k", args.get("limit", 5)), reader=rdr)
+            hits = search(parts, conv, args["query"], args.get("limit", args.get("k", 5)), reader=rdr,
+                          count_name="limit" if "limit" in args else "k")
             return "\n".join(h.line() for h in hits) if hits else "no matches"
         if name == "describe":
             return json.dumps(describe(parts, conv, args["id"], reader=rdr), ensure_ascii=False)
@@ -331,7 +333,7 @@ def _check_tool_arguments(name: str, args: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise InvalidInput(f"{name}: the argument {arg!r} must be {_JSON_NAMES[kind]}, got {value!r}")
     if name == "search" and "k" in args and "limit" in args:
-        raise InvalidInput("search: give 'k' or 'limit', not both")
+        raise InvalidInput("search: give 'limit' or the deprecated 'k', not both")
     if name == "search" and not args["query"].strip():
         raise InvalidInput("search: the argument 'query' is empty: give words to look for")
     return args
