@@ -379,7 +379,10 @@ class ChatMessage(_Body):
     """One turn in the OpenAI chat-message shape, plus memfold's optional fields."""
 
     role: Literal["user", "assistant", "tool", "system"]
-    content: str | None = None
+    content: str | list[dict[str, Any]] | None = Field(
+        None, description="Text, or OpenAI content parts ([{'type': 'text', 'text': ...}, ...]): the turn's text "
+                          "is its text parts joined by newlines and the parts are kept in metadata.content_parts.")
+    refusal: str | None = Field(None, description="An assistant refusal as OpenAI returns it (null when none).")
     name: str | None = None
     tool_call_id: str | None = None
     tool_calls: list[ToolCall] | None = None

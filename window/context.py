@@ -92,10 +92,25 @@ def glimpse_threshold(settings: WindowSettings) -> int:
     return max(1, settings.usable_tokens // 2)
 
 
+#: glimpse excerpts already cut, by (turn id, sha256, erased, length, excerpt tokens, counter id):
+#: an archived turn never changes but by erasure (part of the key), so a huge turn is cut once
+#: per process, not at every compile and pressure check (issue 20, point 6)
+_GLIMPSES: dict[tuple, str] = {}
+_GLIMPSES_MAX = 256
+
+
 def glimpse_text(turn: Turn, settings: WindowSettings, counter) -> str:
-    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context."""
+    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context.
+    Its cost does not depend on the turn's size: the excerpt is cut from a head of the text near
+    the target (:func:`clip_to_tokens`) and remembered for the next compile."""
     excerpt_tokens = max(1, min(settings.card_target_tokens, settings.usable_tokens // 8))
-    excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+    key = (turn.id, turn.sha256, turn.erased, len(turn.content), excerpt_tokens, getattr(counter, "id", id(counter)))
+    excerpt = _GLIMPSES.get(key)
+    if excerpt is None:
+        excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+        if len(_GLIMPSES) >= _GLIMPSES_MAX:
+            _GLIMPSES.pop(next(iter(_GLIMPSES)))
+        _GLIMPSES[key] = excerpt
     return f"{excerpt} [glimpse t{turn.id} of {turn.tokens} tokens; expand t{turn.id}]"
 
 
@@ -239,6 +254,31 @@ def check_fixed_parts(settings: WindowSettings, counter) -> None:
             f"the window settings cannot fit their fixed parts: system note {note_tokens} tokens >= usable budget "
             f"{settings.usable_tokens} (budget {settings.budget_tokens} - output reserve "
             f"{settings.output_reserve_tokens}); raise the budget, lower the reserve or shorten system_note"
+        )
+
+
+def check_can_fit(parts: WindowParts, settings: WindowSettings, lay: Layout) -> None:
+    """Refuse, before anything is folded, a budget that no compaction could meet (issue 20,
+    point 3: ``memfold context --budget 1`` used to fold the whole conversation into cards and
+    then fail): after a fold the system note is shown, and the standing system turn, the
+    protected channel and the newest item always stay verbatim.
+
+    :raises BudgetError: naming those sizes and the usable budget; nothing is written.
+    """
+    check_protected_fits(settings, lay)
+    if not lay.items:
+        return
+    note = note_text(settings)
+    note_tokens = max(lay.note_tokens, parts.token_counter.count(note) if note else 0)
+    newest = lay.shown[-1]
+    least = lay.system_tokens + note_tokens + lay.protected_tokens + newest
+    if least > settings.usable_tokens and lay.total_tokens > settings.usable_tokens:
+        system = f"system turn {lay.system_tokens} + " if lay.system_tokens else ""
+        raise BudgetError(
+            f"what must stay verbatim does not fit: {system}system note {note_tokens} + protected "
+            f"{lay.protected_tokens} + hot tail {newest} tokens (1 turns) = {least} tokens > usable budget "
+            f"{settings.usable_tokens} (budget {settings.budget_tokens} - output reserve "
+            f"{settings.output_reserve_tokens}); no compaction can fit it, so nothing was folded: raise the budget"
         )
 
 

@@ -176,8 +176,10 @@ class Conversation:
             lacks are left out (``None`` = the trusted owner, every turn; DESIGN.md §4.9).
         :raises InvalidInput: for a bad ``reader``.
         """
+        from ..memory.validation import check_count
         from .labels import as_reader, can_read
 
+        check_count(limit, "history limit", minimum=0, allow_none=True)
         rdr = as_reader(reader)
         lineage = self.ref.lineage
         if rdr is None:
@@ -319,7 +321,7 @@ class Conversation:
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
         from .compactor import Compactor
-        from .context import build_sections, check_protected_fits, compile_context, finish_compile, layout
+        from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
@@ -329,6 +331,8 @@ class Conversation:
             reported = self.reported_usage()
             pressure = max(lay.total_tokens, reported or 0)
             fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
+            if fold:
+                check_can_fit(self.parts, settings, lay)  # issue 20: a hopeless budget folds nothing
             if not fold:  # the usual case: compiled from this one read
                 sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
         if not fold:
@@ -399,13 +403,19 @@ class Conversation:
         """Archived turns by id (a batch read; see :meth:`Archive.get_many`)."""
         return self.archive.get_many(turn_ids)
 
-    def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None):
+    def search(self, query: str, limit: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None,
+               k: int | None = None):
         """Search archived turns and cards (BM25 with prefixes, stop words and neighbours; hybrid with
-        an embedder); see :func:`memfold.window.recall.search`.
-        ``reader``: hide hits whose labels the reader lacks (issue 8)."""
+        an embedder); see :func:`memfold.window.recall.search`. Hits come best first and their
+        ``score`` is higher-is-better, as in :meth:`MemFold.search`.
+
+        :param limit: at most this many hits, 1..100 (``k=`` is its deprecated alias).
+        :param reader: hide hits whose labels the reader lacks (issue 8)."""
+        from ..memory.validation import result_count
         from .recall import search
 
-        return search(self.parts, self.ref, query, k, filters, reader=reader)
+        limit, name = result_count(limit, k, default=10, where="search")
+        return search(self.parts, self.ref, query, limit, filters, reader=reader, count_name=name)
 
     def describe(self, card_id: int | str, *, reader: Any = None) -> dict[str, Any]:
         """A card's coverage; see :func:`memfold.window.recall.describe`.
