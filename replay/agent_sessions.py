@@ -218,6 +218,7 @@ class PlayLog:
     card_tokens: list[int] = field(default_factory=list)
     folds: int = 0
     refused: int = 0
+    errors: list[str] = field(default_factory=list)
 
 
 class ScriptedAgent:
@@ -248,16 +249,22 @@ class ScriptedAgent:
         return ctx
 
     def play(self, units: Sequence[Unit]) -> PlayLog:
-        """Append every unit's messages; each assistant message is preceded by a request."""
+        """Append every unit's messages; each assistant message is preceded by a request. The
+        agent knows where its units begin, as a model knows what it finished: on a fold card it
+        folds from the card's first turn to the end of the last finished unit the card lists."""
+        unit_start = 1
         for unit in units:
+            unit_start = self.conv.archive.last_seq(self.conv.id) + 1
             for message in unit.messages:
                 if message["role"] == "assistant":
                     ctx = self._request()
-                    if self.fold_at_close and ctx.fold_menu is not None:
-                        menu = ctx.fold_menu
-                        answer = self.conv.handle_tool_call("fold_unit", {"from": menu.first_seq, "to": menu.last_seq})
+                    menu = ctx.fold_menu
+                    if self.fold_at_close and menu is not None and menu.first_seq < unit_start:
+                        last = min(menu.last_seq, unit_start - 1)
+                        answer = self.conv.handle_tool_call("fold_unit", {"from": menu.first_seq, "to": last})
                         if answer.startswith("error:"):
                             self.log.refused += 1
+                            self.log.errors.append(answer)
                         else:
                             self.log.folds += 1
                 self.conv.append(message)

@@ -139,15 +139,15 @@ class StrategyBook:
         return self.strategies[name.strip()]
 
 
-_DEFAULT_BOOK: StrategyBook | None = None
+_BOOKS: dict[str, StrategyBook] = {}
 
 
 def default_book() -> StrategyBook:
-    """The built-ins plus ``MEMFOLD_STRATEGY_PATH`` (read once per process)."""
-    global _DEFAULT_BOOK
-    if _DEFAULT_BOOK is None:
-        _DEFAULT_BOOK = StrategyBook()
-    return _DEFAULT_BOOK
+    """The built-ins plus the folders in ``MEMFOLD_STRATEGY_PATH`` (read once per distinct value)."""
+    key = os.environ.get(PATH_VARIABLE, "")
+    if key not in _BOOKS:
+        _BOOKS[key] = StrategyBook()
+    return _BOOKS[key]
 
 
 def book_of(parts: WindowParts) -> StrategyBook:
