@@ -187,8 +187,10 @@ def test_the_fold_card_appears_when_work_built_up_and_lists_turns_by_number(db_p
     assert lines[0].startswith("[fold card] Work since the last fold: turns #1-#7 (7 turns, 2 tool calls")
     assert "The unit in progress starts at #8" in lines[0]
     assert lines[1] == '#1 user 7 tok: "Please fix the failing test in src/app/cache.py"'
-    assert lines[2].startswith("#2 assistant") and lines[2].endswith("read_file src/app/cache.py")
-    assert lines[4] == '#4 user 4 tok: "ok, turn it off"'
+    assert lines[2] == "#2-#3 10+48 tok: read_file src/app/cache.py"  # a call and its result: one line
+    assert lines[3] == '#4 user 4 tok: "ok, turn it off"'
+    assert lines[4] == "#5-#6 12+40 tok: bash tests/test_cache.py"
+    assert lines[5] == "#7 assistant 11 tok"
     assert lines[-1].startswith("Is a unit of work behind you finished?") and "Ignoring this card" in lines[-1]
     # attached right before the newest user turn; counted in the budget
     at = next(i for i, m in enumerate(ctx.messages) if m["content"] == ctx.fold_card)

@@ -191,10 +191,14 @@ def sanitized_texts(parts: WindowParts, ref: ConversationRef, turns: Sequence[Tu
     """Turn id -> text as a fold result may hold it (content, plus tool calls written out): secret
     turns, system turns, quoted turns and protected text become pointers, exactly as for a
     summarizer (:func:`~memfold.window.protected.summarizer_input`; no model is called)."""
-    from .compactor import fold_item_for_turn
     from .protected import summarizer_input
+    from .summarizers.base import FoldItem
 
-    items = [fold_item_for_turn(t) for t in turns]
+    items = []
+    for t in turns:  # the summarizer's view of a turn (as the compactor builds it): content plus tool calls
+        calls = "; ".join(f"call {name}({json.dumps(args, ensure_ascii=False) if not isinstance(args, str) else args})"
+                          for name, args in _calls(t))
+        items.append(FoldItem(kind="turn", id=t.id, text=f"{t.content} {calls}".strip(), role=t.role, name=t.name))
     safe = summarizer_input(parts.storage, list(turns), items, family_id=ref.family_id, namespace=ref.namespace)
     return {t.id: item.text for t, item in zip(turns, safe)}
 
@@ -243,16 +247,27 @@ def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings
     lines = [f"[fold card] Work since the last fold: turns #{menu[0].seq}-#{menu[-1].seq} ({len(menu)} turns, "
              f"{calls} tool calls, {sum(t.tokens for t in menu)} tokens). The unit in progress starts at "
              f"#{newest_user.seq} (the newest user turn) and cannot be folded."]
-    for t in menu:
-        lines.append(_menu_line(t, rdr))
+    n = 0
+    while n < len(menu):  # a tool call and its results share one line: "#2-#3 read_file a.py [12+310 tok]"
+        t = menu[n]
+        results = []
+        while t.tool_calls and n + 1 + len(results) < len(menu) and menu[n + 1 + len(results)].role == "tool":
+            results.append(menu[n + 1 + len(results)])
+        lines.append(_menu_line(t, rdr, results))
+        n += 1 + len(results)
     lines.append(FOLD_CARD_QUESTION)
     text = "\n".join(lines)
     return FoldCard(text, parts.token_counter.count(text), menu[0].seq, menu[-1].seq, newest_user.seq,
                     newest_user.id, calls, sum(t.tokens for t in menu))
 
 
-def _menu_line(t: Turn, rdr: Any) -> str:
-    head = f"#{t.seq} {t.role} {t.tokens} tok"
+def _menu_line(t: Turn, rdr: Any, results: Sequence[Turn] = ()) -> str:
+    """One line of the fold card: the turn's number, role and size (a tool call with its results:
+    every number and size), then what it touched, or a user turn verbatim."""
+    if results:
+        head = f"#{t.seq}-#{results[-1].seq} {'+'.join(str(x.tokens) for x in (t, *results))} tok"
+    else:
+        head = f"#{t.seq} {t.role} {t.tokens} tok"
     if not can_read(rdr, t.labels) or t.erased:
         return f"{head}: (hidden)"
     if is_host_turn(t):
@@ -261,11 +276,15 @@ def _menu_line(t: Turn, rdr: Any) -> str:
     if t.role == "user":
         return f"{head}: {json.dumps(t.content, ensure_ascii=False)}"
     if t.tool_calls:
-        calls = "; ".join(f"{name}" + (f" {' '.join(_arg_paths(args)[:4])}" if _arg_paths(args) else "")
-                          for name, args in _calls(t))
-        return f"{head}: {calls}"
-    paths = turn_paths(t)
-    return f"{head}" + (f": {' '.join(paths[:4])}" if paths else "")
+        parts = []
+        for name, args in _calls(t):
+            paths = _arg_paths(args)[:3]
+            parts.append(name + (f" {' '.join(paths)}" if paths else ""))
+        seen = {p for _, a in _calls(t) for p in _arg_paths(a)}
+        extra = [p for r in results if can_read(rdr, r.labels) for p in turn_paths(r) if p not in seen][:3]
+        return f"{head}: {'; '.join(parts)}" + (f" -> {' '.join(extra)}" if extra else "")
+    paths = turn_paths(t)[:3]
+    return f"{head}" + (f": {' '.join(paths)}" if paths else "")
 
 
 # -- fold_unit (points 2-4) ------------------------------------------------------------------------

@@ -249,7 +249,7 @@ def report(parts: WindowParts, ref: ConversationRef, text: Any) -> FrameOutcome:
         parts.storage.folds.set_report(frame.id, text)
     return FrameOutcome(frame.id, frame.name, "open",
                         f"report of frame f{frame.id} ({frame.name}) saved; it replaces the previous one "
-                        f"({frame.reports + 1} reports so far)")
+                        f"({frame.reports + 1} {'report' if frame.reports == 0 else 'reports'} so far)")
 
 
 def yield_frame(parts: WindowParts, ref: ConversationRef, reason: Any = "", *, by: str = "host") -> FrameOutcome:
