@@ -1865,18 +1865,23 @@ def test_fold_counters(storage):
     assert storage.folds.counters() == {"proposed": 4, "proposed_at_seq": 4}
 
 
-@covers("folds.unfolded_tail", "catalog.insert")
+@covers("folds.unfolded_tail", "folds.unfolded_totals", "catalog.insert")
 def test_unfolded_tail_is_the_work_after_the_last_card(storage):
     turns = three_turns(storage)
-    assert storage.folds.unfolded_tail("c1") == []
+    tool = storage.archive.turn(add_turn(storage, "c1", 4, "result of the call", role="tool"))
+    system = storage.archive.turn(add_turn(storage, "c1", 5, "you are terse", role="system"))
+    turns = [*turns, tool, system]
+    assert storage.folds.unfolded_tail("c1") == [] and storage.folds.unfolded_totals("c1") == (0, 0)
     with storage.transaction():
         storage.catalog.insert("c1", [turn_item(t) for t in turns])
     assert storage.folds.unfolded_tail("c1") == [turn_item(t) for t in turns]
+    assert storage.folds.unfolded_totals("c1") == (1, sum(t.tokens for t in turns[:4]))  # system turns not counted
     card = storage.cards.get(add_card(storage, "c1", turns[:2], "late; refunded"))
     with storage.transaction():
         storage.catalog.delete_between("c1", 1, 2)
         storage.catalog.insert("c1", [card_item(card)])
-    assert storage.folds.unfolded_tail("c1") == [turn_item(turns[2])]
+    assert storage.folds.unfolded_tail("c1") == [turn_item(t) for t in turns[2:]]
+    assert storage.folds.unfolded_totals("c1") == (1, turns[2].tokens + tool.tokens)
 
 
 # --- the coverage meta-test ----------------------------------------------------------------------------------------------

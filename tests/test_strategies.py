@@ -6,6 +6,7 @@ strategies as data a user extends, and receipts from child conversations."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -233,3 +234,28 @@ def test_a_subagent_sees_only_its_brief_and_its_receipt_expands_to_its_archive(s
     with pytest.raises(IllegalFold, match="not shorter than the work it concludes"):
         short.finish("a much longer receipt than the brief")
     assert summarizer.calls == 0
+
+
+def test_erasing_a_folded_conversation_leaves_no_fold_index_or_report_behind(db_path):
+    mf = MemFold(db_path, clock=LogicalClock(), token_counter="words", embedder=None,
+                 window=WindowSettings(**BIG, fold_card_tool_calls=0, fold_card_tokens=0))
+    conv = mf.conversation("a")
+    conv.append_many([
+        {"role": "user", "content": "Please tidy the folder quokka-archive-7731 for me"},
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "read_file", path="quokka-archive-7731/index.md")]},
+        {"role": "tool", "tool_call_id": "a", "content": "quokka-archive-7731/index.md lists forty files " * 4},
+        {"role": "assistant", "content": "Tidied quokka-archive-7731."},
+        {"role": "user", "content": "thanks"},
+    ])
+    conv.fold_unit(1, 4)
+    conv.strategy_enter("errand", "sort quokka-archive-7731 by year")
+    conv.append({"role": "assistant", "content": "Sorted the files of quokka-archive-7731 by year. " * 3})
+    conv.strategy_report("quokka-archive-7731 sorted: 40 files in 6 year folders")
+    conv.strategy_yield("done")
+    mf.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw = lambda: b"".join(open(str(db_path) + s, "rb").read() for s in ("", "-wal") if os.path.exists(str(db_path) + s))
+    assert b"quokka-archive-7731" in raw()  # the check can fail
+    mf.erase(conversation_id="a", vacuum=True)
+    assert b"quokka-archive-7731" not in raw()
+    assert conv.folds()[0].index == {} and conv.strategy_frames()[0].report is None
+    mf.close()

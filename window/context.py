@@ -195,7 +195,7 @@ def _fitting_fold_card(parts: WindowParts, ref: ConversationRef, settings: Windo
     fits in what the context leaves of the usable budget; else None."""
     from .folds import fold_card
 
-    card = fold_card(parts, ref, settings, tail, reader)
+    card = fold_card(parts, ref, settings, tail, reader)  # None at once when no card is due
     if card is None or total_tokens + card.tokens > settings.usable_tokens:
         return None
     return card
@@ -228,7 +228,12 @@ def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSett
     system = standing_system_turn(parts, ref, reader)
     total = ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
              + whole + shown_oversized)
-    card = _fitting_fold_card(parts, ref, settings, parts.storage.folds.unfolded_tail(ref.id), reader, total)
+    from .folds import fold_card_due
+
+    card = None
+    if fold_card_due(settings, *parts.storage.folds.unfolded_totals(ref.id)):  # aggregates first: the tail
+        tail = parts.storage.folds.unfolded_tail(ref.id)  # is read only when a card is due (issue 14)
+        card = _fitting_fold_card(parts, ref, settings, tail, reader, total)
     return total + (card.tokens if card is not None else 0)
 
 

@@ -221,18 +221,22 @@ class FoldCard:
     work_tokens: int
 
 
+def fold_card_due(settings: WindowSettings, tool_results: int, tokens: int) -> bool:
+    """True when the work since the last fold reached ``fold_card_tool_calls`` (counted by their
+    results) or ``fold_card_tokens`` (a setting at 0 is off)."""
+    calls_at, tokens_at = settings.fold_card_tool_calls, settings.fold_card_tokens
+    return (calls_at > 0 and tool_results >= calls_at) or (tokens_at > 0 and tokens >= tokens_at)
+
+
 def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, tail: Sequence[CatalogItem],
               reader: Iterable[str] | None = None) -> FoldCard | None:
     """The fold card for the work since the last fold (``tail``: the catalog items after the last
     card), or ``None`` when too little built up (fewer than ``fold_card_tool_calls`` tool calls,
     counted by their results, and fewer than ``fold_card_tokens`` tokens; either at 0 is off) or
     nothing before the unit in progress is foldable."""
-    calls_at, tokens_at = settings.fold_card_tool_calls, settings.fold_card_tokens
-    if not tail or (calls_at <= 0 and tokens_at <= 0):
-        return None
     results = sum(1 for i in tail if i.role == "tool")
     tokens = sum(i.tokens for i in tail if i.role != "system")
-    if not ((calls_at > 0 and results >= calls_at) or (tokens_at > 0 and tokens >= tokens_at)):
+    if not tail or not fold_card_due(settings, results, tokens):
         return None
     turns = parts.turns([i.item_id for i in tail if i.kind == "turn"])
     ordered = [turns[i.item_id] for i in tail if i.kind == "turn" and i.item_id in turns]

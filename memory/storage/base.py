@@ -561,7 +561,9 @@ class ErasureStorage(Protocol):
         """Blank protected records (state ``erased`` at ``changed_at``)."""
 
     def blank_cards(self, card_ids: Iterable[int]) -> None:
-        """Blank summary cards (erased 0 -> 1, no tokens); their full-text entries and vectors go too."""
+        """Blank summary cards (erased 0 -> 1, no tokens); their full-text entries and vectors go too,
+        and so do the mechanical index of a fold whose result the card is and its strategy frame's
+        brief and report (issue 14)."""
 
     def vacuum(self) -> None:
         """Make erased bytes leave the storage (indexes merged, log truncated, file rewritten); not inside a transaction."""
@@ -606,6 +608,10 @@ class FoldStorage(Protocol):
 
     def counters(self, conversation_id: str | None = None) -> "dict[str, int]":
         """The conversation's counters by name (summed over every conversation when ``None``)."""
+
+    def unfolded_totals(self, conversation_id: str) -> "tuple[int, int]":
+        """``(tool-result turns, tokens of the non-system turns)`` among the catalog items after
+        the last card item, from aggregates (the per-append check whether a fold card is due)."""
 
     def unfolded_tail(self, conversation_id: str) -> "list[CatalogItem]":
         """The catalog items after the conversation's last card item, oldest first (every item

@@ -107,6 +107,16 @@ class SqliteFolds:
                               [conversation_id])
         return {r[0]: int(r[1]) for r in rows}
 
+    def unfolded_totals(self, conversation_id: str) -> tuple[int, int]:
+        """Tool-result turns and non-system turn tokens after the last card item."""
+        row = self.c.one(
+            "SELECT COALESCE(SUM(role = 'tool'), 0), COALESCE(SUM(CASE WHEN role IS NOT 'system' THEN tokens "
+            "ELSE 0 END), 0) FROM catalog_items WHERE conversation_id = ? AND first_seq > COALESCE((SELECT "
+            "MAX(last_seq) FROM catalog_items WHERE conversation_id = ? AND kind = 'card'), 0)",
+            [conversation_id, conversation_id],
+        )
+        return int(row[0]), int(row[1])
+
     def unfolded_tail(self, conversation_id: str) -> list[CatalogItem]:
         """The catalog items after the last card item, oldest first."""
         rows = self.c.all(
