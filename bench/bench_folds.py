@@ -10,8 +10,10 @@ calls, and the ABCD sample with the agent's actions as tool calls.
 Printed per source and budget: median and final request size in tokens with folds and without
 (and their ratio), the prompt-prefix tokens rewritten over the session (the tokens of a request
 after the first message that changed from the request before: what a provider's prompt cache
-loses), fold-card overhead (tokens per request that carried one, and their share of all request
-tokens), and the counters (folds proposed / accepted / refused, read-backs, re-runs).
+loses) folding at close vs at pressure only (no fold card), the same with the fold card shown but
+never answered (the card sits before the newest user turn, so each new user turn moves it),
+fold-card overhead (tokens per request that carried one, and their share of all request tokens),
+and the counters (folds proposed / accepted / refused, read-backs, re-runs).
 
 Run: ``python bench/bench_folds.py [--tasks 30] [--tokens cl100k_base|words] [--budget 32000 ...]``.
 The "model" folds exactly the finished units the card lists (it knows where its units began); a
@@ -34,7 +36,7 @@ from memfold.replay.agent_sessions import ScriptedAgent, abcd_units, coding_sess
 def play(units, *, fold_at_close: bool, budget: int, tokens: str, tmp: Path, name: str, card_calls: int) -> dict:
     settings = WindowSettings(budget_tokens=budget, output_reserve_tokens=min(4_096, budget // 8),
                               fold_card_tool_calls=card_calls)
-    mf = memfold.MemFold(tmp / f"{name}-{budget}-{fold_at_close}.db", clock=memfold.LogicalClock(), token_counter=tokens,
+    mf = memfold.MemFold(tmp / f"{name}-{budget}-{fold_at_close}-{card_calls}.db", clock=memfold.LogicalClock(), token_counter=tokens,
                          embedder=None, window=settings)
     conv = mf.conversation(name)
     started = time.perf_counter()
@@ -53,26 +55,27 @@ def play(units, *, fold_at_close: bool, budget: int, tokens: str, tmp: Path, nam
     return out
 
 
-def row(name: str, budget: int, fold: dict, plain: dict) -> list[str]:
+def row(name: str, budget: int, fold: dict, plain: dict, ignored: dict) -> list[str]:
     s = fold["stats"]
     return [
         name, f"{budget:,}", f"{fold['archive']:,}", str(fold["requests"]),
         f"{fold['median']:,.0f} / {plain['median']:,.0f} ({fold['median'] / plain['median']:.2f}x)",
         f"{fold['final']:,} / {plain['final']:,} ({fold['final'] / plain['final']:.2f}x)",
         f"{fold['rewritten']:,} / {plain['rewritten']:,} ({fold['rewritten'] / max(1, plain['rewritten']):.2f}x)",
+        f"{ignored['rewritten']:,} ({ignored['median']:,.0f})",
         f"{fold['card_median']:,.0f} ({fold['cards_shown']} shown, {fold['card_share']:.1%})",
         f"{s['proposed']}/{s['accepted']}/{s['refused']}", f"{s['read_back']}", f"{s['reruns']}",
     ]
 
 
 HEADER = ["source", "budget", "archive tok", "requests", "median req: folds / none", "final req: folds / none",
-          "prefix rewritten: close / pressure", "fold card tok (median)", "prop/acc/ref", "read back", "re-runs"]
+          "prefix rewritten: close / pressure", "card ignored: rewritten (median req)", "fold card tok (median)", "prop/acc/ref", "read back", "re-runs"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", type=int, default=30, help="tasks in the generated coding session")
-    parser.add_argument("--star-dialogues", type=int, default=40, help="STAR dialogues of the persona")
+    parser.add_argument("--tasks", type=int, default=24, help="tasks in the generated coding session")
+    parser.add_argument("--star-dialogues", type=int, default=30, help="STAR dialogues of the persona")
     parser.add_argument("--persona", default="Jane Doe")
     parser.add_argument("--tokens", default="cl100k_base", help="token counter: cl100k_base (default) or words")
     parser.add_argument("--budget", type=int, action="append", help="budgets to run (repeatable)")
@@ -93,8 +96,9 @@ def main() -> None:
                 slug = "".join(c for c in name if c.isalnum())
                 common = dict(budget=budget, tokens=args.tokens, tmp=Path(tmp), name=slug, card_calls=card_calls)
                 fold = play(units, fold_at_close=True, **common)
-                plain = play(units, fold_at_close=False, **common)
-                rows.append(row(f"{name} (card at {card_calls} calls)", budget, fold, plain))
+                plain = play(units, fold_at_close=False, **{**common, "card_calls": 0})  # pressure only: no card
+                ignored = play(units, fold_at_close=False, **common)  # the card shown, never answered
+                rows.append(row(f"{name} (card at {card_calls} calls)", budget, fold, plain, ignored))
     widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
     print(f"memfold fold benchmark (tokens: {args.tokens}; fold card at N tool calls or 100,000 tokens)")
     for r in [HEADER, ["-" * w for w in widths], *rows]:

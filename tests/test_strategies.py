@@ -259,3 +259,18 @@ def test_erasing_a_folded_conversation_leaves_no_fold_index_or_report_behind(db_
     assert b"quokka-archive-7731" not in raw()
     assert conv.folds()[0].index == {} and conv.strategy_frames()[0].report is None
     mf.close()
+
+
+def test_a_yield_waits_for_every_result_of_a_parallel_call(setup):
+    mf, conv, _ = setup
+    conv.strategy_enter("errand", "check both logs")
+    conv.append({"role": "assistant", "content": "Both logs say 0042 waits on the export lock. " * 3})
+    conv.strategy_report("0042 waits on the export lock")
+    conv.append({"role": "assistant", "content": "", "tool_calls": [call("r", "read_file", path="b.log"),
+                                                                    call("y", "strategy_yield", reason="done")]})
+    conv.handle_tool_call("strategy_yield", {"reason": "done"})
+    conv.append({"role": "tool", "tool_call_id": "r", "content": "b.log: nothing new"})
+    assert conv.strategy_frames()[0].status == "closing"  # the yield's own result is still to come
+    conv.append({"role": "tool", "tool_call_id": "y", "content": "yielded"})
+    assert conv.strategy_frames()[0].status == "closed"
+    assert mf.parts.cards.get(conv.catalog_items()[-1].item_id).text == "0042 waits on the export lock"

@@ -514,11 +514,9 @@ class Conversation:
         :returns: a :class:`~memfold.window.folds.FoldOutcome`.
         :raises IllegalFold: naming the legality rule broken; nothing is written.
         """
-        from .folds import bump, fold_unit
+        from .folds import fold_unit
 
-        outcome = fold_unit(self.parts, self.ref, first, last)
-        bump(self.parts, self.ref, "accepted")
-        return outcome
+        return fold_unit(self.parts, self.ref, first, last)
 
     def fold_stats(self) -> dict[str, Any]:
         """The fold counters (proposed, accepted, refused, read_back, reruns, folds by kind,

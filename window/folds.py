@@ -35,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..memory.errors import IllegalFold, InvalidInput
+from ..memory.errors import IllegalFold, InvalidInput, MemfoldError
 from ..memory.storage.rows import CatalogItem, FoldRow
 from .archive import Turn
 from .cards import Card
@@ -431,6 +431,8 @@ def write_fold(parts: WindowParts, ref: ConversationRef, kind: str, replaced: Se
             last_seq=replaced[-1].last_seq, made_after_seq=made_after_seq, index=dict(index),
             created_at=parts.clock.now())
         parts.catalog(target).splice(replaced, card)
+        if kind == "unit":
+            storage.folds.bump(ref.id, "accepted")  # counted with the fold, in its transaction
     return card, fold_id
 
 
@@ -572,7 +574,8 @@ def handle_fold_call(parts: WindowParts, ref: ConversationRef, args: Mapping[str
     except InvalidInput as exc:
         bump(parts, ref, "refused")
         return f"error: {exc}"
-    bump(parts, ref, "accepted")
+    except MemfoldError as exc:  # a concurrent fold changed the range, a busy database: the model may retry
+        return f"error: {exc}"
     return f"{outcome.line()}; expand {outcome.card} to read the turns back"
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..memory.errors import IllegalFold, InvalidInput
+from ..memory.errors import IllegalFold, InvalidInput, MemfoldError
 from ..memory.storage.rows import FrameRow
 from .folds import HOST_KEY, _calls, bump, is_shell_call, mechanical_index, write_fold
 from .parts import ConversationRef, WindowParts
@@ -284,10 +284,15 @@ def yield_frame(parts: WindowParts, ref: ConversationRef, reason: Any = "", *, b
 
 
 def _waiting_call(parts: WindowParts, items: Sequence[Any]) -> bool:
-    """True when the catalog ends with an assistant turn whose tool calls have no result yet."""
-    if not items or items[-1].kind != "turn" or items[-1].role != "assistant" or not items[-1].has_tool_calls:
+    """True when the newest assistant turn with tool calls still waits for some of their results
+    (the catalog ends with the call, or with fewer results than calls)."""
+    n = len(items)
+    while n > 0 and items[n - 1].kind == "turn" and items[n - 1].role == "tool":
+        n -= 1
+    if n == 0 or items[n - 1].kind != "turn" or items[n - 1].role != "assistant" or not items[n - 1].has_tool_calls:
         return False
-    return True
+    call = parts.archive.get(items[n - 1].item_id)
+    return len(items) - n < len(call.tool_calls or ())
 
 
 def settle(parts: WindowParts, ref: ConversationRef) -> list[FrameOutcome]:
@@ -420,6 +425,8 @@ def handle_strategy_call(parts: WindowParts, ref: ConversationRef, name: str, ar
         return yield_frame(parts, ref, args.get("reason", ""), by="model").message
     except InvalidInput as exc:
         bump(parts, ref, "strategy_refused")
+        return f"error: {exc}"
+    except MemfoldError as exc:  # a busy database, a concurrent fold: the model may retry
         return f"error: {exc}"
 
 
