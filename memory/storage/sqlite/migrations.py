@@ -10,7 +10,8 @@ Numbers are reserved by concept so parallel work does not collide:
 1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
 3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
 5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys,
-8 compaction notes (the background worker's queue).
+8 compaction notes (the background worker's queue), 14 folds and strategy frames (issue 14),
+20 the system-turn index (issue 20).
 """
 
 from __future__ import annotations
