@@ -61,7 +61,8 @@ def row(name: str, budget: int, fold: dict, plain: dict, ignored: dict) -> list[
         name, f"{budget:,}", f"{fold['archive']:,}", str(fold["requests"]),
         f"{fold['median']:,.0f} / {plain['median']:,.0f} ({fold['median'] / plain['median']:.2f}x)",
         f"{fold['final']:,} / {plain['final']:,} ({fold['final'] / plain['final']:.2f}x)",
-        f"{fold['rewritten']:,} / {plain['rewritten']:,} ({fold['rewritten'] / max(1, plain['rewritten']):.2f}x)",
+        f"{fold['rewritten']:,} / {plain['rewritten']:,} "
+        + (f"({fold['rewritten'] / plain['rewritten']:.2f}x)" if plain["rewritten"] else "(no pressure fold)"),
         f"{ignored['rewritten']:,} ({ignored['median']:,.0f})",
         f"{fold['card_median']:,.0f} ({fold['cards_shown']} shown, {fold['card_share']:.1%})",
         f"{s['proposed']}/{s['accepted']}/{s['refused']}", f"{s['read_back']}", f"{s['reruns']}",
