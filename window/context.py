@@ -71,6 +71,8 @@ class CompiledContext:
     refs: list[str]
     glimpses: list[int]
     hot_refs: list[str]
+    fold_card: str | None = None  #: the fold card's text when one is attached (issue 14), else None
+    fold_menu: Any = field(default=None, repr=False, compare=False)  #: that :class:`~memfold.window.folds.FoldCard`
 
     @property
     def usable_tokens(self) -> int:
@@ -84,6 +86,7 @@ class CompiledContext:
             "budget_tokens": self.budget_tokens, "output_reserve_tokens": self.output_reserve_tokens,
             "usable_tokens": self.usable_tokens, "refs": self.refs, "glimpses": self.glimpses,
             "hot_refs": self.hot_refs,
+            **({"fold_card": self.fold_card} if self.fold_card is not None else {}),
         }
 
 
@@ -138,6 +141,7 @@ class Layout:
     protected: ChannelRendering = field(default_factory=lambda: ChannelRendering([], 0, []))
     turns: dict[int, Turn] = field(default_factory=dict)
     system: Turn | None = None
+    fold_card: Any = None  #: the :class:`~memfold.window.folds.FoldCard` shown, or None (issue 14)
 
     @property
     def system_tokens(self) -> int:
@@ -151,7 +155,8 @@ class Layout:
     @property
     def total_tokens(self) -> int:
         """Everything but the memories (which only take what is left)."""
-        return self.system_tokens + self.note_tokens + self.protected_tokens + self.catalog_tokens
+        return (self.system_tokens + self.note_tokens + self.protected_tokens + self.catalog_tokens
+                + (self.fold_card.tokens if self.fold_card is not None else 0))
 
     @property
     def hot_tokens(self) -> int:
@@ -193,7 +198,22 @@ def layout(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
     system = standing_system_turn(parts, ref, reader)
     room = settings.usable_tokens - note_tokens - rendering.tokens - (system.tokens if system else 0)
     hot = hot_start(items, settings.hot_turns, room, shown)
-    return Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns, system)
+    lay = Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns, system)
+    last_card = max((n for n, i in enumerate(items) if i.kind == "card"), default=-1)
+    lay.fold_card = _fitting_fold_card(parts, ref, settings, items[last_card + 1:], reader, lay.total_tokens)
+    return lay
+
+
+def _fitting_fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, tail, reader,
+                       total_tokens: int):
+    """The fold card (issue 14, point 1) for the work since the last fold, when one is due and
+    fits in what the context leaves of the usable budget; else None."""
+    from .folds import fold_card
+
+    card = fold_card(parts, ref, settings, tail, reader)  # None at once when no card is due
+    if card is None or total_tokens + card.tokens > settings.usable_tokens:
+        return None
+    return card
 
 
 def standing_system_turn(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> Turn | None:
@@ -221,8 +241,15 @@ def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSett
     note = note_text(settings)
     note_tokens = counter.count(note) if ((glimpse_sizes or has_card) and note) else 0
     system = standing_system_turn(parts, ref, reader)
-    return ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
-            + whole + shown_oversized)
+    total = ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
+             + whole + shown_oversized)
+    from .folds import fold_card_due
+
+    card = None
+    if fold_card_due(settings, *parts.storage.folds.unfolded_totals(ref.id)):  # aggregates first: the tail
+        tail = parts.storage.folds.unfolded_tail(ref.id)  # is read only when a card is due (issue 14)
+        card = _fitting_fold_card(parts, ref, settings, tail, reader, total)
+    return total + (card.tokens if card is not None else 0)
 
 
 def protected_rendering(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> ChannelRendering:
@@ -386,16 +413,22 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
     missing = [i.item_id for i in lay.items if i.kind == "turn" and i.item_id not in lay.turns and i.role != "system"]
     turns = {**lay.turns, **(parts.turns(missing) if missing else {})}
     rdr = as_reader(reader)
+    seen_turn = False  # a card after a turn (a fold the model chose, a strategy's report) is shown in place
     for n, item in enumerate(lay.items):
+        if lay.fold_card is not None and item.kind == "turn" and item.item_id == lay.fold_card.at_turn_id:
+            section = sections["hot_turns" if n >= lay.hot else "turns"]  # the fold card: right before the
+            section.messages.append({"role": "system", "content": lay.fold_card.text})  # newest user turn
+            section.tokens += lay.fold_card.tokens
         if item.kind == "turn" and item.role == "system":
             continue  # never shown in place: the standing one has its own section, older ones were replaced
         source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]
         if not can_read(rdr, source.labels) or getattr(source, "erased", False):
             continue  # labels (issue 8): never shown to a reader who lacks one; erased turns show nothing
         if item.kind == "card":
-            section = sections["cards"]
+            section = sections["turns" if seen_turn and n < lay.hot else "hot_turns" if seen_turn else "cards"]
             section.messages.append({"role": "system", "content": cards[item.item_id].render()})
         else:
+            seen_turn = True
             section = sections["hot_turns" if n >= lay.hot else "turns"]
             turn = turns[item.item_id]
             message = turn.message()
@@ -456,4 +489,5 @@ def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) ->
         output_reserve_tokens=settings.output_reserve_tokens,
         refs=refs, glimpses=glimpses,
         hot_refs=[i.ref for i in lay.items[lay.hot:] if i.role != "system" and i.ref in shown_refs],
+        fold_card=lay.fold_card.text if lay.fold_card is not None else None, fold_menu=lay.fold_card,
     )
