@@ -180,22 +180,38 @@ class Conversation:
 
         rdr = as_reader(reader)
         lineage = self.ref.lineage
-        if rdr is None:
+        if rdr is None and len(lineage) == 1:
             return self.archive.history(self.id, after_seq=after_seq, limit=limit, lineage=lineage)
         visible = [t for t in self.archive.history(self.id, after_seq=after_seq, lineage=lineage)
-                   if can_read(rdr, t.labels)]
+                   if can_read(rdr, t.labels)
+                   and (t.conversation_id == self.id or t.metadata.get("quoted_from") is None)]  # issue 15
         return visible if limit is None else visible[:limit]
 
-    def fork(self, new_id: str, *, at: int | None = None) -> "Conversation":
-        """A new conversation that shares this one's turns so far (by pointer, not copy).
+    def fork(self, new_id: str, *, at: int | None = None, namespace: str | None = None) -> "Conversation":
+        """A new conversation that shares this one's turns so far (by pointer, not copy), then
+        diverges: neither side changes or reads the other's later state (issue 15, point 5; see
+        :mod:`memfold.window.forks`).
 
         :param at: fork after this seq instead of at the end: the fork sees turns ``1..at`` and
-            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's, a
-            card that reaches past ``at`` replaced by its children.
-        :raises InvalidInput: for an id in use or ``at`` outside ``0..`` the last seq.
+            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's;
+            the one card that reaches past ``at`` is expanded one level and the rest backfilled
+            with raw turns.
+        :param namespace: give the fork its own namespace (new), seeded with a copy of this
+            one's memory records and namespace-wide protected records; by default the fork
+            shares this conversation's namespace and its facts (they are about the user).
+        :raises InvalidInput: for an id in use, a namespace in use, or ``at`` outside ``0..`` the last seq.
         """
-        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id, fork_after_seq=at)
+        from .forks import fork_conversation
+
+        fork_conversation(self.parts, self.ref, new_id, at=at, namespace=namespace)
         return Conversation(self.parts, ConversationRef.load(self.archive, new_id))
+
+    def fork_info(self, new_id: str, *, at: int | None = None, namespace: str | None = None) -> dict[str, Any]:
+        """:meth:`fork`, returning what the fork was made with (catalog items seeded, protected
+        and memory records copied) instead of the conversation (the CLI and benchmarks read it)."""
+        from .forks import fork_conversation
+
+        return fork_conversation(self.parts, self.ref, new_id, at=at, namespace=namespace)
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: Callable[[int, int], None] | None = None) -> list[int]:
         """Append every message of a JSONL transcript, all or nothing.
@@ -318,10 +334,25 @@ class Conversation:
         :returns: a :class:`~memfold.window.context.CompiledContext` within ``budget - output_reserve``.
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        cache = self.parts.context_cache  # issue 15, point 6 (memfold.window.context_cache)
+        if cache is None:
+            return self._compile(settings, reader)
+        hit = cache.get(cache.key(self.parts, self.ref, settings, reader), self.parts.clock.now())
+        if hit is not None:
+            return hit
+        from .context_cache import earliest_deadline
+
+        compiled = self._compile(settings, reader)
+        cache.put(cache.key(self.parts, self.ref, settings, reader), compiled,
+                  valid_until=earliest_deadline(self.parts, self.ref))
+        return compiled
+
+    def _compile(self, settings: Any, reader: Any):
+        """The body of :meth:`context`: compile (compacting first when needed), no cache."""
         from .compactor import Compactor
         from .context import build_sections, check_protected_fits, compile_context, finish_compile, layout
 
-        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
         with self.storage.snapshot():  # one consistent state (issue 13, point 5)
             lay = layout(self.parts, self.ref, settings, reader, sync=False)
