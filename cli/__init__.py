@@ -17,11 +17,13 @@ One module per command group, all adding to the one :data:`cli` group of :mod:`.
 * :mod:`.jobs`: ``reembed``, ``replay``, ``demo``
 * :mod:`.serve`: ``serve`` (the HTTP API), ``mcp`` (the MCP server)
 * :mod:`.worker`: ``worker`` (the background compaction worker)
+* :mod:`.forks`: ``fork``, ``clear`` (issue 15)
 """
 
 from __future__ import annotations
 
 from . import consolidation, forgetting, foundation, jobs, protected, serve, window, worker  # noqa: F401  (add the commands)
+from . import forks  # noqa: F401  (issue 15: fork, clear)
 from .core import cli, main
 
 __all__ = ["cli", "main"]
