@@ -90,6 +90,14 @@ _USER_SECRET_WORDS = re.compile(
     r"name of (?:my|the) (?:\w+ )?pet|mother'?s (?:maiden )?name|(?:first|childhood|old) pet)\b", re.IGNORECASE)
 #: a pet next to its name, said in passing ("Like my pet Poppy's name?"): case matters for the name
 _PET_NAMED = re.compile(r"\b[Pp]ets?,? (?:named |called )?[A-Z][a-z]+")
+#: an animal and its name in one breath ("my dog was named Buddy", "my pet his name was Nemo")
+_ANIMAL_NAMED = re.compile(r"\b(?:pets?|dogs?|cats?|parrots?|fish|birds?|hamsters?|rabbits?|bunny|bunnies|puppy|"
+                           r"puppies|kittens?|horses?|pony|ponies|turtles?|goldfish)\b[^.!?]{0,25}?"
+                           r"\b(?:named|called|name (?:is|was)|name's)\b", re.IGNORECASE)
+#: a number offered as a guess: "9431, does that sound right?", "is it 7402?"
+_GUESSED_NUMBER = re.compile(r"(?<![\d/.-])\d{4,6}(?![\d/])(?=[^.!?]{0,30}\b(?:does that sound right|is that right|"
+                             r"is that correct|right\?|correct\?))|(?:is it|was it|maybe|try)\s+(\d{4,6})(?![\d/])",
+                             re.IGNORECASE)
 #: a short reply that only agrees, declines or thanks: never a security answer by itself
 _PLAIN_REPLY = re.compile(r"(?:yes|yeah|yep|no|nope|ok(?:ay)?|sure|thanks?(?: you)?|thank you|great|fine|"
                           r"hi|hello|hey|bye|goodbye|cool|perfect|correct|right|definitely|please)[\s,.!]*",
@@ -174,7 +182,8 @@ class SecretDetector:
         if earlier is None:
             earlier = [previous] if previous is not None else []
         role = turn.get("role")
-        if role == "user" and (_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text)):
+        if role == "user" and (_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text)
+                               or _ANIMAL_NAMED.search(text)):
             return [(0, len(text))]
         found = merge_spans(_values_next_to_keywords(text, role))
         if role == "user" and _question_pending(earlier) and _answers(text, found):
@@ -210,7 +219,9 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]]) 
        its numbers;
     and, in any turn, a word the user gave as a security answer a few turns before (a
     capitalised word of a whole secret user reply: "... his name. That's right Nemo." ->
-    "... feeding Nemo").
+    "... feeding Nemo"; "Poppy" -> "I miss Poppy"). Also, always: an animal named in passing
+    ("my dog was named Buddy"), a number offered as a guess ("9431, does that sound right?"), and
+    a bare name asked back while secrets are talked about ("Wong?").
     """
     if not earlier:
         return []
@@ -222,13 +233,19 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]]) 
         asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
                      "")
         other_question = asked.rstrip().endswith("?") and not ASKS_SECRET.search(asked)  # it answers that one
-        if (0 < len(words) <= 3 and not other_question and not _PLAIN_REPLY.fullmatch(text.strip())
+        users = [_content(t) for t in earlier if isinstance(t, Mapping) and t.get("role") == "user"][-2:]
+        if any(_USER_SECRET_WORDS.search(u) or _KEYWORD.search(u) for u in users):
+            other_question = False  # the user just named a secret ("Do you need my childhood pet name?")
+        guess = re.fullmatch(r"\s*[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s*\?\s*", text) is not None  # "Wong?"
+        if (0 < len(words) <= 3 and (not other_question or guess) and not _PLAIN_REPLY.fullmatch(text.strip())
                 and not _STALL.fullmatch(text.strip())):
             out.append((0, len(text)))
     last = earlier[-1] if isinstance(earlier[-1], Mapping) else {}
     if role == "assistant" and last.get("role") == "user" and (
             ASKS_SECRET.search(_content(last)) or _KEYWORD.search(_content(last))):
         out += [m.span() for m in _NUMBER.finditer(text)]
+    if role == "user":
+        out += [m.span(1) if m.group(1) else m.span() for m in _GUESSED_NUMBER.finditer(text)]
     for word in _answer_words(earlier):
         out += [m.span() for m in re.finditer(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text)]
     return out
@@ -242,10 +259,13 @@ def _answer_words(earlier: Sequence[Mapping[str, Any]]) -> set[str]:
         if not isinstance(t, Mapping) or t.get("role") != "user":
             continue
         text = _content(t)
-        whole = bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text)) or (
+        whole = bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)) or (
             _question_pending(earlier[:i]) and _answers(text, merge_spans(_values_next_to_keywords(text, "user"))))
         if not whole:
             continue
+        bare = re.findall(r"[\w'-]+", text)
+        if 0 < len(bare) <= 3:  # a bare answer ("Poppy"): its capitalised words, sentence opener included
+            words.update(w for w in bare if w[:1].isupper() and w != "I" and len(w) > 2)
         for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b", text):
             start = m.start(1)
             before = text[:start].rstrip()
