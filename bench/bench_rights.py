@@ -32,13 +32,12 @@ from memfold.replay.rights import build_world, check, revoked_exposure
 
 
 def checker(pairs: int, seeds: int) -> dict:
-    per = pairs // seeds
     total = {"pairs": 0, "outputs": 0, "markers_shown": 0, "violations": 0, "seconds": 0.0}
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(1, seeds + 1):
             world = build_world(seed, tmp)
             start = time.perf_counter()
-            res = check(world, per, seed)
+            res = check(world, pairs // seeds + (pairs % seeds if seed == seeds else 0), seed)
             total["seconds"] += time.perf_counter() - start
             world.mf.close()
             for k in ("pairs", "outputs", "markers_shown", "violations"):

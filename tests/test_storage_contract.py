@@ -1629,6 +1629,31 @@ def test_state_version_changes_with_every_commit_from_any_handle(storage):
     assert storage.meta.state_version() != second
 
 
+@covers("erasure.vacuum", "erasure.blank_turns", "snapshot", "archive.turn")
+def test_vacuum_refuses_to_report_success_while_another_handle_reads(storage):
+    """Issue 15, point 7: erased bytes may sit in the log while another connection holds a read
+    open, so vacuum waits (bounded) and then raises ErasureIncomplete; once the reader is done it
+    succeeds. (A backend whose second handle is the same connection has no other reader.)"""
+    from memfold import ErasureIncomplete
+
+    ids = search_fixture(storage)
+    with storage.transaction():
+        storage.erasure.blank_turns([ids["r1"]])
+    other = storage.other()
+    with other.snapshot():
+        pass  # (the memory backend's second handle is this one: nothing else can read)
+    if other.inner is storage.inner:
+        storage.erasure.vacuum(wait_seconds=0.1)
+        assert storage.archive.turn(ids["r1"]).erased
+        return
+    with other.snapshot():
+        other.archive.turn(ids["r2"])  # the read transaction starts here
+        with pytest.raises(ErasureIncomplete, match="another connection"):
+            storage.erasure.vacuum(wait_seconds=0.1)
+    storage.erasure.vacuum(wait_seconds=0.1)
+    assert storage.archive.turn(ids["r1"]).erased
+
+
 # --- the whole-file counts the replay report reads (archive, cards, catalog, records, protected) --------------
 @covers("archive.count_turns", "archive.count_turns_labelled", "archive.total_turn_tokens",
         "archive.count_summarizer_failures", "archive.turn_seqs", "cards.count_by_depth", "cards.all_texts",
