@@ -13,8 +13,9 @@ exact key it was built under, and the key holds the permissions it was built for
 * the tick of a logical clock (memory scores depend on it); a system clock's time is left out:
   a hit shows the memory ranking of the compile it cached, until anything is written.
 
-An entry also expires when the clock reaches the earliest deadline it shows (a deadline that is
-due leaves the protected channel). A hit returns a deep copy, byte-identical to the cached one,
+No entry is served while an active deadline is due (the next compile expires it, and it leaves
+the protected channel): :meth:`~memfold.window.conversation.Conversation.context` asks the
+protected family first, one indexed statement. A hit returns a deep copy, byte-identical to the cached one,
 which keeps a provider's prompt cache warm and lets a caller change its copy freely. Erasure
 also clears the cache outright (:meth:`ContextCache.clear`), so no erased text stays in memory.
 
@@ -99,12 +100,4 @@ class ContextCache:
         return len(self._entries)
 
 
-def earliest_deadline(parts: Any, ref: Any) -> float | None:
-    """The earliest ``due_at`` among the protected records in force for ``ref`` (``None`` when
-    none has one): a cached context showing them is good until then."""
-    dues = [r.due_at for r in parts.protected.active_for(ref.id, namespace=ref.namespace, lineage=ref.lineage)
-            if r.due_at is not None]
-    return min(dues) if dues else None
-
-
-__all__ = ["ContextCache", "earliest_deadline", "reader_fingerprint"]
+__all__ = ["ContextCache", "reader_fingerprint"]

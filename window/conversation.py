@@ -338,14 +338,14 @@ class Conversation:
         cache = self.parts.context_cache  # issue 15, point 6 (memfold.window.context_cache)
         if cache is None:
             return self._compile(settings, reader)
-        hit = cache.get(cache.key(self.parts, self.ref, settings, reader), self.parts.clock.now())
-        if hit is not None:
-            return hit
-        from .context_cache import earliest_deadline
-
+        now = self.parts.clock.now()
+        # a deadline that is due leaves the channel at the next compile: no cached context then
+        if not self.storage.protected.due_ids(now):
+            hit = cache.get(cache.key(self.parts, self.ref, settings, reader), now)
+            if hit is not None:
+                return hit
         compiled = self._compile(settings, reader)
-        cache.put(cache.key(self.parts, self.ref, settings, reader), compiled,
-                  valid_until=earliest_deadline(self.parts, self.ref))
+        cache.put(cache.key(self.parts, self.ref, settings, reader), compiled)
         return compiled
 
     def _compile(self, settings: Any, reader: Any):
