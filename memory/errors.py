@@ -17,6 +17,7 @@
      ├── PermissionDenied (PermissionError)  the reader lacks a label the item requires
      ├── StorageError                     the database cannot be opened, migrated or written
      │    ├── SchemaTooNew                the file was written by a newer memfold
+     │    ├── ErasureIncomplete           erased bytes may remain: another connection holds the WAL open
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
@@ -107,6 +108,14 @@ class CatalogChanged(StorageConflict):
 
 class SchemaTooNew(StorageError):
     """The database file was written by a newer memfold than this one."""
+
+
+class ErasureIncomplete(StorageError):
+    """An erasure committed, but its bytes could not be made to leave the storage yet: another
+    connection (a reader in another process or another ``MemFold`` on the file) holds a read
+    transaction open on the write-ahead log past the bounded wait (issue 15, point 7). The
+    content is already unreadable through memfold; call ``mf.vacuum()`` again once that reader
+    closes, and only then report the erasure as complete."""
 
 
 class SummarizerError(MemfoldError):

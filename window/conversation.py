@@ -184,22 +184,38 @@ class Conversation:
         check_count(limit, "history limit", minimum=0, allow_none=True)
         rdr = as_reader(reader)
         lineage = self.ref.lineage
-        if rdr is None:
+        if rdr is None and len(lineage) == 1:
             return self.archive.history(self.id, after_seq=after_seq, limit=limit, lineage=lineage)
         visible = [t for t in self.archive.history(self.id, after_seq=after_seq, lineage=lineage)
-                   if can_read(rdr, t.labels)]
+                   if can_read(rdr, t.labels)
+                   and (t.conversation_id == self.id or t.metadata.get("quoted_from") is None)]  # issue 15
         return visible if limit is None else visible[:limit]
 
-    def fork(self, new_id: str, *, at: int | None = None) -> "Conversation":
-        """A new conversation that shares this one's turns so far (by pointer, not copy).
+    def fork(self, new_id: str, *, at: int | None = None, namespace: str | None = None) -> "Conversation":
+        """A new conversation that shares this one's turns so far (by pointer, not copy), then
+        diverges: neither side changes or reads the other's later state (issue 15, point 5; see
+        :mod:`memfold.window.forks`).
 
         :param at: fork after this seq instead of at the end: the fork sees turns ``1..at`` and
-            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's, a
-            card that reaches past ``at`` replaced by its children.
-        :raises InvalidInput: for an id in use or ``at`` outside ``0..`` the last seq.
+            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's;
+            the one card that reaches past ``at`` is expanded one level and the rest backfilled
+            with raw turns.
+        :param namespace: give the fork its own namespace (new), seeded with a copy of this
+            one's memory records and namespace-wide protected records; by default the fork
+            shares this conversation's namespace and its facts (they are about the user).
+        :raises InvalidInput: for an id in use, a namespace in use, or ``at`` outside ``0..`` the last seq.
         """
-        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id, fork_after_seq=at)
+        from .forks import fork_conversation
+
+        fork_conversation(self.parts, self.ref, new_id, at=at, namespace=namespace)
         return Conversation(self.parts, ConversationRef.load(self.archive, new_id))
+
+    def fork_info(self, new_id: str, *, at: int | None = None, namespace: str | None = None) -> dict[str, Any]:
+        """:meth:`fork`, returning what the fork was made with (catalog items seeded, protected
+        and memory records copied) instead of the conversation (the CLI and benchmarks read it)."""
+        from .forks import fork_conversation
+
+        return fork_conversation(self.parts, self.ref, new_id, at=at, namespace=namespace)
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: Callable[[int, int], None] | None = None) -> list[int]:
         """Append every message of a JSONL transcript, all or nothing.
@@ -325,16 +341,26 @@ class Conversation:
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         if self.storage.folds.frames(self.id, status="closing"):  # a yield whose result arrived (issue 14)
             self._settle_frames()
+        cache = self.parts.context_cache  # issue 15, point 6 (memfold.window.context_cache)
+        now = self.parts.clock.now()
+        # a deadline that is due leaves the channel at the next compile: no cached context then
+        use_cache = cache is not None and not self.storage.protected.due_ids(now)
+        if use_cache:
+            hit = cache.get(cache.key(self.parts, self.ref, settings, reader), now)
+            if hit is not None:
+                return hit
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
         ctx = self._compile(settings, reader)
         if ctx.fold_menu is not None:  # issue 14, point 8: a fold card shown counts as proposed once per unit
             from .folds import record_proposal
 
             record_proposal(self.parts, self.ref, ctx.fold_menu)
+        if use_cache:
+            cache.put(cache.key(self.parts, self.ref, settings, reader), ctx)
         return ctx
 
     def _compile(self, settings, reader):
-        """The body of :meth:`context` after the settings and the catalog sync."""
+        """The body of :meth:`context` after the settings and the catalog sync (no cache)."""
         from .compactor import Compactor
         from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
 

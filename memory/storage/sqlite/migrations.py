@@ -95,6 +95,27 @@ def apply_migrations(db: sqlite_utils.Database) -> list[int]:
     return applied
 
 
+@migration(15, "erasure_scrubs_events")
+def m015_erasure_scrubs_events(db: sqlite_utils.Database) -> None:
+    """Erasure reaches the event log (issue 15, point 7): the log stays append-only, except that
+    erasure may blank an event's details and cause (to exactly ``{"erased":true}`` and ``''``)
+    when they name erased content, such as a slot key built from it. Its time, kind, subject
+    and record id never change. (Number 15 is the issue's.)"""
+    run_script(
+        db,
+        """
+        DROP TRIGGER events_append_only_update;
+        CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        WHEN NOT (NEW.details = '{"erased":true}' AND NEW.cause = '' AND NEW.id IS OLD.id AND NEW.at IS OLD.at
+                  AND NEW.kind IS OLD.kind AND NEW.subject IS OLD.subject AND NEW.namespace IS OLD.namespace
+                  AND NEW.record_id IS OLD.record_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'the event log is append-only (only erasure may blank an event''s details)');
+        END;
+        """
+    )
+
+
 @migration(20, "system_turn_index")
 def m020_system_turn_index(db: sqlite_utils.Database) -> None:
     """The standing system turn (issue 20, point 10): a conversation's newest system-role turn is
