@@ -30,8 +30,11 @@ import memfold
 from memfold import ExtractiveSummarizer, WindowSettings
 from memfold.replay.stats import percentile as pct
 
-WORDS = ("order refund replacement ORD-{} ships on May {} to {} Elm St please email never call thanks ok "
-         "sounds good the a we will decided tracking TRK-{} path /srv/app{}/config.yaml amount ${}.00").split()
+#: support chatter without standing instructions: words such as "never" and "please" would make the
+#: constraint extractor protect a random sentence every few turns, so the protected channel (shown
+#: verbatim, never folded) would grow without bound and the bench would measure that instead
+WORDS = ("order refund replacement ORD-{} ships on May {} to {} Elm St by email or phone thanks ok "
+         "sounds good the a we will check tracking TRK-{} path /srv/app{}/config.yaml amount ${}.00").split()
 SETTINGS = dict(budget_tokens=3_000, output_reserve_tokens=0, hot_turns=16, leaf_chunk_tokens=400,
                 card_target_tokens=40, rollup_fanin=4, soft_watermark=0.7, hard_watermark=1.0)
 

@@ -25,6 +25,7 @@ from .archive import Archive
 from .cards import CardStore
 from .catalog import Catalog
 from .constraints import ConstraintTracker
+from .pressure import PressureBounds
 from .protected import ProtectedChannel
 from .secrets import SecretDetectorLike
 from .settings import WindowSettings
@@ -109,6 +110,8 @@ class WindowParts:
     :ivar searcher: the recall tools' ranker (:class:`RecallSearcher`), or ``None`` for plain
         FTS5 BM25 over the conversation's lineage.
     :ivar cards: the card store over ``storage`` (built from it when not given).
+    :ivar pressure_bounds: this process's pressure bounds, so an append checks the watermarks
+        without measuring the window each time (:mod:`memfold.window.pressure`).
     """
 
     storage: Storage
@@ -123,6 +126,7 @@ class WindowParts:
     memory: MemoryReader | None = None
     searcher: RecallSearcher | None = None
     cards: CardStore = field(default=None)  # type: ignore[assignment]
+    pressure_bounds: PressureBounds = field(default_factory=PressureBounds)
 
     def __post_init__(self) -> None:
         if self.cards is None:
