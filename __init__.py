@@ -34,6 +34,7 @@ from .memory.errors import (
     StorageConflict,
     StorageError,
     SummarizerError,
+    SummarizerInputTooLarge,
     TurnNotFound,
 )
 from .memory.embeddings import (
@@ -756,6 +757,7 @@ __all__ = [
     "StorePolicy",
     "Summarizer",
     "SummarizerError",
+    "SummarizerInputTooLarge",
     "SystemClock",
     "TiktokenCounter",
     "TokenCounter",
