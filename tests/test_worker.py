@@ -402,3 +402,22 @@ def test_a_cache_warm_conversation_waits_unless_past_the_hard_line(db_path):
         mf.storage.runs.renote_compaction("c", attempts=0, not_before=0.0, error=None)
     assert worker.run_once() == 1 and worker.stats.folds == 1
     mf.close()
+
+
+def test_a_hot_tail_larger_than_the_budget_shrinks_by_tokens_keeping_a_tool_call_with_its_result(db_path):
+    """``hot_turns`` is a maximum (issue 13, point 6): 6 hot turns of 30 words cannot fit 100 tokens."""
+    mf = MemFold(db_path, clock=LogicalClock(), token_counter="words",
+                 window=WindowSettings(**dict(SETTINGS, hot_turns=6, leaf_chunk_tokens=60)))
+    conv = mf.conversation("c")
+    for i in range(4):
+        conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "word " * 28})
+    call = [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"order\": \"ORD-9\"}"}}]
+    conv.append({"role": "assistant", "content": "looking it up", "tool_calls": call})
+    conv.append({"role": "tool", "tool_call_id": "call_1", "content": "ORD-9 shipped " + "detail " * 25})
+    ctx = conv.context()
+    assert ctx.total_tokens <= ctx.usable_tokens
+    hot = [m for m in ctx.messages[-len(ctx.hot_refs):]]
+    assert 1 <= len(ctx.hot_refs) < 6  # fewer than hot_turns: the tail shrank to what fits
+    assert hot[0]["role"] != "tool" and hot[-1]["role"] == "tool"  # the result kept with its call
+    assert any(m.get("tool_calls") for m in hot)
+    mf.close()
