@@ -219,8 +219,9 @@ def load_run(args) -> dict:
         wargs = ["--budget", "160", "--reserve", "0", "--hot-turns", "4", "--fanin", "3", "--leaf-chunk", "20",
                  "--card-target", "6", "--soft", "0.5", "--poll", "0.05", "--lease-seconds", "30"]
         began = time.perf_counter()
+        logs = [open(Path(tmp) / f"worker-{k}.jsonl", "w+") for k in range(2)]  # a file: a pipe nobody reads fills up
         workers = [subprocess.Popen([*cli, "worker", str(db), "--json", "--holder", f"worker-{k}", *wargs],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+                                    stdout=logs[k], stderr=subprocess.STDOUT, text=True) for k in range(2)]
         reader = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), settings],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), who, str(n), settings],
@@ -235,23 +236,24 @@ def load_run(args) -> dict:
         with memfold.MemFold(db, clock=memfold.LogicalClock(), token_counter="words",
                              window=WindowSettings(**LOAD_SETTINGS)) as mf:
             while mf.compaction_notes():  # the workers take every note (a condition, polled)
-                if os.environ.get("BENCH_DEBUG"):
-                    print("notes", mf.compaction_notes(), time.time(), file=sys.stderr)
                 time.sleep(0.1)
         stop.touch()
         rout, rerr = reader.communicate()
         read = json.loads(rout) if rout.strip() else {"errors": 1, "over": 0, "times": []}
         elapsed = time.perf_counter() - began
         stats = []
-        for p in workers:
+        for p, log in zip(workers, logs):
             p.send_signal(signal.SIGTERM)
-            out, err = p.communicate()
+            p.wait()
+            log.seek(0)
+            out = log.read()
+            log.close()
             lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
             stats.append(lines[-1] if lines else {})
             if os.environ.get("BENCH_DEBUG"):
                 print("worker", stats[-1], file=sys.stderr)
             if p.returncode != 0:
-                problems.append(f"worker exit {p.returncode}: {err[-300:]}")
+                problems.append(f"worker exit {p.returncode}: {out[-300:]}")
         with memfold.MemFold(db, clock=memfold.LogicalClock(), token_counter="words",
                              window=WindowSettings(**LOAD_SETTINGS)) as mf:
             lost = sum(max(0, n // 2 - len(mf.conversation(who).history())) for who in names)

@@ -332,8 +332,9 @@ def test_four_writers_two_workers_and_a_reader(db_path, tmp_path):
     stop = tmp_path / "stop"
     wargs = ["--budget", "160", "--reserve", "0", "--hot-turns", "4", "--fanin", "3", "--leaf-chunk", "20",
              "--card-target", "6", "--soft", "0.5", "--poll", "0.05", "--lease-seconds", "30"]
+    logs = [open(tmp_path / f"worker-{k}.jsonl", "w") for k in range(2)]  # files: a pipe read only at the end fills up
     workers = [subprocess.Popen(memfold_cmd("worker", str(db_path), "--json", "--holder", f"worker-{k}", *wargs),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+                                stdout=logs[k], stderr=subprocess.STDOUT, text=True) for k in range(2)]
     reader = subprocess.Popen([sys.executable, "-c", READER, str(db_path), str(stop), repr(settings)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(db_path), f"w{k}", str(n), repr(settings)],
@@ -360,8 +361,10 @@ def test_four_writers_two_workers_and_a_reader(db_path, tmp_path):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.communicate()
-    for p in workers:
-        assert p.returncode == 0
+    for log in logs:
+        log.close()
+    for k, p in enumerate(workers):
+        assert p.returncode == 0, (tmp_path / f"worker-{k}.jsonl").read_text()[-500:]
     with small_mf(db_path) as mf:
         for k in range(4):
             mine = [t for t in mf.conversation(f"w{k}").history()]
