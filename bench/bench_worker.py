@@ -333,11 +333,13 @@ def main() -> None:
         print(f"under load: {L['writers']} writer processes x {L['appends']:,} appends, 2 workers, 1 reader "
               f"({L['writing_s']:.1f} s writing, {L['elapsed_s']:.1f} s until every note was taken)")
         print("| errors | lost | duplicated | orphan cards | contexts over budget | contiguous cover | "
-              "append p50 / p95 ms | compile p50 / p95 ms | compiles | worker cards/s |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+              "append p50 / p95 ms | compile p50 / p95 ms | search p50 / p95 ms | compiles | cards (by workers) | "
+              "worker cards/s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         print(f"| {L['errors']} | {L['lost']} | {L['duplicated']} | {L['orphans']} | {L['over_budget']} | "
               f"{'yes' if L['contiguous'] else 'NO'} | {L['append_p50']:.2f} / {L['append_p95']:.2f} | "
-              f"{L['compile_p50']:.2f} / {L['compile_p95']:.2f} | {L['compiles']:,} | {L['worker_cards_per_s']:.1f} |")
+              f"{L['compile_p50']:.2f} / {L['compile_p95']:.2f} | {L['search_p50']:.1f} / {L['search_p95']:.1f} | "
+              f"{L['compiles']:,} | {L['cards']:,} ({L['worker_cards']:,}) | {L['worker_cards_per_s']:.1f} |")
         for problem in L["problems"]:
             print("problem:", problem)
 
