@@ -36,6 +36,7 @@ from .memory.errors import (
     StorageConflict,
     StorageError,
     SummarizerError,
+    SummarizerInputTooLarge,
     TurnNotFound,
 )
 from .memory.embeddings import (
@@ -865,6 +866,7 @@ __all__ = [
     "StorePolicy",
     "Summarizer",
     "SummarizerError",
+    "SummarizerInputTooLarge",
     "SystemClock",
     "TiktokenCounter",
     "TokenCounter",

@@ -21,6 +21,7 @@
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
+     │    └── SummarizerInputTooLarge     the request was larger than the summarizer accepts (split it)
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
      ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
@@ -122,6 +123,18 @@ class SummarizerError(MemfoldError):
     """A summarizer failed, timed out, or returned empty or longer text."""
 
 
+class SummarizerInputTooLarge(SummarizerError):
+    """The summarizer refused a request as larger than it accepts (issue 13, point 6). The
+    compactor then splits the work into smaller chunks instead of retrying the same request.
+
+    :ivar input_tokens: the tokens of the items sent, when known (the compactor fills it in).
+    """
+
+    def __init__(self, message: str, *, input_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.input_tokens = input_tokens
+
+
 class ExtractorError(MemfoldError):
     """An extractor failed or returned output that does not validate."""
 
@@ -133,7 +146,14 @@ class EmbeddingError(MemfoldError):
 class LLMError(MemfoldError):
     """The OpenAI-compatible endpoint (:mod:`memfold.memory.llm`) could not be reached, timed out,
     or answered with something unusable. The LLM summarizer and extractors turn it into a
-    :class:`SummarizerError` or :class:`ExtractorError` naming the part that failed."""
+    :class:`SummarizerError` or :class:`ExtractorError` naming the part that failed.
+
+    :ivar status_code: the HTTP status of a non-2xx answer (``None`` for other failures).
+    :ivar body: the start of that answer's body (``""`` otherwise).
+    """
+
+    status_code: int | None = None
+    body: str = ""
 
 
 class ConsolidationError(MemfoldError):

@@ -1735,6 +1735,22 @@ def test_runs_record_consolidation_passes(storage):
     assert storage.runs.count_runs() == 3
 
 
+@covers("runs.abandon_runs")
+def test_runs_abandoned_when_their_holder_died(storage):
+    with storage.transaction():
+        dead = storage.runs.start_run("acme", "rules", "schedule@2026-01-01T03:00:00+00:00", 1.0)
+        done = storage.runs.start_run("beta", "rules", "schedule@2026-01-01T03:00:00+00:00", 1.0)
+        storage.runs.finish_run(done, "ok", 2.0, [])
+        other = storage.runs.start_run("acme", "rules", "schedule@2026-01-02T03:00:00+00:00", 3.0)
+    with storage.transaction():
+        assert storage.runs.abandon_runs("schedule@2026-01-01T03:00:00+00:00", 9.0, "lease of h1 expired") == 1
+    run = storage.runs.get_run(dead)
+    assert (run.status, run.finished_at, run.errors) == ("abandoned", 9.0, ["lease of h1 expired"])
+    assert storage.runs.get_run(done).status == "ok" and storage.runs.get_run(other).status == "running"
+    with storage.transaction():
+        assert storage.runs.abandon_runs("schedule@2026-01-01T03:00:00+00:00", 10.0, "again") == 0
+
+
 @covers("runs.record_consumed", "runs.consumption", "runs.start_run")
 def test_runs_ledger_consumes_each_source_once(storage):
     with storage.transaction():

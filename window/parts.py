@@ -25,6 +25,7 @@ from .archive import Archive
 from .cards import CardStore
 from .catalog import Catalog
 from .constraints import ConstraintTracker
+from .pressure import PressureBounds
 from .protected import ProtectedChannel
 from .secrets import SecretDetectorLike
 from .settings import WindowSettings
@@ -126,6 +127,8 @@ class WindowParts:
     :ivar strategies: the strategies conversations may enter (``None``: the built-ins plus
         ``MEMFOLD_STRATEGY_PATH``; see :mod:`memfold.window.strategies`).
     :ivar context_cache: a :class:`~memfold.window.context_cache.ContextCache`, or ``None``.
+    :ivar pressure_bounds: this process's pressure bounds, so an append checks the watermarks
+        without measuring the window each time (:mod:`memfold.window.pressure`).
     """
 
     storage: Storage
@@ -143,6 +146,7 @@ class WindowParts:
     strategies: Any = None  #: a :class:`~memfold.window.strategies.StrategyBook`, or None for the default (issue 14)
     #: compiled contexts by state version, settings and reader (issue 15), or ``None``: no cache
     context_cache: Any = None
+    pressure_bounds: PressureBounds = field(default_factory=PressureBounds)
 
     def __post_init__(self) -> None:
         if self.cards is None:

@@ -423,6 +423,10 @@ class RunStorage(Protocol):
     def finish_run(self, run_id: int, status: str, at: float, errors: "list[str]") -> None:
         """Close a run with its final status, time and errors."""
 
+    def abandon_runs(self, trigger: str, at: float, error: str) -> int:
+        """Close every ``running`` run of ``trigger`` as ``abandoned`` at ``at``, ``error`` added to
+        its errors (its holder died: its lease expired unfinished); returns how many."""
+
     def get_run(self, run_id: int) -> "ConsolidationRun | None":
         """The run with this id, or None."""
 

@@ -10,8 +10,9 @@ Numbers are reserved by concept so parallel work does not collide:
 1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
 3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
 5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys,
-8 compaction notes (the background worker's queue), 14 folds and strategy frames (issue 14),
-20 the system-turn index (issue 20).
+8 compaction notes (the background worker's queue), 13 abandoned consolidation runs (issue 13),
+14 folds and strategy frames (issue 14), 15 erasure scrubs events (issue 15), 20 the standing system turn
+index (issue 20).
 """
 
 from __future__ import annotations
@@ -615,6 +616,30 @@ def m008_compaction_notes(db: sqlite_utils.Database) -> None:
         CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
         """
     )
+
+
+@migration(13, "abandoned_runs")
+def m013_abandoned_runs(db: sqlite_utils.Database) -> None:
+    """A consolidation run whose holder died (its lease expired unfinished) is closed as
+    ``abandoned`` (issue 13, point 7), so the run status CHECK gains that value. Widening a CHECK
+    changes no stored row, so this edits the table's schema text in place, in the caller's
+    transaction, as SQLite's ALTER TABLE documentation describes for constraint changes that leave
+    the on-disk format alone (writable_schema, then a schema_version bump so every connection
+    re-reads it); rebuilding the table would break the ledger's foreign keys. (Number 13 is the
+    issue's.)"""
+    old = "CHECK (status IN ('running', 'ok', 'failed', 'stopped'))"
+    new = "CHECK (status IN ('running', 'ok', 'failed', 'stopped', 'abandoned'))"
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'consolidation_runs'").fetchone()[0]
+    if old not in sql:
+        raise RuntimeError("migration 13: the consolidation_runs status CHECK is not the one migration 4 wrote")
+    version = db.execute("PRAGMA schema_version").fetchone()[0]
+    db.execute("PRAGMA writable_schema = ON")
+    try:
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'consolidation_runs'",
+                   [sql.replace(old, new)])
+        db.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        db.execute("PRAGMA writable_schema = OFF")
 
 
 @migration(14, "folds_and_strategy_frames")
