@@ -27,6 +27,7 @@ from .memory.errors import (
     LLMError,
     MemfoldError,
     NotFound,
+    NothingToKeep,
     PermissionDenied,
     ProtectedNotFound,
     RecordNotFound,
@@ -57,7 +58,7 @@ from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.store import MemoryStore, TypedStore
-from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
+from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
@@ -76,7 +77,7 @@ from .window.compactor import CompactionReport
 from .window.context import CompiledContext
 from .window.recall import RecallHit
 from .window.settings import WindowSettings
-from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
+from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, SeedSummarizer, Summarizer
 from .window.erasure import Eraser, ErasurePlan
 from .window.labels import Reader
 from .window.meter import MeterReading
@@ -730,6 +731,7 @@ __all__ = [
     "MemoryStore",
     "MeterReading",
     "NotFound",
+    "NothingToKeep",
     "PermissionDenied",
     "PolicyChange",
     "Proposal",
@@ -748,6 +750,8 @@ __all__ = [
     "ScoredRecord",
     "SearchHit",
     "SecretDetector",
+    "SeedSummarizer",
+    "SeedWordCounter",
     "SentenceTransformerEmbedder",
     "SqliteStorage",
     "Storage",

@@ -19,6 +19,7 @@
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
+ │    └── NothingToKeep               the items are chatter only: nothing for a card of their own
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
      ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
@@ -103,6 +104,13 @@ class SchemaTooNew(StorageError):
 
 class SummarizerError(MemfoldError):
     """A summarizer failed, timed out, or returned empty or longer text."""
+
+
+class NothingToKeep(SummarizerError):
+    """A summarizer found nothing worth a card in the items (chatter only). The compactor then
+    folds them into the card right before them, whose text stays, so they leave the window
+    without costing it a token (they stay in the archive); with no card before them the
+    originals stay and the failure is recorded, as for any :class:`SummarizerError`."""
 
 
 class ExtractorError(MemfoldError):

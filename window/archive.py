@@ -261,9 +261,8 @@ class Archive:
     def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
                     idempotency_key: str | None = None) -> int:
         """Insert one validated turn; call inside a write transaction. Returns the turn id."""
-        tokens = self.token_counter.count(fields["content"]) + (
-            self.token_counter.count(json.dumps(fields["tool_calls"])) if fields["tool_calls"] else 0
-        )
+        tokens = self.token_counter.count_turn(fields["role"], fields["content"], fields["name"],
+                                               fields["tool_calls"])
         created = fields["created_at"] if fields["created_at"] is not None else self.clock.now()
         return self.storage.archive.insert_turn(
             conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],

@@ -38,6 +38,9 @@ class WindowSettings:
     :param memories_share: the memories section takes at most this fraction of the usable budget,
         and only what the catalog leaves free.
     :param system_note: the system note text; ``None`` for the default, ``""`` for none.
+    :param fold_to_hot: a compaction leaf-folds every turn outside the hot tail, not only until
+        the target is met (the seed program's rule, ``memfold demo``); roll-ups still run only
+        while the window is over the target.
     """
 
     budget_tokens: int = 128_000
@@ -52,6 +55,7 @@ class WindowSettings:
     memories_k: int = 5
     memories_share: float = 0.10
     system_note: str | None = None
+    fold_to_hot: bool = False
 
     def __post_init__(self) -> None:
         for name in ("budget_tokens", "leaf_chunk_tokens", "card_target_tokens"):
@@ -77,8 +81,9 @@ class WindowSettings:
             raise InvalidInput(
                 f"soft_watermark ({self.soft_watermark}) must not exceed hard_watermark ({self.hard_watermark})"
             )
-        if not isinstance(self.compact_on_append, bool):
-            raise InvalidInput(f"compact_on_append must be True or False, got {self.compact_on_append!r}")
+        for name in ("compact_on_append", "fold_to_hot"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInput(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.system_note is not None and not isinstance(self.system_note, str):
             raise InvalidInput(f"system_note must be text or None, got {self.system_note!r}")
 
