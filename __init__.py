@@ -122,7 +122,10 @@ class MemFold:
         ``sqlite_utils.Database``.
     :param clock: a :class:`LogicalClock` or :class:`SystemClock`. When omitted, a new database uses
         the system clock and an existing one uses the kind it was written with (a logical clock
-        resumes from the newest stored tick).
+        resumes from the newest stored tick). A :class:`LogicalClock` passed in never runs behind
+        the file either: one behind the newest stored tick is moved forward to it, so reopening
+        with ``LogicalClock()`` continues the file's time (setting it back later is refused by the
+        clock, naming both ticks).
     :param token_counter: a :class:`TokenCounter` or a name (``"cl100k_base"``, ``"o200k_base"``,
         ``"words"``); default ``cl100k_base``.
     :param extractor: what consolidation uses to turn episodes into facts and rules (issue 5):
@@ -166,6 +169,10 @@ class MemFold:
             open_storage(self.storage, clock.kind)
         else:
             self.storage = open_storage(path, clock.kind, create=create)
+            if isinstance(clock, LogicalClock):  # never behind the file (issue 20, point 4)
+                resume = _resume_logical_clock(self.storage).tick
+                if resume > clock.tick:
+                    clock.set(resume)
         #: the SQLite backend's ``sqlite_utils.Database``, for tests and tools that inspect the file;
         #: no engine, command or server uses it (they go through :attr:`storage`)
         self.db = getattr(self.storage, "db", None)

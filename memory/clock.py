@@ -31,6 +31,23 @@ def _finite_time(value: object, rule: str) -> float:
     return v
 
 
+def parse_iso_time(text: str) -> datetime:
+    """An aware datetime from ISO-8601 text with a UTC offset (``2026-01-31T12:00:00+00:00``, or
+    ``Z``), the form ``memfold replay`` and ``--due`` read too.
+
+    :raises ClockError: for text that is not ISO-8601, or that has no UTC offset (naive times are
+        refused: they would be read in whatever zone the machine is in).
+    """
+    stripped = text.strip()
+    try:
+        when = datetime.fromisoformat(stripped[:-1] + "+00:00" if stripped[-1:] in "zZ" and stripped else stripped)
+    except ValueError:
+        raise ClockError(f"{text!r} is not an ISO-8601 time such as 2026-01-31T12:00:00+00:00") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ClockError(f"{text!r} has no UTC offset: add one, e.g. {when.isoformat()}+00:00 (naive times are refused)")
+    return when
+
+
 class Clock(ABC):
     """An injected source of time. ``now()`` returns a time value (float) in the clock's unit."""
 
@@ -107,6 +124,8 @@ class LogicalClock(Clock):
     def coerce(self, value: object) -> float:
         if isinstance(value, datetime):
             raise ClockError("this database uses a LogicalClock: pass times as integer ticks, not datetimes")
+        if isinstance(value, str):
+            raise ClockError(f"this database uses a LogicalClock: pass times as integer ticks, not text ({value!r})")
         return _finite_time(value, "a time on a LogicalClock must be a number of ticks")
 
     def format(self, value: float | None) -> str:
@@ -129,6 +148,8 @@ class SystemClock(Clock):
         return datetime.now(timezone.utc)
 
     def coerce(self, value: object) -> float:
+        if isinstance(value, str):  # ISO-8601 text, as transcripts carry it (issue 20, point 4)
+            value = parse_iso_time(value)
         if isinstance(value, datetime):
             if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
                 raise ClockError(
@@ -136,7 +157,8 @@ class SystemClock(Clock):
                     "(for example datetime(..., tzinfo=timezone.utc))"
                 )
             return value.timestamp()
-        return _finite_time(value, "a time on the SystemClock must be an aware datetime or POSIX seconds")
+        return _finite_time(value, "a time on the SystemClock must be an aware datetime, ISO-8601 text with a "
+                                   "UTC offset or POSIX seconds")
 
     def format(self, value: float | None) -> str:
         if value is None:
