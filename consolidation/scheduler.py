@@ -83,7 +83,8 @@ class SchedulerSettings:
     :ivar lease_seconds: how long a worker's lease lasts without renewal (renewed every batch).
     :ivar batch_size: episodes per batch (one transaction each).
     :ivar include_turns: also consolidate archived turns.
-    :ivar extractor: ``"rules"`` or ``"llm"``.
+    :ivar extractor: ``"auto"`` (default: ``llm`` when ``MEMFOLD_LLM_*`` names an endpoint in the
+        worker's environment, else ``rules``), ``"rules"`` or ``"llm"``.
     :raises InvalidInput: on construction, for a bad cron, zone, number or extractor name.
     """
 
@@ -93,7 +94,7 @@ class SchedulerSettings:
     lease_seconds: float = 1_800.0
     batch_size: int = DEFAULT_BATCH_SIZE
     include_turns: bool = False
-    extractor: str = "rules"
+    extractor: str = "auto"
 
     def __post_init__(self) -> None:
         self.trigger()

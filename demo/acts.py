@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import InvalidInput, LogicalClock, MemFold, SeedSummarizer, SeedWordCounter
+from .. import BudgetError, InvalidInput, LLMSettings, LLMSummarizer, LogicalClock, MemFold, SeedSummarizer, SeedWordCounter
 from . import session as S
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -78,11 +78,16 @@ def _show(turn) -> str:
     return f"t{turn.id} {who}: {turn.content}"
 
 
+#: the demo's window with room for anything: reads the window as it stands, even over the budget
+#: (right after an append, or with ``--llm`` when an endpoint failed and the originals stayed)
+_UNBOUNDED = S.WINDOW.with_overrides(budget_tokens=10**6, output_reserve_tokens=0)
+
+
 def _visible(conv, turns) -> tuple[set[str], set[str]]:
     """The refs of the turns the compiled context shows verbatim, and of those one of its cards
     keeps as a line (a seed card keeps a turn's text whole or not at all). Right after an append
     the window may be over the budget: it is read unbounded then."""
-    ctx = conv.context(**S.WINDOW.with_overrides(budget_tokens=10**6, output_reserve_tokens=0).to_dict())
+    ctx = conv.context(**_UNBOUNDED.to_dict())
     verbatim = {r for r in ctx.refs if r.startswith("t")}
     card_text = "\n".join(m["content"] for r, m in zip(ctx.refs, ctx.messages) if r.startswith("c"))
     return verbatim, {f"t{t.id}" for t in turns if t.content and t.content in card_text}
@@ -128,7 +133,10 @@ def act_compaction(mf: MemFold, out: list[str]) -> list[MeterRow]:
 def _final_window(conv) -> list[str]:
     """The final compiled context as the seed prints it: COLD (cards of depth 2+), WARM (depth-1
     cards) and HOT (the hot tail's turns)."""
-    ctx = conv.context(**S.WINDOW.to_dict())
+    try:
+        ctx = conv.context(**S.WINDOW.to_dict())
+    except BudgetError:  # --llm with a failing endpoint: the originals stayed, over the budget
+        ctx = conv.context(**_UNBOUNDED.to_dict())
     depth = {i.ref: i.depth for i in conv.catalog_items()}
     texts = {}
     for ref, message in zip(ctx.refs, ctx.messages):
@@ -137,7 +145,7 @@ def _final_window(conv) -> list[str]:
     turns = {f"t{t.id}": t for t in conv.history()}
     cold = [t for r, t in texts.items() if depth[r] >= 2]
     warm = [t for r, t in texts.items() if depth[r] == 1]
-    hot = [_line(turns[r]) for r in ctx.hot_refs]
+    hot = [_line(turns[r]) for r in ctx.hot_refs if r in turns]
     return ["  Final window state (this is all the model still sees):",
             f"    COLD : {' '.join(cold) if cold else '(none)'}",
             f"    WARM : {warm!r}",
@@ -148,7 +156,7 @@ def _checks(conv) -> list[str]:
     """memfold's checks after the trace: every card in the window expanded back to its verbatim
     turns (* = out of the window, still in the archive), compared with the script, and the
     archive's sha256 of every turn."""
-    ctx = conv.context(**S.WINDOW.to_dict())
+    ctx = conv.context(**_UNBOUNDED.to_dict())
     history = conv.history()
     verbatim, kept = _visible(conv, history)
     visible = verbatim | kept
@@ -268,21 +276,33 @@ def act_consolidation(mf: MemFold, out: list[str]) -> dict[str, Any]:
             "episodes_consumed": run.episodes_consumed}
 
 
-def run_demo(db_path: str | os.PathLike) -> DemoResult:
+def run_demo(db_path: str | os.PathLike, *, llm: bool = False) -> DemoResult:
     """Play the three acts into a new database at ``db_path``.
 
     :param db_path: where to write the demo's SQLite file; it must not exist yet (or be empty),
         so that every run starts from the same state and prints the same bytes.
+    :param llm: fold with the :class:`~memfold.LLMSummarizer` and consolidate with the LLM
+        extractor of the ``MEMFOLD_LLM_*`` endpoint (issue 20, point 2) instead of the seed's
+        deterministic parts; the output then depends on the model (and no longer matches the seed
+        trace). Without it the demo stays offline even when those variables are set.
     :returns: a :class:`DemoResult` (transcript lines, meter, rankings, consolidation).
-    :raises InvalidInput: if ``db_path`` already holds data.
+    :raises InvalidInput: if ``db_path`` already holds data, or ``llm`` with no endpoint set.
     """
+    settings = LLMSettings.from_env() if llm else None
+    if llm and settings is None:
+        raise InvalidInput("memfold demo --llm needs an endpoint: set MEMFOLD_LLM_BASE_URL and MEMFOLD_LLM_MODEL "
+                           "(and MEMFOLD_LLM_API_KEY when it needs one)")
     if os.path.exists(db_path) and os.path.getsize(db_path) > 0:
         raise InvalidInput(f"{db_path} already exists: the demo writes a fresh database; pass a new path "
                            "or delete the file")
     mf = MemFold(db_path, clock=LogicalClock(), token_counter=SeedWordCounter(), embedder=None,
-                 summarizer=SeedSummarizer(), window=S.WINDOW)
+                 summarizer=LLMSummarizer(settings) if settings else SeedSummarizer(), window=S.WINDOW,
+                 extractor="llm" if settings else "rules")
     try:
         out: list[str] = []
+        if settings:
+            out += [f"(memfold demo --llm: cards by {mf.summarizer.id}, facts and rules by {mf.extractor.id}, "
+                    f"from {settings.base_url}; the seed trace's figures assume the seed's own summarizer)", ""]
         meter = act_compaction(mf, out)
         out.append("")
         rankings = act_forgetting(mf, out)
