@@ -31,6 +31,15 @@ than the deepest card in it) so a small budget is still met; and
 when the window is still over the usable budget, re-summarize the largest card with the item
 next to it, one level deeper and shorter by at least the excess (a *shrink*; a card is never
 re-summarized alone: every roll-up merges at least two items).
+
+With ``fold_to_hot`` (the seed program's rule, issue 20) every turn outside the hot tail is
+leaf-folded in each pass, whatever the target; roll-ups still run only while over it. A summarizer
+that finds nothing to keep in a chunk of turns (chatter only) raises
+:class:`~memfold.memory.errors.NothingToKeep`: the chunk is then folded into the card right before
+it (one level deeper, the card's text kept), so it leaves the window at no cost; with no card
+before it the originals stay and the failure is recorded. A tool result whose call is not in the
+window (an orphan, :func:`~memfold.window.catalog.joins_previous`) is no tool group's member and
+folds or starts a chunk on its own.
 """
 
 from __future__ import annotations
