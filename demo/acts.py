@@ -16,14 +16,11 @@ the wall clock.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import BudgetError, InvalidInput, LLMSettings, LLMSummarizer, LogicalClock, MemFold, SeedSummarizer, SeedWordCounter
 from . import session as S
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass
