@@ -125,7 +125,8 @@ class LogicalClock(Clock):
         if isinstance(value, datetime):
             raise ClockError("this database uses a LogicalClock: pass times as integer ticks, not datetimes")
         if isinstance(value, str):
-            raise ClockError(f"this database uses a LogicalClock: pass times as integer ticks, not text ({value!r})")
+            raise ClockError(f"a time on a LogicalClock must be a number of ticks, not text ({value!r}): "
+                             "this database uses integer ticks")
         return _finite_time(value, "a time on a LogicalClock must be a number of ticks")
 
     def format(self, value: float | None) -> str:

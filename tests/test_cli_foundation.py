@@ -169,4 +169,4 @@ def test_ingest_accepts_aware_iso_created_at_as_replay_and_due_do(runner, tmp_pa
     assert runner.invoke(cli, ["init", logical, "--clock", "logical", "--tokens", "words"]).exit_code == 0
     write_jsonl(src, [{"role": "user", "content": "x", "created_at": "2026-01-31T12:00:00+00:00"}])
     result = runner.invoke(cli, ["ingest", logical, "-c", "t1", str(src)])
-    assert result.exit_code == 1 and "integer ticks" in result.output
+    assert result.exit_code == 1 and "number of ticks" in result.output

@@ -90,5 +90,5 @@ def test_system_clock_reads_aware_iso_text():
         clock.coerce("2026-01-31T12:00:00")
     with pytest.raises(ClockError, match="not an ISO-8601 time"):
         clock.coerce("garbage")
-    with pytest.raises(ClockError, match="integer ticks, not text"):
+    with pytest.raises(ClockError, match="number of ticks, not text"):
         LogicalClock().coerce("2026-01-31T12:00:00+00:00")
