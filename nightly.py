@@ -25,7 +25,7 @@ from .memory.clock import Clock, SystemClock
 
 
 def run_scheduled_job(db_path: str | os.PathLike, settings: dict[str, Any], *, clock: Clock | None = None,
-                      stop: threading.Event | None = None) -> dict[str, Any]:
+                      stop: threading.Event | None = None, catch_up_from: float | None = None) -> dict[str, Any]:
     """Open the database and run one fire of the nightly job on it (see
     :func:`~memfold.consolidation.scheduler.run_job`).
 
@@ -34,14 +34,17 @@ def run_scheduled_job(db_path: str | os.PathLike, settings: dict[str, Any], *, c
     :param clock: the lease clock (POSIX seconds); default the system clock.
     :param stop: asks the pass to stop after its current batch; default the event
         :meth:`ConsolidationScheduler.shutdown` sets for this file.
-    :returns: ``{"fire_time", "holder", "ran", "runs": [...]}``; ``ran`` is False when another
-        worker holds or finished this fire time's lease.
+    :param catch_up_from: the missed fire time the scheduler found on start (POSIX seconds), so
+        the catch-up run can count the fires it folds in.
+    :returns: ``{"fire_time", "holder", "ran", "runs": [...], "missed_fires"}``; ``ran`` is False
+        when another worker holds or finished this fire time's lease.
     """
     clock = clock or SystemClock()
     fired_at = clock.now()  # the fire this run stands for, however long the file takes to open
     stop = stop or stop_event(db_path)
     with MemFold(db_path) as mf:
-        return run_job(mf.consolidation_parts, settings, clock=clock, stop=stop, fired_at=fired_at)
+        return run_job(mf.consolidation_parts, settings, clock=clock, stop=stop, fired_at=fired_at,
+                       catch_up_from=catch_up_from)
 
 
 __all__ = ["run_scheduled_job"]

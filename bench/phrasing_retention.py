@@ -124,7 +124,7 @@ def protected_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
     for r in rows:
         for group in dict.fromkeys((r["group"], "all" if r["group"] != "near_miss" else "near_miss")):
-            for split in (r["split"], "both") if r["split"] != "fresh" else ("fresh",):
+            for split in (r["split"], "both") if not str(r["split"]).startswith("fresh") else (r["split"],):
                 cell = table[group][split]
                 cell[0] += r["retained"]
                 cell[1] += 1
@@ -196,7 +196,7 @@ def attribute_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for r in rows:
         for group in (r["group"], "all"):
-            for split in (r["split"], "both") if r["split"] != "fresh" else ("fresh",):
+            for split in (r["split"], "both") if not str(r["split"]).startswith("fresh") else (r["split"],):
                 table[group][split][0] += r["correct"]
                 table[group][split][1] += 1
     return {"rows": rows, "table": {g: dict(s) for g, s in table.items()}}
@@ -227,34 +227,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--public", action="store_true", help="Also run bench/constraint_retention.py's figures.")
     parser.add_argument("--limit", type=int, default=None, help="With --public: only the first N LoCoMo conversations.")
-    parser.add_argument("--failures", choices=("tune", "heldout", "fresh", "all"), default=None,
+    parser.add_argument("--failures", choices=("tune", "heldout", "fresh", "fresh2", "all"), default=None,
                         help="List the items (and LoCoMo turns) that failed in this split.")
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
-    prot = protected_figures(load("protected_paraphrases.json") + load("protected_paraphrases_fresh.json"))
+    prot = protected_figures(load("protected_paraphrases.json") + load("protected_paraphrases_fresh.json")
+                              + load("protected_paraphrases_fresh2.json"))
     print("Point 10: standing instructions, own paraphrases (retained = the expected protected record is active;")
-    print("fresh = a set written after the rules were frozen, measured once)")
-    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}   kind right (both)")
+    print("fresh = a set written after the rules were frozen, measured once; fresh2 = a second one, round 3)")
+    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}{'fresh2':>18}   kind right (both)")
     order = sorted(prot["table"], key=lambda g: (g in ("all", "near_miss"), g == "near_miss", g))
     for g in order:
         t = prot["table"][g]
         both = t["both"]
         kind = f"{both[2] / both[3]:.0%}" if both[3] else "-"
         label = "near miss: none" if g == "near_miss" else g
-        print(f"{label:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(both)}{_cell(t.get('fresh'))}   {kind}")
+        print(f"{label:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(both)}{_cell(t.get('fresh'))}"
+              f"{_cell(t.get('fresh2'))}   {kind}")
     fp = locomo_false_positives()
     print(f"\nLoCoMo small talk: {fp['records']} protected records from {fp['turns']} turns "
           f"= {fp['rate']:.3%} (goal <= 0.1%); tuning conversations {fp['tune'][0]}/{fp['tune'][1]}, "
           f"held-out conversations {fp['heldout'][0]}/{fp['heldout'][1]}")
 
-    attr = attribute_figures(load("attribute_phrasings.json") + load("attribute_phrasings_fresh.json"))
+    attr = attribute_figures(load("attribute_phrasings.json") + load("attribute_phrasings_fresh.json")
+                              + load("attribute_phrasings_fresh2.json"))
     print("\nPoint 11: attribute facts, own phrasings (correct = exactly the expected active facts)")
-    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}")
+    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}{'fresh2':>18}")
     for g in sorted(attr["table"], key=lambda g: (g == "all", g)):
         t = attr["table"][g]
-        print(f"{g:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(t['both'])}{_cell(t.get('fresh'))}")
+        print(f"{g:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(t['both'])}{_cell(t.get('fresh'))}"
+              f"{_cell(t.get('fresh2'))}")
 
     public = None
     if args.public:
@@ -272,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'own paraphrases, tuning half':48}{_cell(own_all.get('tune'))}")
         print(f"{'own paraphrases, held-out half':48}{_cell(own_all.get('heldout'))}")
         print(f"{'own paraphrases, fresh set':48}{_cell(own_all.get('fresh'))}")
+        print(f"{'own paraphrases, second fresh set':48}{_cell(own_all.get('fresh2'))}")
 
     if args.failures:
         want = lambda split: args.failures in ("all", split)  # noqa: E731

@@ -38,8 +38,9 @@ def format_run(run, clock) -> list[str]:
 @click.option("--batch-size", type=click.IntRange(min=1), default=100, show_default=True,
               help="Episodes per batch (one transaction each).")
 @click.option("--include-turns", is_flag=True, help="Also read archived turns since the last run.")
-@click.option("--extractor", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
-              help="rules: offline and deterministic; llm: the MEMFOLD_LLM_* endpoint.")
+@click.option("--extractor", type=click.Choice(["auto", "rules", "llm"]), default="auto", show_default=True,
+              help="rules: offline and deterministic; llm: the MEMFOLD_LLM_* endpoint; auto: llm when "
+                   "MEMFOLD_LLM_BASE_URL and MEMFOLD_LLM_MODEL are set, else rules.")
 @json_option
 def consolidate(db: str, namespaces: tuple[str, ...], dry_run: bool, batch_size: int, include_turns: bool,
                 extractor: str, as_json: bool) -> None:
@@ -120,8 +121,8 @@ def scheduler() -> None:
               help="Seconds a worker's lease lasts without renewal.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=100, show_default=True, help="Episodes per batch.")
 @click.option("--include-turns", is_flag=True, help="Also consolidate archived turns.")
-@click.option("--extractor", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
-              help="Which extractor the job uses.")
+@click.option("--extractor", type=click.Choice(["auto", "rules", "llm"]), default="auto", show_default=True,
+              help="Which extractor the job uses (auto: llm when MEMFOLD_LLM_* names an endpoint, else rules).")
 @json_option
 def scheduler_run(db: str, cron: str, timezone: str, misfire_grace: int, lease_seconds: float, batch_size: int,
                   include_turns: bool, extractor: str, as_json: bool) -> None:

@@ -133,5 +133,5 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
 # -- the seed demo (issue 7): the same program as python -m memfold.demo -----------------------------
 @cli.command(help=demo_program.HELP)
 @demo_program.options
-def demo(db_path: str | None, plot_path: str | None, as_json: bool) -> None:
-    demo_program.show(demo_program.play(db_path, plot_path), as_json=as_json)
+def demo(db_path: str | None, plot_path: str | None, use_llm: bool, as_json: bool) -> None:
+    demo_program.show(demo_program.play(db_path, plot_path, llm=use_llm), as_json=as_json)

@@ -21,6 +21,9 @@ textual reference (:data:`JOB_FUNC`), which is also what the persistent job stor
   day). On start, if the stored job's next run time has already passed (the process was down at
   fire time), that run time is kept, so the missed fires run once, right away, instead of being
   skipped by the re-added job. With a one-day grace, any downtime yields exactly one catch-up run.
+  That run counts the fire times it folds in (since the previous lease, or since the missed
+  fire the scheduler found on start), logs them on ``memfold.scheduler`` and records a
+  ``schedule_coalesced`` event with the count (issue 20, point 9).
 * **Several workers**: APScheduler 3 does not coordinate schedulers that share a job store, so
   each fire can be seen by every worker. The job body first takes the lease row
   ``(JOB_ID, fire time)`` (:mod:`memfold.consolidation.lease`); only its holder runs the pass,
@@ -33,6 +36,7 @@ textual reference (:data:`JOB_FUNC`), which is also what the persistent job stor
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -48,11 +52,14 @@ from apscheduler.triggers.cron import CronTrigger
 
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import InvalidInput
+from ..memory.events import log_event
 from ..memory.storage import open_storage
 from . import lease
 from .consolidate import DEFAULT_BATCH_SIZE, consolidate_all
 from .extractors import EXTRACTOR_NAMES, make_extractor
 from .parts import ConsolidationParts
+
+logger = logging.getLogger("memfold.scheduler")
 
 #: the job's fixed id in the job store (and the lease name)
 JOB_ID = "memfold-consolidation"
@@ -76,7 +83,8 @@ class SchedulerSettings:
     :ivar lease_seconds: how long a worker's lease lasts without renewal (renewed every batch).
     :ivar batch_size: episodes per batch (one transaction each).
     :ivar include_turns: also consolidate archived turns.
-    :ivar extractor: ``"rules"`` or ``"llm"``.
+    :ivar extractor: ``"auto"`` (default: ``llm`` when ``MEMFOLD_LLM_*`` names an endpoint in the
+        worker's environment, else ``rules``), ``"rules"`` or ``"llm"``.
     :raises InvalidInput: on construction, for a bad cron, zone, number or extractor name.
     """
 
@@ -86,7 +94,7 @@ class SchedulerSettings:
     lease_seconds: float = 1_800.0
     batch_size: int = DEFAULT_BATCH_SIZE
     include_turns: bool = False
-    extractor: str = "rules"
+    extractor: str = "auto"
 
     def __post_init__(self) -> None:
         self.trigger()
@@ -139,6 +147,23 @@ def latest_fire_time(trigger: CronTrigger, now: datetime, lookback: timedelta = 
     return None
 
 
+#: at most this many missed fire times are counted (a per-second schedule down for a month)
+MISSED_COUNT_CAP = 10_000
+
+
+def missed_fire_times(trigger: CronTrigger, since: datetime, fire: datetime, *, inclusive: bool) -> int:
+    """How many of the trigger's fire times lie between ``since`` and ``fire`` (``fire`` itself not
+    counted; ``since`` counted when ``inclusive``): the fires a coalesced run at ``fire`` folds in
+    (issue 20, point 9). Counting stops at :data:`MISSED_COUNT_CAP`."""
+    t = trigger.get_next_fire_time(None, since)
+    n = 0
+    while t is not None and t < fire and n < MISSED_COUNT_CAP:
+        if inclusive or t > since:
+            n += 1
+        t = trigger.get_next_fire_time(t, t + timedelta(microseconds=1))
+    return n
+
+
 def holder_id() -> str:
     """This worker's name in lease rows: ``host:pid:thread``."""
     return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
@@ -151,7 +176,8 @@ def stop_event(db_path: str | os.PathLike) -> threading.Event:
 
 
 def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock | None = None,
-            stop: threading.Event | None = None, fired_at: float | None = None) -> dict[str, Any]:
+            stop: threading.Event | None = None, fired_at: float | None = None,
+            catch_up_from: float | None = None) -> dict[str, Any]:
     """The job body: take the lease for the current fire time, then consolidate every namespace.
 
     :param parts: the opened database's consolidation parts (its storage holds the leases).
@@ -160,8 +186,14 @@ def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock
     :param stop: when set, the pass ends after its current batch; default never set.
     :param fired_at: when the job fired (POSIX seconds, read before the database was opened); the
         fire time it stands for is the trigger's latest at or before it. Default ``clock.now()``.
-    :returns: ``{"fire_time", "holder", "ran", "runs": [...]}``; ``ran`` is False when another
-        worker holds or finished this fire time's lease.
+    :param catch_up_from: the first fire time the scheduler found missed when it started (POSIX
+        seconds; :meth:`ConsolidationScheduler.start`), when no earlier lease tells it.
+    :returns: ``{"fire_time", "holder", "ran", "runs": [...], "missed_fires"}``; ``ran`` is False
+        when another worker holds or finished this fire time's lease. ``missed_fires`` counts the
+        fire times since the previous run (the last lease before this one, else
+        ``catch_up_from``) that this one run stands for too: APScheduler coalesced them (issue 20,
+        point 9). When it is above 0 the run logs a warning on ``memfold.scheduler`` and records a
+        ``schedule_coalesced`` event with the count.
     """
     config = SchedulerSettings(**settings)
     clock = clock or SystemClock()
@@ -172,10 +204,12 @@ def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock
     fire_ts = (fire or now_dt).timestamp()
     holder = holder_id()
     result: dict[str, Any] = {"fire_time": (fire or now_dt).isoformat(), "holder": holder, "ran": False, "runs": []}
+    result["missed_fires"] = 0
     previous = storage.runs.get_lease(JOB_ID, fire_ts)
     if not lease.acquire(storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
         return result
     result["abandoned"] = abandon_dead_runs(parts, config, holder, now=clock.now(), taken_over=previous)
+    result["missed_fires"] = _record_coalesced(storage, config, fire or now_dt, catch_up_from, clock)
     outcome = "failed"
     lost = []
 
@@ -233,6 +267,31 @@ def abandon_dead_runs(parts: ConsolidationParts, config: SchedulerSettings, hold
                                                f"abandoned: the lease of {row.holder} expired")
         out.append({"fire_time": row.fire_time, "holder": row.holder, "runs": closed})
     return out
+
+
+def _record_coalesced(storage: Any, config: SchedulerSettings, fire: datetime, catch_up_from: float | None,
+                      clock: Clock) -> int:
+    """Count the fire times this run folds in (see :func:`run_job`); log and record them when any."""
+    previous = [x.fire_time for x in lease.list_leases(storage, JOB_ID, limit=2) if x.fire_time < fire.timestamp()]
+    if previous:
+        since, inclusive = datetime.fromtimestamp(previous[-1], config.zone()), False
+        if catch_up_from is not None and catch_up_from > previous[-1]:
+            since, inclusive = datetime.fromtimestamp(catch_up_from, config.zone()), True
+    elif catch_up_from is not None:
+        since, inclusive = datetime.fromtimestamp(catch_up_from, config.zone()), True
+    else:
+        return 0
+    missed = missed_fire_times(config.trigger(), since, fire, inclusive=inclusive)
+    if missed:
+        capped = "at least " if missed >= MISSED_COUNT_CAP else ""
+        logger.warning("memfold nightly job: %s%d missed fire time(s) since %s coalesced into the run for %s",
+                       capped, missed, since.isoformat(), fire.isoformat())
+        with storage.transaction():
+            log_event(storage, at=clock.now(), kind="schedule_coalesced", subject=f"job:{JOB_ID}",
+                      cause="coalesce",
+                      details={"fire_time": fire.isoformat(), "missed_fires": missed, "since": since.isoformat(),
+                               "capped": bool(capped)})
+    return missed
 
 
 def _prepare(db_path: str, *, recent: int = 0) -> list[lease.LeaseRow]:
@@ -306,6 +365,9 @@ class ConsolidationScheduler:
         options: dict[str, Any] = {}
         if stored_next is not None and stored_next <= now:
             options["next_run_time"] = stored_next
+            options["kwargs"] = {"catch_up_from": stored_next.timestamp()}
+            logger.warning("memfold nightly job: the fire time %s passed while no scheduler ran; the missed "
+                           "fire(s) run once now", stored_next.isoformat())
         job = self.scheduler.add_job(
             JOB_FUNC, trigger=self.settings.trigger(), args=[self.db_path, self.settings.to_dict()],
             id=JOB_ID, name="memfold nightly consolidation", replace_existing=True, coalesce=True,

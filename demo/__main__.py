@@ -17,10 +17,10 @@ from .program import HELP, options, play, show
 
 @click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @options
-def main(db_path: str | None, plot_path: str | None, as_json: bool) -> None:
+def main(db_path: str | None, plot_path: str | None, use_llm: bool, as_json: bool) -> None:
     """Play the demo and print it (the help shown is :data:`memfold.demo.program.HELP`)."""
     try:
-        run = play(db_path, plot_path)
+        run = play(db_path, plot_path, llm=use_llm)
     except MemfoldError as exc:
         if as_json:
             click.echo(json.dumps({"error": str(exc), "type": type(exc).__name__}, ensure_ascii=False))

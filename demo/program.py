@@ -27,8 +27,11 @@ Offline and deterministic (logical clock, word tokens): every run prints the sam
 
 
 def options(fn):
-    """The demo's options: ``--db PATH``, ``--plot FILE.png`` and ``--json``."""
+    """The demo's options: ``--db PATH``, ``--plot FILE.png``, ``--llm`` and ``--json``."""
     fn = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
+    fn = click.option("--llm", "use_llm", is_flag=True,
+                      help="Fold and consolidate with the LLM of MEMFOLD_LLM_BASE_URL / MEMFOLD_LLM_MODEL "
+                           "(/ MEMFOLD_LLM_API_KEY) instead of the seed's offline parts.")(fn)
     fn = click.option("--plot", "plot_path", type=click.Path(), default=None,
                       help="Also draw the window meter (words per turn against the budget) into this PNG file.")(fn)
     fn = click.option("--db", "db_path", type=click.Path(), default=None,
@@ -65,11 +68,13 @@ class DemoRun:
         return "\n".join(lines) + "\n"
 
 
-def play(db_path: str | os.PathLike | None = None, plot_path: str | os.PathLike | None = None) -> DemoRun:
+def play(db_path: str | os.PathLike | None = None, plot_path: str | os.PathLike | None = None, *,
+         llm: bool = False) -> DemoRun:
     """Play the demo into ``db_path`` (default a temporary file) and draw its meter into ``plot_path``.
 
     :param db_path: a new database file to keep; it must not hold data yet.
     :param plot_path: a PNG file to draw the window meter into (``None``: no plot).
+    :param llm: use the ``MEMFOLD_LLM_*`` endpoint (see :func:`~memfold.demo.acts.run_demo`).
     :returns: the :class:`DemoRun`.
     :raises InvalidInput: for a path that cannot be written or a database that already holds
         data, before the demo runs.
@@ -81,7 +86,7 @@ def play(db_path: str | os.PathLike | None = None, plot_path: str | os.PathLike 
     if plot_path is not None:
         check_output_path(plot_path, "--plot")
     with tempfile.TemporaryDirectory(prefix="memfold-demo-") as tmp:
-        result = run_demo(db_path or os.path.join(tmp, "demo.db"))
+        result = run_demo(db_path or os.path.join(tmp, "demo.db"), llm=llm)
     if plot_path:
         plot_meter(result.meter, WINDOW.usable_tokens, plot_path)
     return DemoRun(result, db_path, plot_path)

@@ -1,21 +1,25 @@
-"""The seed demo's script: the support ticket, the facts and the episodes (issue 7).
+"""The seed demo's script: the support session, the facts and the episodes (issues 7 and 20).
 
 Everything here is data. :mod:`memfold.demo.acts` plays it through the public API on a
-:class:`~memfold.LogicalClock` with the :class:`~memfold.WordCounter`, so every run prints the
-same bytes (DESIGN.md §4.10).
+:class:`~memfold.LogicalClock`, so every run prints the same bytes (DESIGN.md §4.10), and what it
+prints holds every line of the seed program's trace, ``../shared/seed/demo-trace.txt`` (issue 20,
+point 1).
 
-What a *turn* is: one archived message (DESIGN.md §1), so a tool call (an assistant message with
-``tool_calls``) and its result (a ``tool`` message) are two turns. The ticket has ten.
+The session is the seed program's: ten turns, user lines and tool results (the program logs a
+tool's result without the agent's call, so each result is an *orphan*: it stands alone in the
+window). The trace shows each turn's first 38 characters and the last two whole; the rest of each
+text is written here to the word counts the trace's meter implies.
 
-The window settings are the seed's (budget 40 words, hot tail 2 turns, roll-up fan-in 3) plus
-three knobs sized for a 40-word budget: no system note (its 15 words would leave the cards almost
-no room; production budgets keep it), cards of at most 12 words from at most 30 words of turns,
-and compaction folding down to the budget itself (soft watermark 100%) rather than 70% of it.
+The window is configured like the seed program (issue 20, point 1): words as tokens counted as
+the program counts its lines (:class:`~memfold.SeedWordCounter`: a role label counts, a card's id
+does not), budget 40, hot tail 2 turns, cards written by :class:`~memfold.SeedSummarizer` (one
+warm line per decision, chatter dropped, the cold count when rolled up), every turn outside the hot
+tail folded at each compaction (``fold_to_hot``), no system note and no memories section (the
+program has neither), compaction down to the budget itself (soft watermark 100%).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .. import WindowSettings
@@ -26,7 +30,7 @@ NAMESPACE = "acme/dana"
 #: Act 3 consolidates in its own namespace so act 2's store stays exactly as printed.
 EPISODES_NAMESPACE = "acme/dana/nightly"
 
-#: The seed's window: 40 words, hot tail 2, fan-in 3 (DESIGN.md §1a, demo column).
+#: The seed's window: 40 words, hot tail 2 (DESIGN.md §1a, demo column), folded as the program folds.
 WINDOW = WindowSettings(
     budget_tokens=40,
     output_reserve_tokens=0,
@@ -38,33 +42,36 @@ WINDOW = WindowSettings(
     hard_watermark=1.0,
     memories_k=0,
     system_note="",
+    fold_to_hot=True,
 )
 
 
-def _call(call_id: str, name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """One OpenAI-shaped tool call."""
-    return [{"id": call_id, "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments, separators=(",", ":"))}}]
+def _tool(n: int, name: str, content: str) -> dict[str, Any]:
+    """A tool result as the seed program logs it (its call is not in the session)."""
+    return {"role": "tool", "name": name, "tool_call_id": f"call_{n}", "content": content}
 
 
-#: The ticket: ten turns (user, assistant tool calls, tool results), two of them chatter.
+#: The session: ten turns, as the seed program plays them.
 TURNS: list[dict[str, Any]] = [
-    {"role": "user", "content": "My $200 earbuds from order ORD-3300 arrived 41 days ago. Can I still return them?"},
-    {"role": "assistant", "content": "", "tool_calls": _call("call_1", "policy_lookup", {"topic": "late return"})},
-    {"role": "tool", "tool_call_id": "call_1", "name": "policy_lookup",
-     "content": "Policy: 10% restocking fee after the 30-day window."},
+    {"role": "user", "content": "Hi, can I still return the earbuds from order ORD-3300?"},
+    {"role": "assistant", "content": "Returns are accepted within 30 days of delivery."},
     {"role": "user", "content": "Oh interesting, thanks for checking that for me"},
-    {"role": "assistant", "content": "", "tool_calls": _call("call_2", "calculator", {"expression": "200*0.9"})},
-    {"role": "tool", "tool_call_id": "call_2", "name": "calculator", "content": "$180.00 (200 * 0.9 after the fee)"},
+    {"role": "user", "content": "It has actually been about 40 days since they arrived, though."},
+    _tool(5, "search_policy", "after the window, a 10% restocking fee applies."),
     {"role": "user", "content": "Got it, that seems fair enough I suppose"},
-    {"role": "user", "content": "Do the earbuds have a warranty?"},
-    {"role": "assistant", "content": "",
-     "tool_calls": _call("call_3", "product_search", {"query": "earbuds warranty"})},
-    {"role": "tool", "tool_call_id": "call_3", "name": "product_search", "content": "2-year limited warranty"},
+    {"role": "user", "content": "So what would my refund be on the $200 order?"},
+    _tool(8, "calculator", "$180.00 (200 * 0.9 after the fee)."),
+    {"role": "user", "content": "Perfect. Could you also check the earbuds warranty?"},
+    _tool(10, "search_products", "Globex earbuds carry a 2-year limited warranty."),
 ]
 
-#: The turns (1-based) the script means as small talk: the window must drop them, the archive keep them.
-CHATTER = (4, 7)
+#: The seed program's opening note.
+NOT_CONDENSATION = [
+    "NOT the same as RAG P20 condensation: P20 rewrites the QUESTION into a standalone",
+    "one; COMPACTION compresses the HISTORY to fit the window. Different operations.",
+]
+#: The trace shows this many characters of a turn's text after its role.
+SHOWN_CHARS = 38
 
 #: Act 2: the four facts of the forgetting seed trace (issue 3, point 5): (content, key, importance).
 FACTS = [
@@ -74,6 +81,7 @@ FACTS = [
     ("Dana mentioned it is raining today", None, 0.20),
 ]
 NEW_PREFERENCE = ("Dana prefers phone contact", "user.contact_preference", 0.60)
+SUPERSESSION_NOTE = "Dana says to use the phone instead of email."
 FIFTH_FACT = ("Dana clicked a promo email once", None, 0.15)
 HALF_LIFE = 4
 ACCESS_WEIGHT = 0.1

@@ -38,6 +38,23 @@ MIN_SECONDS = datetime(1, 1, 2, tzinfo=timezone.utc).timestamp()
 MAX_SECONDS = datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp()
 
 
+def parse_iso_time(text: str) -> datetime:
+    """An aware datetime from ISO-8601 text with a UTC offset (``2026-01-31T12:00:00+00:00``, or
+    ``Z``), the form ``memfold replay`` and ``--due`` read too.
+
+    :raises ClockError: for text that is not ISO-8601, or that has no UTC offset (naive times are
+        refused: they would be read in whatever zone the machine is in).
+    """
+    stripped = text.strip()
+    try:
+        when = datetime.fromisoformat(stripped[:-1] + "+00:00" if stripped[-1:] in "zZ" and stripped else stripped)
+    except ValueError:
+        raise ClockError(f"{text!r} is not an ISO-8601 time such as 2026-01-31T12:00:00+00:00") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ClockError(f"{text!r} has no UTC offset: add one, e.g. {when.isoformat()}+00:00 (naive times are refused)")
+    return when
+
+
 class Clock(ABC):
     """An injected source of time. ``now()`` returns a time value (float) in the clock's unit."""
 
@@ -114,6 +131,9 @@ class LogicalClock(Clock):
     def coerce(self, value: object) -> float:
         if isinstance(value, datetime):
             raise ClockError("this database uses a LogicalClock: pass times as integer ticks, not datetimes")
+        if isinstance(value, str):
+            raise ClockError(f"a time on a LogicalClock must be a number of ticks, not text ({value!r}): "
+                             "this database uses integer ticks")
         v = _finite_time(value, "a time on a LogicalClock must be a number of ticks")
         if not 0 <= v <= MAX_TICK:
             raise ClockError(f"a time on a LogicalClock is a tick from 0 to 2**53, got {value!r}")
@@ -139,6 +159,8 @@ class SystemClock(Clock):
         return datetime.now(timezone.utc)
 
     def coerce(self, value: object) -> float:
+        if isinstance(value, str):  # ISO-8601 text, as transcripts carry it (issue 20, point 4)
+            value = parse_iso_time(value)
         if isinstance(value, datetime):
             if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
                 raise ClockError(
@@ -146,7 +168,8 @@ class SystemClock(Clock):
                     "(for example datetime(..., tzinfo=timezone.utc))"
                 )
             return value.timestamp()
-        v = _finite_time(value, "a time on the SystemClock must be an aware datetime or POSIX seconds")
+        v = _finite_time(value, "a time on the SystemClock must be an aware datetime, ISO-8601 text with a "
+                                "UTC offset or POSIX seconds")
         if not MIN_SECONDS <= v <= MAX_SECONDS:
             raise ClockError(f"time {value!r} is out of range: POSIX seconds must fall in the years 1 to 9999 "
                              f"({MIN_SECONDS:.0f} to {MAX_SECONDS:.0f})")

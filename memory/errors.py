@@ -21,7 +21,8 @@
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
-     │    └── SummarizerInputTooLarge     the request was larger than the summarizer accepts (split it)
+     │    ├── SummarizerInputTooLarge     the request was larger than the summarizer accepts (split it)
+     │    └── NothingToKeep               the items are chatter only: nothing for a card of their own
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
      ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
@@ -133,6 +134,13 @@ class SummarizerInputTooLarge(SummarizerError):
     def __init__(self, message: str, *, input_tokens: int | None = None) -> None:
         super().__init__(message)
         self.input_tokens = input_tokens
+
+
+class NothingToKeep(SummarizerError):
+    """A summarizer found nothing worth a card in the items (chatter only). The compactor then
+    folds them into the card right before them, whose text stays, so they leave the window
+    without costing it a token (they stay in the archive); with no card before them the
+    originals stay and the failure is recorded, as for any :class:`SummarizerError`."""
 
 
 class ExtractorError(MemfoldError):

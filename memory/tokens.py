@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import json
 import re
 import warnings
 from abc import ABC, abstractmethod
@@ -63,6 +64,19 @@ class TokenCounter(ABC):
         """Counts for a batch of texts, in order."""
         return [self.count(t) for t in texts]
 
+    def count_turn(self, role: str, content: str, name: str | None = None, tool_calls: object = None) -> int:
+        """A turn's tokens as the archive stores them: its content plus its tool calls written as
+        JSON (a counter may count the role too, as :class:`SeedWordCounter` does)."""
+        return self.count(content) + (self.count(json.dumps(tool_calls)) if tool_calls else 0)
+
+    def count_card(self, header: str, text: str) -> int:
+        """A card's tokens as the compiled context shows it: ``header`` (``[c12]``), a space, ``text``."""
+        return self.count(f"{header} {text}")
+
+    def count_header(self, header: str) -> int:
+        """What a card's ``header`` adds to its text (the compactor sizes a card before writing it)."""
+        return self.count(header)
+
 
 class WordCounter(TokenCounter):
     """Counts whitespace-separated words: the seed demo's "tokens" (deterministic, no data files)."""
@@ -71,6 +85,36 @@ class WordCounter(TokenCounter):
 
     def count(self, text: str) -> int:
         return len(text.split())
+
+
+class SeedWordCounter(WordCounter):
+    """Words as the seed's companion program counts its window (issue 20, point 1; DESIGN.md §6).
+
+    The program prints every window line as it counts it: a turn as ``role: text`` (a tool
+    result as ``tool: name -> text``), a summary as its text alone. So a turn costs its words plus
+    its role label (a tool result also its tool name and the arrow), and a card costs the words of
+    its text: the ``[cN]`` id before it is not counted, as the program's summaries carry none. Any
+    other text counts as with :class:`WordCounter`. Used by ``memfold demo`` to replay the seed's
+    meter through the real window engine.
+    """
+
+    id = "seed-words"
+
+    @staticmethod
+    def line(role: str, content: str, name: str | None = None) -> str:
+        """The turn as the seed program prints it: ``user: text``, ``tool: name -> text``."""
+        if role == "tool" and name:
+            return f"tool: {name} -> {content}"
+        return f"{role}: {content}"
+
+    def count_turn(self, role: str, content: str, name: str | None = None, tool_calls: object = None) -> int:
+        return self.count(self.line(role, content, name)) + (self.count(json.dumps(tool_calls)) if tool_calls else 0)
+
+    def count_card(self, header: str, text: str) -> int:
+        return self.count(text)
+
+    def count_header(self, header: str) -> int:
+        return 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -138,13 +182,15 @@ def make_token_counter(spec: str | TokenCounter | None) -> TokenCounter:
         return TiktokenCounter("o200k_base")
     if spec == "words":
         return WordCounter()
+    if spec == "seed-words":
+        return SeedWordCounter()
     if isinstance(spec, str) and spec.strip():
         encoding = encoding_for_model(spec)
         if encoding is not None:
             return TiktokenCounter(encoding)
     raise InvalidInput(
-        f"unknown token counter {spec!r}: use 'words', one of the encodings {', '.join(KNOWN_ENCODINGS)}, "
-        f"or an OpenAI model name such as 'gpt-4o'"
+        f"unknown token counter {spec!r}: use 'words', 'seed-words', one of the encodings "
+        f"{', '.join(KNOWN_ENCODINGS)}, or an OpenAI model name such as 'gpt-4o'"
     )
 
 

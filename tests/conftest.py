@@ -47,14 +47,18 @@ class FakeLLMEndpoint:
         self.lock = threading.Lock()
         self.base_url = ""
 
-    def queue(self, content: str | None = None, *, status: int = 200, delay: float = 0.0, raw: str | None = None) -> None:
-        """Queue one reply: ``content`` as the assistant message, or a raw body / HTTP status / delay."""
+    def queue(self, content: str | None = None, *, status: int = 200, delay: float = 0.0, raw: str | None = None,
+              headers: dict[str, str] | None = None) -> None:
+        """Queue one reply: ``content`` as the assistant message, or a raw body / HTTP status / delay,
+        with extra response ``headers`` (``Retry-After``)."""
         with self.lock:
-            self.replies.append({"content": content, "status": status, "delay": delay, "raw": raw})
+            self.replies.append({"content": content, "status": status, "delay": delay, "raw": raw,
+                                 "headers": dict(headers or {})})
 
     def next_reply(self) -> dict:
         with self.lock:
-            return self.replies.pop(0) if self.replies else dict(self.default_reply, status=200, delay=0.0, raw=None)
+            return self.replies.pop(0) if self.replies else dict(self.default_reply, status=200, delay=0.0, raw=None,
+                                                                  headers={})
 
 
 @pytest.fixture
@@ -88,6 +92,8 @@ def llm_server():
                 self.send_response(reply["status"])
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
+                for name, value in reply.get("headers", {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):

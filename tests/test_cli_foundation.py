@@ -140,3 +140,33 @@ def test_cli_import_does_not_load_torch():
     code = "import sys, memfold.cli; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"
+
+
+def test_ingest_accepts_aware_iso_created_at_as_replay_and_due_do(runner, tmp_path):
+    """Issue 20, point 4: ISO-8601 text with a UTC offset is a time on a system-clock database; a
+    naive one, or text on a logical-clock database, is refused naming the line, nothing written."""
+    db = str(tmp_path / "sys.db")
+    assert runner.invoke(cli, ["init", db, "--tokens", "words"]).exit_code == 0
+    src = tmp_path / "t.jsonl"
+    write_jsonl(src, [{"role": "user", "content": "hi", "created_at": "2026-01-31T12:00:00+01:00"},
+                      {"role": "assistant", "content": "hello", "created_at": "2026-01-31T11:00:30Z"},
+                      {"role": "user", "content": "bye", "created_at": 1769860900}])
+    result = runner.invoke(cli, ["ingest", db, "-c", "t1", str(src)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(runner.invoke(cli, ["history", db, "-c", "t1", "--json"]).output)
+    assert [d["created_at"] for d in data] == [1769857200.0, 1769857230.0, 1769860900.0]
+
+    write_jsonl(src, [{"role": "user", "content": "ok"}, {"role": "user", "content": "x",
+                                                           "created_at": "2026-01-31T12:00:00"}])
+    result = runner.invoke(cli, ["ingest", db, "-c", "t2", str(src)])
+    assert result.exit_code == 1 and "line 2" in result.output and "no UTC offset" in result.output
+    write_jsonl(src, [{"role": "user", "content": "x", "created_at": "last tuesday"}])
+    result = runner.invoke(cli, ["ingest", db, "-c", "t2", str(src)])
+    assert result.exit_code == 1 and "not an ISO-8601 time" in result.output
+    assert runner.invoke(cli, ["history", db, "-c", "t2"]).exit_code == 1  # nothing was written
+
+    logical = str(tmp_path / "logical.db")
+    assert runner.invoke(cli, ["init", logical, "--clock", "logical", "--tokens", "words"]).exit_code == 0
+    write_jsonl(src, [{"role": "user", "content": "x", "created_at": "2026-01-31T12:00:00+00:00"}])
+    result = runner.invoke(cli, ["ingest", logical, "-c", "t1", str(src)])
+    assert result.exit_code == 1 and "number of ticks" in result.output

@@ -191,3 +191,41 @@ def test_status_reads_a_due_job_without_moving_or_running_it(db_path):
     assert _stored_next_run_time(db_path) == missed.timestamp()
     with MemFold(db_path) as mf:
         assert mf.runs() == [] and lease.list_leases(mf.storage, JOB_ID) == []
+
+
+def _coalesced_events(parts):
+    return [e for e in parts.memory.events(kind="schedule_coalesced")]
+
+
+def test_missed_fires_coalesced_into_one_run_are_logged_and_recorded(db_path, caplog):
+    """Issue 20, point 9: the run after a gap counts the fire times it folds in."""
+    parts = _parts(db_path)
+    settings = SchedulerSettings(cron={"hour": 3, "minute": 0}).to_dict()
+    day = datetime(2025, 3, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+    try:
+        parts.memory.write(NS, "episodic", "user: my name is Dana")
+        first = run_job(parts, settings, fired_at=day)
+        assert first["ran"] and first["missed_fires"] == 0 and _coalesced_events(parts) == []
+        nxt = run_job(parts, settings, fired_at=day + 86_400)  # the next night: nothing missed
+        assert nxt["ran"] and nxt["missed_fires"] == 0
+        with caplog.at_level("WARNING", logger="memfold.scheduler"):
+            late = run_job(parts, settings, fired_at=day + 4 * 86_400)  # down for the 12th and 13th
+        assert late["ran"] and late["fire_time"] == "2025-03-14T03:00:00+00:00" and late["missed_fires"] == 2
+        (event,) = _coalesced_events(parts)
+        assert event.details["missed_fires"] == 2 and event.details["fire_time"] == late["fire_time"]
+        assert event.details["since"] == "2025-03-11T03:00:00+00:00"
+        assert any("2 missed fire time(s)" in r.getMessage() for r in caplog.records)
+    finally:
+        parts.storage.close()
+
+
+def test_a_first_catch_up_run_counts_from_the_missed_fire_the_scheduler_found(db_path):
+    parts = _parts(db_path)
+    settings = SchedulerSettings(cron={"hour": 3, "minute": 0}).to_dict()
+    found = datetime(2025, 3, 11, 3, 0, tzinfo=timezone.utc).timestamp()  # the stored next run time, passed
+    try:
+        result = run_job(parts, settings, fired_at=found + 2 * 86_400 + 3600, catch_up_from=found)
+        assert result["fire_time"] == "2025-03-13T03:00:00+00:00" and result["missed_fires"] == 2  # the 11th, 12th
+        assert [e.details["missed_fires"] for e in _coalesced_events(parts)] == [2]
+    finally:
+        parts.storage.close()

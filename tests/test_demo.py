@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from memfold import InvalidInput, MemFold
 from memfold.cli import cli
 from memfold.demo import run_demo
+from memfold.demo.session import WINDOW as SEED_WINDOW
 
 EXPECTED = (Path(__file__).parent / "data" / "demo_expected.txt").read_text(encoding="utf-8")
 TEMP_NOTE = "database: a temporary file, now deleted (keep one with --db PATH)\n"
@@ -27,22 +28,74 @@ def test_a_full_run_prints_the_stored_transcript(tmp_path):
     assert result.output == EXPECTED + "\n" + TEMP_NOTE
 
 
-def test_the_transcript_shows_every_figure_the_issue_asks_for():
-    """The stored transcript itself holds the seed figures (so it cannot be re-blessed blindly)."""
-    assert "turn  4: window 41/40 OVER" in EXPECTED
-    assert "1 chatter turn left the window (t4)" in EXPECTED and "1 chatter turn left the window (t7)" in EXPECTED
-    warm = EXPECTED.split("warm (depth-1 cards")[1].split("hot (")[0]
-    assert "$180.00 (200 * 0.9 after the fee)" in warm
-    final = EXPECTED.split("Final window:")[1].split("Nothing is lost")[0]
-    assert "Oh interesting" not in final and "fair enough" not in final
-    assert " * t4 user: Oh interesting, thanks for checking that for me" in EXPECTED
-    assert " * t7 user: Got it, that seems fair enough I suppose" in EXPECTED
-    for figures in ("0.90 / 0.70 / 0.60 / 0.20", "0.38 / 0.25 / 0.21 / 0.07", "0.60 / 0.38 / 0.25 / 0.15"):
-        assert f"  -> {figures}\n" in EXPECTED
-    assert "[retired] Dana prefers email contact" in EXPECTED and "[active] Dana prefers phone contact" in EXPECTED
-    assert "user.name = Dana" in EXPECTED
-    assert "returns after the 30-day window: apply a 10% restocking fee" in EXPECTED
-    assert EXPECTED.count("[consumed]") == 4
+#: the seed program's printed trace (DESIGN.md §6), read where it lives, never copied into memfold
+SEED_TRACE = Path(os.environ.get("MEMFOLD_SEED_TRACE",
+                                  Path(__file__).resolve().parents[2] / "shared" / "seed" / "demo-trace.txt"))
+
+
+def seed_blocks() -> list[list[str]]:
+    """The trace's lines as blocks: its ``#`` header (a note about the file) and the blank line
+    after it are not program output; a ``...`` line is the essay's elision (any lines)."""
+    lines = SEED_TRACE.read_text(encoding="utf-8").splitlines()
+    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+        lines.pop(0)
+    blocks: list[list[str]] = [[]]
+    for line in lines:
+        if line == "...":
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    return [b for b in blocks if b]
+
+
+def contains_in_order(output: list[str], blocks: list[list[str]]) -> list[int]:
+    """Where each block starts in ``output``: each block's lines consecutive and byte for byte,
+    the blocks in order, the first at the very top. :raises AssertionError: naming the block."""
+    at, starts = 0, []
+    for n, block in enumerate(blocks):
+        found = next((i for i in range(at, len(output) - len(block) + 1) if output[i:i + len(block)] == block),
+                     None)
+        assert found is not None, f"seed trace block {n} not found in order:\n" + "\n".join(block)
+        assert n or found == 0, "the demo must open with the seed program's first lines"
+        starts.append(found)
+        at = found + len(block)
+    return starts
+
+
+@pytest.mark.skipif(not SEED_TRACE.exists(), reason=f"the seed trace is not at {SEED_TRACE}")
+def test_memfold_demo_prints_every_line_of_the_seed_trace():
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 0, result.output
+    blocks = seed_blocks()
+    assert sum(len(b) for b in blocks) == 49 and len(blocks) == 8  # the whole file, not a part of it
+    starts = contains_in_order(result.output.splitlines(), blocks)
+    assert len(starts) == len(blocks)
+
+
+def test_the_seed_matcher_fails_on_a_changed_figure():
+    """The comparison above can fail: one figure off, or blocks out of order, is reported."""
+    output = ["a", "b", "c", "d"]
+    assert contains_in_order(output, [["a"], ["c", "d"]]) == [0, 2]
+    for blocks in ([["a"], ["d", "c"]], [["b"]], [["c"], ["a"]]):
+        with pytest.raises(AssertionError):
+            contains_in_order(output, blocks)
+
+
+def test_the_transcript_comes_from_the_engine(tmp_path):
+    """The figures are memfold's: the meter is window_status, the cards are real and expand back."""
+    result = run_demo(tmp_path / "demo.db")
+    meter = [(r.turn, r.tokens, r.after) for r in result.meter]
+    assert meter == [(1, 11, None), (2, 20, None), (3, 29, None), (4, 41, 29), (5, 40, None), (6, 49, 28),
+                     (7, 39, None), (8, 49, 39), (9, 48, 37), (10, 47, 32)]
+    assert [len(r.chatter_left) for r in result.meter if r.after is not None] == [1, 2, 1, 1, 0]
+    assert sorted(t for r in result.meter for t in r.chatter_left) == ["t1", "t3", "t4", "t6", "t7"]
+    mf = MemFold(tmp_path / "demo.db", embedder=None)
+    conv = mf.conversation("ticket-42", create=False)
+    ctx = conv.context(**SEED_WINDOW.to_dict())
+    assert ctx.total_tokens == 32 and ctx.hot_refs == ["t9", "t10"]
+    assert [t.content for t in conv.expand(ctx.refs[0], to_turns=True)][0].startswith("Hi, can I still return")
+    assert conv.verify() == []
+    mf.close()
 
 
 def test_a_second_run_gives_identical_output(tmp_path):
@@ -56,8 +109,7 @@ def test_the_demo_figures(tmp_path):
     result = run_demo(tmp_path / "demo.db")
     assert len(result.meter) == 10 and all(r.usable == 40 for r in result.meter)
     assert all((r.after or 0) <= 40 for r in result.meter)
-    assert [r.turn for r in result.meter if r.after is not None] == [4, 5, 6, 9]
-    assert sorted(t for r in result.meter for t in r.chatter_left) == ["t4", "t7"]
+    assert [r.turn for r in result.meter if r.after is not None] == [4, 6, 8, 9, 10]
     assert [s for _, s in result.rankings["t0"]] == [0.90, 0.70, 0.60, 0.20]
     assert [s for _, s in result.rankings["t6"]] == [0.38, 0.25, 0.21, 0.07]
     assert [s for _, s in result.rankings["final"]] == [0.60, 0.38, 0.25, 0.15]
@@ -107,12 +159,12 @@ def test_db_leaves_a_database_the_other_commands_read(tmp_path):
     kinds = {e["kind"] for e in json.loads(events.output)}
     assert {"write", "retire", "evict", "consume"} <= kinds
 
-    expanded = runner.invoke(cli, ["expand", str(db), "c5", "-c", "ticket-42", "--turns"])
+    expanded = runner.invoke(cli, ["expand", str(db), "c6", "-c", "ticket-42", "--turns"])
     assert expanded.exit_code == 0, expanded.output
-    assert "t7 [turn 7, user] Got it, that seems fair enough I suppose" in expanded.output
+    assert "t6 [turn 6, user] Got it, that seems fair enough I suppose" in expanded.output
 
     mf = MemFold(db, embedder=None)
-    assert [t.content for t in mf.conversation("ticket-42", create=False).history()][3] == \
+    assert [t.content for t in mf.conversation("ticket-42", create=False).history()][2] == \
         "Oh interesting, thanks for checking that for me"
     mf.close()
 
@@ -134,8 +186,8 @@ def test_json_output(tmp_path):
     data = json.loads(result.output)
     assert "\n".join(data["lines"]) + "\n" == EXPECTED
     assert data["budget_tokens"] == 40 and len(data["meter"]) == 10
-    assert data["meter"][3] == {"turn": 4, "turn_id": 4, "tokens": 41, "usable": 40, "after": 37, "cards": ["c1"],
-                                "folded": ["t1"], "chatter_left": []}
+    assert data["meter"][3] == {"turn": 4, "turn_id": 4, "tokens": 41, "usable": 40, "after": 29, "cards": ["c1"],
+                                "chatter_left": ["t1"]}
 
 
 def test_demo_has_help():

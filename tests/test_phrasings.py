@@ -49,10 +49,16 @@ split = _load(DATA / "split_phrasings.py", "split_phrasings")
 PROTECTED_HELDOUT_FLOOR = 116       # of 132 items (87.9%)
 NEAR_MISS_HELDOUT_FLOOR = 9         # of 10 near misses left without a record
 ATTRIBUTE_HELDOUT_FLOOR = 76        # of 77 items (98.7%)
-# the fresh sets, written after the rules were frozen and measured once (never tuned on)
-PROTECTED_FRESH_FLOOR = 46          # of 60 items (76.7%)
-NEAR_MISS_FRESH_FLOOR = 3           # of 5 near misses
-ATTRIBUTE_FRESH_FLOOR = 32          # of 35 items (91.4%)
+# the first fresh sets: measured once in round 2 (46/60, 3/5, 32/35), then tuned on in round 3
+# (so in-sample now): these floors are the round-3 figures
+PROTECTED_FRESH_FLOOR = 56          # of 60 items (93.3%)
+NEAR_MISS_FRESH_FLOOR = 4           # of 5 near misses
+ATTRIBUTE_FRESH_FLOOR = 33          # of 35 items (94.3%)
+# the second fresh sets (round 3), written and committed before any extractor ran on them and
+# never tuned on: measured once before the round-3 tuning, and the same after it
+PROTECTED_FRESH2_FLOOR = 27         # of 36 items (75.0%)
+NEAR_MISS_FRESH2_FLOOR = 3          # of 3 near misses
+ATTRIBUTE_FRESH2_FLOOR = 18         # of 21 items (85.7%)
 LOCOMO_MAX_RECORDS = 2              # of 3,435 LoCoMo turns (0.058%; the goal is at most 0.1%)
 
 
@@ -74,7 +80,8 @@ def test_split_is_the_seeded_one_and_every_group_is_big_enough(name):
 # -- point 10: protected records ----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def protected():
-    return bench.protected_figures(bench.load("protected_paraphrases.json") + bench.load("protected_paraphrases_fresh.json"))
+    return bench.protected_figures(bench.load("protected_paraphrases.json") + bench.load("protected_paraphrases_fresh.json")
+                                   + bench.load("protected_paraphrases_fresh2.json"))
 
 
 def test_held_out_paraphrases_are_protected(protected):
@@ -99,6 +106,12 @@ def test_the_fresh_set_as_measured_once(protected):
     assert protected["table"]["all"]["fresh"][1] == 60
     assert protected["table"]["all"]["fresh"][0] >= PROTECTED_FRESH_FLOOR
     assert protected["table"]["near_miss"]["fresh"][0] >= NEAR_MISS_FRESH_FLOOR
+
+
+def test_the_second_fresh_set_as_measured_once(protected):
+    assert protected["table"]["all"]["fresh2"][1] == 36
+    assert protected["table"]["all"]["fresh2"][0] >= PROTECTED_FRESH2_FLOOR
+    assert protected["table"]["near_miss"]["fresh2"][0] >= NEAR_MISS_FRESH2_FLOOR
 
 
 def test_locomo_small_talk_makes_at_most_a_tenth_of_a_percent_of_records():
@@ -161,7 +174,8 @@ def test_a_one_off_request_is_no_standing_instruction(mf):
 # -- point 11: attribute slots ------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def attributes():
-    return bench.attribute_figures(bench.load("attribute_phrasings.json") + bench.load("attribute_phrasings_fresh.json"))
+    return bench.attribute_figures(bench.load("attribute_phrasings.json") + bench.load("attribute_phrasings_fresh.json")
+                                   + bench.load("attribute_phrasings_fresh2.json"))
 
 
 def test_held_out_attribute_phrasings(attributes):
@@ -174,6 +188,8 @@ def test_held_out_attribute_phrasings(attributes):
 def test_fresh_attribute_phrasings_as_measured_once(attributes):
     cell = attributes["table"]["all"]["fresh"]
     assert cell[1] == 35 and cell[0] >= ATTRIBUTE_FRESH_FLOOR
+    second = attributes["table"]["all"]["fresh2"]
+    assert second[1] == 21 and second[0] >= ATTRIBUTE_FRESH2_FLOOR
 
 
 def test_tuning_attribute_phrasings_are_all_right(attributes):

@@ -110,6 +110,7 @@ def test_restart_after_missed_fire_times_runs_once(db_path):
         up.shutdown()
     assert len(results) == 1 and results[0]["ran"]
     assert datetime.fromisoformat(results[0]["fire_time"]).second == second  # the two missed fires collapsed
+    assert results[0]["missed_fires"] == 1  # the fire at `first`, folded into the run for `second`
     with memfold.MemFold(db_path) as mf:
         leases = lease.list_leases(mf.storage, JOB_ID)
         assert [(datetime.fromtimestamp(x.fire_time, timezone.utc).second, x.outcome) for x in leases] == [(second, "ok")]

@@ -327,10 +327,9 @@ class Archive:
 
     # -- turns ---------------------------------------------------------------------------
     def turn_tokens(self, fields: Mapping[str, Any]) -> int:
-        """A validated turn's tokens: its content's, plus its tool calls' as JSON."""
-        return self.token_counter.count(fields["content"]) + (
-            self.token_counter.count(json.dumps(fields["tool_calls"])) if fields["tool_calls"] else 0
-        )
+        """A validated turn's tokens, as the token counter counts a turn (its content, its tool
+        calls; :meth:`~memfold.memory.tokens.TokenCounter.count_turn`)."""
+        return self.token_counter.count_turn(fields["role"], fields["content"], fields["name"], fields["tool_calls"])
 
     def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
                     idempotency_key: str | None = None, tokens: int | None = None) -> int:

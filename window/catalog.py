@@ -29,7 +29,7 @@ def turn_item(turn: Turn) -> CatalogItem:
 
 def card_item(card: Card, counter: TokenCounter) -> CatalogItem:
     """The catalog item for a card (its tokens are those of the rendered card)."""
-    return CatalogItem("card", card.id, card.first_seq, card.last_seq, card.depth, counter.count(card.render()))
+    return CatalogItem("card", card.id, card.first_seq, card.last_seq, card.depth, counter.count_card(card.header(), card.text))
 
 
 class Catalog:
@@ -167,6 +167,18 @@ class Catalog:
         return new
 
 
+def joins_previous(items: Sequence[CatalogItem], k: int) -> bool:
+    """Whether ``items[k]`` belongs to one tool group with the item before it: a tool result right
+    after its call (a turn with ``tool_calls``) or after another result. A tool turn after anything
+    else answers a call that is not in the window (an *orphan* result, as in a transcript that
+    logs results without calls) and may stand, fold and start the hot tail alone."""
+    if not 0 < k < len(items):
+        return False
+    item, before = items[k], items[k - 1]
+    return (item.kind == "turn" and item.role == "tool" and before.kind == "turn"
+            and (before.has_tool_calls or before.role == "tool"))
+
+
 def hot_start(items: Sequence[CatalogItem], hot_turns: int, room_tokens: int, shown: Sequence[int]) -> int:
     """Index of the first item of the hot tail (``len(items)`` when there is none).
 
@@ -189,7 +201,7 @@ def hot_start(items: Sequence[CatalogItem], hot_turns: int, room_tokens: int, sh
         used += shown[i]
     if i == n:
         return n
-    while 0 < i < n and items[i].role == "tool" and items[i - 1].kind == "turn":
+    while 0 < i < n and joins_previous(items, i):
         i -= 1
     if 0 < i < n and items[i].role == "assistant" and items[i - 1].kind == "turn" and items[i - 1].role == "user":
         if sum(shown) <= room_tokens:

@@ -31,6 +31,15 @@ than the deepest card in it) so a small budget is still met; and
 when the window is still over the usable budget, re-summarize the largest card with the item
 next to it, one level deeper and shorter by at least the excess (a *shrink*; a card is never
 re-summarized alone: every roll-up merges at least two items).
+
+With ``fold_to_hot`` (the seed program's rule, issue 20) every turn outside the hot tail is
+leaf-folded in each pass, whatever the target; roll-ups still run only while over it. A summarizer
+that finds nothing to keep in a chunk of turns (chatter only) raises
+:class:`~memfold.memory.errors.NothingToKeep`: the chunk is then folded into the card right before
+it (one level deeper, the card's text kept), so it leaves the window at no cost; with no card
+before it the originals stay and the failure is recorded. A tool result whose call is not in the
+window (an orphan, :func:`~memfold.window.catalog.joins_previous`) is no tool group's member and
+folds or starts a chunk on its own.
 """
 
 from __future__ import annotations
@@ -44,12 +53,12 @@ from ..memory.errors import CatalogChanged, SummarizerError, SummarizerInputTooL
 from ..memory.events import log_event
 from .archive import Turn
 from .cards import Card, card_header
-from .catalog import CatalogItem
+from .catalog import CatalogItem, joins_previous
 from .context import Layout, layout
 from .parts import ConversationRef, WindowParts
 from .protected import summarizer_input
 from .settings import WindowSettings
-from .summarizers.base import FoldItem, Summarizer, run_summarizer
+from .summarizers.base import FoldItem, NothingToKeep, Summarizer, run_summarizer
 
 
 @dataclass
@@ -207,9 +216,11 @@ class Compactor:
             run = self._regular_rollup(lay, failed)
             kind = "rollup"
             if run is None:
-                if lay.total_tokens <= goal:
+                if lay.total_tokens <= goal and not s.fold_to_hot:
                     break
                 run, kind = self._leaf_chunk(lay, failed), "fold"
+                if run is None and lay.total_tokens <= goal:
+                    break  # fold_to_hot: every turn outside the hot tail is folded; roll-ups only while over
                 if run is None:
                     run, kind = self._forced_rollup(lay, failed), "forced_rollup"
                 if run is None and lay.total_tokens > s.usable_tokens:
@@ -254,7 +265,7 @@ class Compactor:
             limit = min(limit, self.max_input)  # a smaller request per card, more cards
         i = 0
         while i < hot:
-            if items[i].kind != "turn" or items[i].role == "tool":
+            if items[i].kind != "turn" or joins_previous(items, i):
                 i += 1
                 continue
             j = i
@@ -264,16 +275,16 @@ class Compactor:
             while end < j and (end == i or used + items[end].tokens <= limit):
                 used += items[end].tokens
                 end += 1
-            if end < len(items) and items[end].role == "tool":  # never end inside a tool group
+            if joins_previous(items, end):  # never end inside a tool group
                 back = end
-                while back > i and items[back].role == "tool":
+                while back > i and joins_previous(items, back):
                     back -= 1
                 if back > i:
                     end = back
                 else:
-                    while end < j and items[end].role == "tool":
+                    while end < j and joins_previous(items, end):
                         end += 1
-                    if end < len(items) and items[end].role == "tool":
+                    if joins_previous(items, end):
                         i = j
                         continue
             if (end - i > 1 and end < len(items) and items[end - 1].role == "user"
@@ -364,7 +375,7 @@ class Compactor:
         depth = 1 + max((c.depth for c in children if isinstance(c, Card)), default=0)
         source_tokens = sum(c.tokens for c in children)
         next_id = parts.cards.next_id()
-        header_tokens = self.counter.count(card_header(next_id))
+        header_tokens = self.counter.count_header(card_header(next_id))
         target = min(s.card_target_tokens, max(1, s.usable_tokens // 4), source_tokens - 1,
                      shown_before - header_tokens - 1)
         if excess > 0:  # a shrink must free at least the excess
@@ -379,11 +390,26 @@ class Compactor:
                                           namespace=ref.namespace)
             text, tokens = run_summarizer(self.summarizer, fold_items, depth, source_tokens=source_tokens,
                                           target_tokens=target, counter=self.counter)
-            rendered = self.counter.count(f"{card_header(next_id)} {text}")
+            rendered = self.counter.count_card(card_header(next_id), text)
             if rendered >= shown_before:
                 raise SummarizerError(
                     f"the card ({rendered} tokens with its header) would not shrink the window ({shown_before} tokens)"
                 )
+        except NothingToKeep as exc:
+            absorb = [lay.items[start - 1], *run] if kind == "fold" and start > 0 else []
+            if absorb and absorb[0].kind == "card" and self._key(absorb) not in failed:
+                # chatter only: it leaves the window inside the card before it (one level deeper,
+                # the card's text kept), so it costs the window nothing (issue 20, point 1)
+                failed.add(self._key(run))
+                self._fold(lay, absorb, "absorb", report, failed)
+                return
+            failed.add(self._key(run))
+            report.failures.append(record_failure(
+                parts, ref, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__), depth=depth,
+                first_seq=run[0].first_seq, last_seq=run[-1].last_seq, source_tokens=source_tokens,
+                error=f"{exc} (and no card right before them to fold them into)",
+            ))
+            return
         except SummarizerError as exc:
             if isinstance(exc, SummarizerInputTooLarge):  # split: no later request of this pass is as large
                 sent = sum(i.tokens for i in run)

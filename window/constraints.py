@@ -128,7 +128,8 @@ _SCOPE = re.compile(r"\b(?:from now on|for the rest of (?:this|the) (?:session|c
                     r"(?<!keep )(?<!keeps )(?<!keep on )going forward|until further notice|from here on(?: out)?)\b", re.I)
 _SCOPE_PREFIX = re.compile(r"^\s*(?:" + _SCOPE.pattern + r")\s*[,.:;—-]?\s*", re.I)
 # Small talk that looks like a directive: encouragement, reassurance, tag questions.
-_NOT_AFTER_NEGATION = (r"(?!worry|mind|give up|quit|ever|forget|"
+_NOT_AFTER_NEGATION = (r"(?!worry|mind|give up|quit|get me wrong|ever\b(?!\s+(?:" + "|".join(sorted(directives.task_verbs()))
+                       + r")\b)|forget|"
                        r"be (?:sorry|afraid|shy|sad|scared|a stranger|too hard|so hard|hard)|hesitate|stop (?:believing|dreaming)|"
                        r"let (?:anything|anyone|anybody|it|that|this|them|the|fear|others|yourself|people)|feel|"
                        r"get (?:discouraged|down|me started)|limit yourself|rush|miss (?:a beat|out)|say never|lose (?:hope|heart)|"
@@ -157,8 +158,9 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
     ("always", "constraint",
      re.compile(_CLAUSE_START + _LEAD + r"always\s+" + _NOT_AFTER_ALWAYS, re.I)),
     ("only", "constraint",
-     re.compile(_CLAUSE_START + _LEAD + r"only\s+(?:use|reply|respond|answer|write|send|show|give|recommend|"
-                r"suggest|pick|include|book|contact|email|call|run|deploy|edit|touch|work|ship)\b|"
+     re.compile(_CLAUSE_START + _LEAD + r"only\s+(?:ever\s+)?(?:use|reply|respond|answer|write|send|show|give|recommend|"
+                r"suggest|pick|include|book|contact|email|call|run|deploy|edit|touch|work|ship|quote|charge|accept|offer|"
+                r"speak)\b|"
                 r"\buse only\b", re.I)),
     ("make_sure", "obligation",
      re.compile(_CLAUSE_START + _LEAD + r"(?:make sure|be sure|ensure|don't forget to|do not forget to)\s+"

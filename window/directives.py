@@ -67,6 +67,7 @@ timesheet title token tool tracking transaction transfer translation trial upgra
 vat vendor venue version vm voucher waiver warehouse warranty website wiki wire workflow workshop
 ad ads advert brand bullet bundle carrier catering colour color currency dollar emoji euro font heading html
 json csv layout markdown menu packaging paragraph scheme tier theme tone unit word
+appointment fare setting taxi train trip
 """.split())
 _TASK_NOUN = re.compile(r"\b(?:" + "|".join(sorted((re.escape(n) for n in TASK_NOUNS), key=len, reverse=True))
                         + r")(?:s|es)?\b", re.I)
@@ -87,7 +88,13 @@ reschedule reserve reset respond restart restrict return review rewrite round ro
 screen send set share ship show sign skip sort specify spell split start state stay stick stop store
 submit suggest summarise summarize switch tag take test text track transfer translate treat turn type
 unsubscribe update upgrade upload use validate verify wait warn wrap write
+apologise apologize approve greet highlight invite loop proofread thank waive
 """.split())
+def task_verbs() -> frozenset[str]:
+    """The base-form task verbs an instruction to an agent opens with."""
+    return _VERBS
+
+
 #: objects that make an imperative small talk ("Keep it up", "Take care", "Let me know")
 _SMALL_TALK_OBJECT = re.compile(
     r"^(?:it|that|this|them|yourself|yourselves|me (?:posted|updated|informed|know)|care|going|up|at it|in touch|"
@@ -98,7 +105,7 @@ _SMALL_TALK_OBJECT = re.compile(
 _LEADS = re.compile(
     r"^(?:(?:hey|hi|oh|ok|okay|so|and|also|btw|by the way|one more thing|one last thing|quick one|quick thing|"
     r"please|kindly|again|alright|all right|right|yes|yeah|great|thanks|thank you|now|then|plus|important|"
-    r"remember|note|reminder|heads up|rule)\b\s*[:,;!\-—]*\s*)+", re.I)
+    r"remember|note|reminder|heads up|rule|absolutely)\b\s*[:,;!\-—]*\s*)+", re.I)
 _SCOPES = re.compile(
     r"^(?:from now on|from here on(?: out)?|going forward|moving forward|until further notice|for now|"
     r"for the rest of (?:this|the) (?:session|conversation|chat|project|call|week|day|ticket)|"
@@ -135,6 +142,7 @@ _MODAL_YOU = re.compile(
     r"^(?:you(?:'ll| will)? (?:must|have to|need to|are required to|are expected to|ought to|should|"
     r"will need to|are to|have got to|'ve got to|got to)|you're (?:required|expected|to)\b|"
     r"you're required to|(?:i|we) (?:need|want|'d like|would like|expect|require) you to|"
+    r"(?:i|we)(?:'d| would) (?:like|love|prefer) you to|"
     r"(?:i|we)(?:'d| would)? (?:need|want|like|expect) (?:all|every|each|any|the|your) )\s*", re.I)
 _MODAL_YOU_NOT = re.compile(
     r"^(?:you (?:must not|mustn't|should not|shouldn't|cannot|can't|can never|may not|are not to|aren't to|"
@@ -149,7 +157,9 @@ _MODAL_THING = re.compile(
     r"may only|may not|is required to|are required to|is expected to)\s+(?P<rest>.+)$", re.I | re.S)
 _PRONOUN_SUBJECT = re.compile(r"^(?:it|that|this|he|she|they|we|i|you|there|everyone|everybody|people|life|"
                               r"things|someone|somebody|one|who)\s*$", re.I)
-_EPISTEMIC = re.compile(r"^(?:be (?:so |really |very |such |quite |pretty |a |an |the )|be \w+(?<!ed)(?<!en)\b(?! (?:by|to|in|on|with|at|for|before|after|within|as|from)\b)|"
+_EPISTEMIC = re.compile(r"^(?:be (?:so |really |very |such |quite |pretty |a |an |the )|"
+                        r"be (?:tired|exhausted|worried|thrilled|excited|bored|stressed|surprised|amazed|pleased|"
+                        r"delighted|relieved|scared|interested|impressed|overwhelmed|drained|shocked|starved|frozen)\b|be (?!(?:in|under|below|within|at|on|sent|written)\b)\w+(?<!ed)(?<!en)\b(?! (?:by|to|in|on|with|at|for|before|after|within|as|from)\b)|"
                         r"have (?:been|had|felt|seen|done|gone|made|taken)|feel|seem|look)", re.I)
 _STATE_PROHIBIT = re.compile(
     r"\b(?:is|are) (?:off[- ]limits|forbidden|prohibited|banned|not allowed|not permitted|out of bounds|"

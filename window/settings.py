@@ -41,6 +41,9 @@ class WindowSettings:
     :param fold_card_tool_calls: attach the fold card (issue 14, point 1) once this many tool calls
         (counted by their results) built up since the last fold; 0 turns this trigger off.
     :param fold_card_tokens: ... or once this many tokens of turns built up; 0 turns it off.
+    :param fold_to_hot: a compaction leaf-folds every turn outside the hot tail, not only until
+        the target is met (the seed program's rule, ``memfold demo``); roll-ups still run only
+        while the window is over the target.
     """
 
     budget_tokens: int = 128_000
@@ -57,6 +60,7 @@ class WindowSettings:
     system_note: str | None = None
     fold_card_tool_calls: int = 20
     fold_card_tokens: int = 100_000
+    fold_to_hot: bool = False
 
     def __post_init__(self) -> None:
         for name in ("budget_tokens", "leaf_chunk_tokens", "card_target_tokens"):
@@ -82,8 +86,9 @@ class WindowSettings:
             raise InvalidInput(
                 f"soft_watermark ({self.soft_watermark}) must not exceed hard_watermark ({self.hard_watermark})"
             )
-        if not isinstance(self.compact_on_append, bool):
-            raise InvalidInput(f"compact_on_append must be True or False, got {self.compact_on_append!r}")
+        for name in ("compact_on_append", "fold_to_hot"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInput(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.system_note is not None and not isinstance(self.system_note, str):
             raise InvalidInput(f"system_note must be text or None, got {self.system_note!r}")
 

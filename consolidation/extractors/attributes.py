@@ -107,7 +107,7 @@ _F_CHANGED = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+(?:has )?c
                         r"(?:(?:now )?it(?:'s|’s| is)\s+)?(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
 _F_GOT = re.compile(r"\bi(?:'ve| have)?(?: got)? a " + _MODS + _FAV + r" " + _ATTR + r"\s*(?::|—|-|,)\s*"
                     + _VALUE + _VALUE_END, re.I)
-_F_INVERTED = re.compile(r"(?:^|[,;:]\s*|\b(?:but|and|so)\s+)(?P<v>[^,;:.!?]+?)\s+(?P<cop>is|are|has become|have become|'s|"
+_F_INVERTED = re.compile(r"(?:^|[,;:]\s*|\b(?:but|and|so)\s+)(?P<v>[^,;:.!?]+?)\s+(?P<cop>is|are|has become|have become|has (?:always |long )?been|have (?:always |long )?been|'s|"
                          r"(?=isn't|isn’t|aren't))\s*(?P<neg>(?:no longer|not|isn't|isn’t|aren't|now|still|officially|"
                          r"definitely|really|actually)\s+)?my "
                          + _MODS + _FAV + r" " + _ATTR + r"(?=\s*(?:$|[.;!?,]|\s(?:now|these days|again|anymore|"

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ...memory.errors import MemfoldError, SummarizerError, SummarizerInputTooLarge
+from ...memory.errors import MemfoldError, NothingToKeep, SummarizerError, SummarizerInputTooLarge  # noqa: F401  (NothingToKeep: raised by summarizers)
 from ...memory.tokens import TokenCounter
 
 
