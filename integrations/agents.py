@@ -325,7 +325,9 @@ class MemfoldSession:
         return items if limit is None else items[-limit:]
 
     def _context_items(self, conv: Any) -> list[dict[str, Any]]:
-        ctx = conv.context(reader=self.reader, **self.overrides)
+        from ..window.folds import NO_FOLD_CARD  # this session offers no fold_unit tool
+
+        ctx = conv.context(reader=self.reader, **{**NO_FOLD_CARD, **self.overrides})
         header = len(ctx.messages) - len(ctx.refs)
         items = [_system_item(m["content"]) for m in ctx.messages[:header]]
         turns = conv.turns_by_id(int(r[1:]) for r in ctx.refs if r.startswith("t"))

@@ -821,7 +821,9 @@ def context(conversation_id: str, budget: int | None = Query(None, ge=1, descrip
             svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
-        return conv.context(budget, output_reserve, reader=caller.reader).to_dict()
+        from ..window.folds import NO_FOLD_CARD  # the API offers no fold_unit tool
+
+        return conv.context(budget, output_reserve, reader=caller.reader, **NO_FOLD_CARD).to_dict()
 
 
 @router.post("/conversations/{conversation_id}/compact", response_model=CompactionOut, tags=["window"],

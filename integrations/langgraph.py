@@ -588,10 +588,13 @@ class MemfoldContext:
         """
         from langchain_core.messages import convert_to_messages
 
+        from ..window.folds import NO_FOLD_CARD
+
         with self._lock:
             conv = self.conversation(config)
             self._archive(conv, _messages(state))
-            ctx = conv.context(self.budget, self.output_reserve, reader=self.reader, **self.window)
+            ctx = conv.context(self.budget, self.output_reserve, reader=self.reader,
+                               **{**NO_FOLD_CARD, **self.window})  # the hook offers no fold_unit tool
         return {"llm_input_messages": convert_to_messages(ctx.messages)}
 
     @staticmethod

@@ -391,7 +391,9 @@ class MemfoldTools:
 
     def _tool_context(self, args: dict[str, Any]) -> ToolResult:
         conv = self._conversation(args["conversation"])
-        ctx = conv.context(args.get("budget"), args.get("output_reserve"), reader=self.reader)
+        from ..window.folds import NO_FOLD_CARD  # the server offers no fold_unit tool
+
+        ctx = conv.context(args.get("budget"), args.get("output_reserve"), reader=self.reader, **NO_FOLD_CARD)
         data = ctx.to_dict()
         return ToolResult(_dumps(data), data)
 

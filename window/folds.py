@@ -45,6 +45,11 @@ from .settings import WindowSettings
 
 #: the metadata key of a turn the host appended itself (a strategy's rules, a receipt)
 HOST_KEY = "memfold"
+
+#: the window settings of a host that does not offer ``fold_unit`` (``tool_definitions()`` without
+#: ``folds=True``): no fold card, since the model could not answer it. memfold's own MCP server,
+#: HTTP API, LangGraph hook and Agents SDK session compile with it (a caller's own settings win).
+NO_FOLD_CARD: dict[str, int] = {"fold_card_tool_calls": 0, "fold_card_tokens": 0}
 #: the ``summarizer`` id of the cards this module writes, by fold kind
 FOLD_SUMMARIZERS = {"unit": "fold_unit", "strategy": "strategy_yield", "receipt": "subagent_receipt"}
 #: tool names counted as shell commands (also any call whose arguments hold ``command``/``cmd``)
@@ -579,4 +584,4 @@ def handle_fold_call(parts: WindowParts, ref: ConversationRef, args: Mapping[str
     return f"{outcome.line()}; expand {outcome.card} to read the turns back"
 
 
-__all__ = ["FoldCard", "FoldOutcome", "check_range", "fold_card", "fold_stats", "fold_unit", "mechanical_index"]
+__all__ = ["NO_FOLD_CARD", "FoldCard", "FoldOutcome", "check_range", "fold_card", "fold_stats", "fold_unit", "mechanical_index"]
