@@ -101,3 +101,119 @@ def llm_server():
     yield state
     server.shutdown()
     server.server_close()
+
+
+# --- PostgreSQL (issue 17): a real server for the backend's tests ----------------------------------
+#: set to ``skip`` to run without PostgreSQL (its tests are then skipped, saying why); otherwise a
+#: server that cannot start makes every PostgreSQL test fail
+PG_OPT_OUT = "MEMFOLD_TEST_PG"
+
+
+class PostgresServer:
+    """A PostgreSQL server for the session: ``MEMFOLD_TEST_PG_URL`` when set (a role that may
+    create databases), else a ``pgserver`` (PostgreSQL 16 + pgvector) in a temp dir, started here
+    and stopped at the end. :meth:`fresh_url` makes a new empty database per test."""
+
+    def __init__(self) -> None:
+        import os
+        import tempfile
+
+        self.server = None
+        self.error: str | None = None
+        self.count = 0
+        url = os.environ.get("MEMFOLD_TEST_PG_URL")
+        try:
+            if not url:
+                import pgserver
+
+                # a folder of its own, not under pytest's basetemp: a concurrent pytest run prunes old basetemps
+                self.base_dir = tempfile.mkdtemp(prefix="memfold-pg-")
+                self.server = pgserver.get_server(os.path.join(self.base_dir, "pgdata"), cleanup_mode="delete")
+                url = self.server.get_uri()
+            self.admin_url = url
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as conn:
+                if self.server is not None:  # a throw-away server: no durability needed, only speed
+                    for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+                        conn.execute(f"ALTER SYSTEM SET {setting} = off")
+                    conn.execute("SELECT pg_reload_conf()")
+                conn.execute("DROP DATABASE IF EXISTS memfold_template")
+                conn.execute("CREATE DATABASE memfold_template TEMPLATE template0 ENCODING 'UTF8' "
+                             "LC_COLLATE 'C' LC_CTYPE 'C'")
+        except Exception as exc:  # reported by every PostgreSQL test, which then fails
+            self.error = f"PostgreSQL could not start: {type(exc).__name__}: {exc}"
+
+    def url_for(self, dbname: str) -> str:
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(self.admin_url)
+        return urlunsplit(parts._replace(path="/" + dbname))
+
+    def fresh_url(self) -> str:
+        """A new, empty database (a copy of the empty UTF-8, C-collation template)."""
+        import os
+
+        import psycopg
+
+        self.count += 1
+        name = f"memfold_test_{os.getpid()}_{self.count}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name}")
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE memfold_template")
+        return self.url_for(name)
+
+    def drop(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def stop(self) -> None:
+        if self.server is not None:
+            import os
+            import shutil
+            import signal
+            import time
+
+            import psutil
+
+            # an immediate shutdown (SIGQUIT): nothing on a throw-away server needs a checkpoint
+            pid = int(open(os.path.join(self.base_dir, "pgdata", "postmaster.pid")).readline())
+            os.kill(pid, signal.SIGQUIT)
+            try:
+                psutil.Process(pid).wait(30)
+            except psutil.NoSuchProcess:
+                pass
+            self.server.cleanup()  # finds it stopped; deletes the data folder
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    import os
+
+    if os.environ.get(PG_OPT_OUT) == "skip":
+        pytest.skip(f"PostgreSQL tests opted out ({PG_OPT_OUT}=skip)")
+    server = PostgresServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a new, empty PostgreSQL database for this test, dropped afterwards."""
+    if pg_server.error:
+        pytest.fail(pg_server.error + f" (set {PG_OPT_OUT}=skip to run without it)")
+    url = pg_server.fresh_url()
+    yield url
+    pg_server.drop(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend_target(request, tmp_path):
+    """A database target on each backend: a SQLite file path, or a fresh PostgreSQL URL."""
+    if request.param == "sqlite":
+        return tmp_path / "memfold.db"
+    return request.getfixturevalue("pg_url")

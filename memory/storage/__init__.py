@@ -2,7 +2,9 @@
 
 :func:`open_storage` is the only place a path (or an open database) becomes a backend. The
 Protocols every backend implements are in :mod:`.base`; the embedded SQLite backend is in
-:mod:`.sqlite`. Nothing outside this package runs SQL or sees a driver error.
+:mod:`.sqlite`, the scale-out PostgreSQL backend in :mod:`.postgres` (opened for a
+``postgresql://`` URL; its driver is imported only then). Nothing outside this package runs SQL
+or sees a driver error.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from .sqlite import SqliteStorage
 from .sqlite.connection import open_database
 
 
+def is_database_url(target: object) -> bool:
+    """True when ``target`` names a database server (``postgresql://...``) rather than a file."""
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
 def open_storage(
     target: "str | os.PathLike | sqlite_utils.Database | Storage | None" = None,
     clock_kind: str | None = None,
@@ -26,8 +33,9 @@ def open_storage(
     """Open a backend and bring it to the newest schema.
 
     :param target: a SQLite file path, ``None``/``":memory:"`` for an in-memory database, an open
-        ``sqlite_utils.Database``, or an already opened :class:`Storage` (returned as it is after
-        the clock check).
+        ``sqlite_utils.Database``, a ``postgresql://`` connection string (optionally with
+        ``?pool_size=N``), or an already opened :class:`Storage` (returned as it is after the
+        clock check).
     :param clock_kind: ``"logical"`` or ``"system"``: recorded on first open and checked after.
     :param create: when False, a file that is not a memfold database yet is refused.
     :raises SchemaTooNew: if the file was written by a newer memfold.
@@ -37,7 +45,17 @@ def open_storage(
     if isinstance(target, SqliteStorage):
         open_database(target.db, clock_kind, create=create)
         return target
+    if getattr(target, "kind", None) == "postgres":
+        from .postgres.connection import migrate
+
+        migrate(target.c, clock_kind, create=create)
+        return target
+    if is_database_url(target):
+        from .postgres import PostgresStorage
+        from .postgres.connection import open_database as open_postgres
+
+        return PostgresStorage(open_postgres(str(target), clock_kind, create=create))
     return SqliteStorage(open_database(target, clock_kind, create=create))
 
 
-__all__ = ["Storage", "SqliteStorage", "open_storage"]
+__all__ = ["Storage", "SqliteStorage", "is_database_url", "open_storage"]

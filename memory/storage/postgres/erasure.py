@@ -1,0 +1,155 @@
+"""PostgreSQL: scrubbing erased content from every table and index (implements :class:`memfold.memory.storage.base.ErasureStorage`).
+
+Erasure is the one family allowed to reach across every other one: it resolves an erasure's
+scope over ``turns``, ``records``, ``protected`` and ``cards``, blanks their content and drops
+their full-text rows (``*_fts``) and vectors in the same transaction, and then makes the bytes
+leave the table files (``VACUUM FULL``, which rewrites each table and rebuilds its indexes).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from ...errors import InvalidInput, StorageError
+from .db import PostgresDB
+
+#: the erasable items: kind -> (table, the column saying "erased", its erased value)
+_ERASABLE = {
+    "turn": ("turns", "erased", 1),
+    "record": ("records", "status", "erased"),
+    "protected": ("protected", "state", "erased"),
+}
+
+
+def _table(kind: str) -> tuple[str, str, object]:
+    try:
+        return _ERASABLE[kind]
+    except KeyError:
+        raise InvalidInput(f"unknown erasable kind {kind!r}: use one of {', '.join(_ERASABLE)}") from None
+
+
+class PostgresErasure:
+    """Scrubbing erased content from every table and index, on one :class:`~memfold.memory.storage.postgres.db.PostgresDB`."""
+
+    def __init__(self, c: PostgresDB) -> None:
+        self.c = c
+
+    # -- resolving a scope (reads) ---------------------------------------------------------
+    def exists(self, kind: str, item_id: int) -> bool:
+        """True when a ``turn``, ``record`` or ``protected`` row with this id exists (erased or not)."""
+        table = _table(kind)[0]
+        return self.c.one(f"SELECT 1 FROM {table} WHERE id = %s", [item_id]) is not None
+
+    def conversation_exists(self, conversation_id: str) -> bool:
+        """True when the conversation exists (reads ``conversations``)."""
+        return self.c.one("SELECT 1 FROM conversations WHERE id = %s", [conversation_id]) is not None
+
+    def namespace_ids(self, namespace: str) -> tuple[list[int], list[int], list[int]]:
+        """Ids of the turns (of the namespace's conversations), memory records and protected
+        records in ``namespace`` (spans ``turns``, ``conversations``, ``records``, ``protected``)."""
+        turns = [r[0] for r in self.c.all(
+            "SELECT t.id FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE c.namespace = %s",
+            [namespace])]
+        records = [r[0] for r in self.c.all("SELECT id FROM records WHERE namespace = %s", [namespace])]
+        protected = [r[0] for r in self.c.all("SELECT id FROM protected WHERE namespace = %s", [namespace])]
+        return turns, records, protected
+
+    def conversation_ids(self, conversation_id: str) -> tuple[list[int], list[int]]:
+        """Ids of the conversation's own turns and of its conversation-scoped protected records
+        (spans ``turns`` and ``protected``)."""
+        turns = [r[0] for r in self.c.all("SELECT id FROM turns WHERE conversation_id = %s", [conversation_id])]
+        protected = [r[0] for r in self.c.all("SELECT id FROM protected WHERE conversation_id = %s",
+                                              [conversation_id])]
+        return turns, protected
+
+    def citing_ids(self, turn_ids: Iterable[int]) -> tuple[set[int], set[int]]:
+        """Ids of the memory records and of the protected records whose provenance cites one of
+        ``turn_ids`` (``"turn:<id>"``), erased or not (spans ``records`` and ``protected``)."""
+        cites = {f"turn:{t}" for t in turn_ids}
+        out: tuple[set[int], set[int]] = (set(), set())
+        for table, target in (("records", out[0]), ("protected", out[1])):
+            for rid, prov in self.c.all(f"SELECT id, provenance FROM {table} WHERE provenance != '[]'"):
+                if cites & set(json.loads(prov)):
+                    target.add(rid)
+        return out
+
+    def has_cards(self) -> bool:
+        """True when the database has the window's summary cards (``card_covers``, migration 3 on)."""
+        return self.c.value("SELECT to_regclass('card_covers')") is not None
+
+    def live_ids(self, kind: str, ids: Iterable[int]) -> list[int]:
+        """The ``turn``, ``record`` or ``protected`` ids among ``ids`` that are not erased yet, sorted."""
+        table, column, gone = _table(kind)
+        wanted = sorted(set(int(i) for i in ids))
+        if not wanted:
+            return []
+        return [r[0] for r in self.c.all(f"SELECT id FROM {table} WHERE id = ANY(%s) AND {column} != %s ORDER BY id",
+                                         [wanted, gone])]
+
+    def live_card_ids(self, card_ids: Iterable[int]) -> list[int]:
+        """The card ids among ``card_ids`` that are not erased yet, in the order given."""
+        order = list(card_ids)
+        if not order:
+            return []
+        live = {r[0] for r in self.c.all("SELECT id FROM cards WHERE id = ANY(%s) AND erased = 0", [order])}
+        return [c for c in order if c in live]
+
+    # -- blanking (call inside one transaction) ---------------------------------------------
+    def secure_delete(self) -> None:
+        """Nothing to switch on: PostgreSQL rewrites a table's files in :meth:`vacuum` (``VACUUM FULL``)."""
+
+    def blank_turns(self, turn_ids: Iterable[int]) -> None:
+        """Blank archived turns (``erased 0 -> 1``, the archive's one allowed update); their
+        full-text entries and vectors go in the same transaction."""
+        ids = [int(t) for t in turn_ids]
+        if not ids:
+            return
+        self.c.run("UPDATE turns SET content = '', tool_calls = NULL, name = NULL, metadata = '{}', "
+                   "sha256 = 'erased', erased = 1 WHERE id = ANY(%s) AND erased = 0", [ids])
+        self.c.run("DELETE FROM turns_fts WHERE id = ANY(%s)", [ids])
+        self.c.run("DELETE FROM embeddings WHERE kind = 'turn' AND item_id = ANY(%s)", [ids])
+
+    def blank_records(self, record_ids: Iterable[int]) -> None:
+        """Blank memory records (status ``erased``); their full-text entries and vectors go too."""
+        ids = [int(r) for r in record_ids]
+        if not ids:
+            return
+        self.c.run("UPDATE records SET content = '', metadata = '{}', status = 'erased' WHERE id = ANY(%s)", [ids])
+        self.c.run("DELETE FROM records_fts WHERE id = ANY(%s)", [ids])
+        self.c.run("DELETE FROM embeddings WHERE kind = 'record' AND item_id = ANY(%s)", [ids])
+
+    def blank_protected(self, protected_ids: Iterable[int], *, changed_at: float) -> None:
+        """Blank protected records (state ``erased`` at ``changed_at``)."""
+        ids = [int(p) for p in protected_ids]
+        if ids:
+            self.c.run("UPDATE protected SET text = '', metadata = '{}', state = 'erased', changed_at = %s "
+                       "WHERE id = ANY(%s)", [changed_at, ids])
+
+    def blank_cards(self, card_ids: Iterable[int]) -> None:
+        """Blank summary cards (``erased 0 -> 1``, no tokens); their full-text entries and vectors go too."""
+        ids = [int(c) for c in card_ids]
+        if not ids:
+            return
+        self.c.run("UPDATE cards SET text = '', tokens = 0, erased = 1 WHERE id = ANY(%s)", [ids])
+        self.c.run("DELETE FROM cards_fts WHERE id = ANY(%s)", [ids])
+        self.c.run("DELETE FROM embeddings WHERE kind = 'card' AND item_id = ANY(%s)", [ids])
+
+    # -- making the bytes leave the files --------------------------------------------------
+    #: the tables whose rows may have held erased text (``VACUUM FULL`` rewrites their files)
+    VACUUM_TABLES = ("turns", "turns_fts", "records", "records_fts", "cards", "cards_fts", "protected",
+                     "embeddings", "events", "catalog_items")
+
+    def vacuum(self) -> None:
+        """``VACUUM FULL`` every table that may have held erased text: each is rewritten into new
+        files without the dead row versions the blanking left, and its indexes (the GIN
+        full-text ones included) are rebuilt. What stays outside memfold's reach is stated in the
+        README ("Running on PostgreSQL", erasure): WAL segments not yet recycled, base backups
+        and replicas' copies.
+
+        :raises StorageError: if called inside a transaction.
+        """
+        if self.c.in_transaction:
+            raise StorageError("vacuum cannot run inside a transaction: call it after the erasure commits")
+        for table in self.VACUUM_TABLES:
+            self.c.run(f"VACUUM FULL {table}")
