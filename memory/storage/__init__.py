@@ -24,6 +24,28 @@ def is_database_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
 
 
+def resolve_target(target: "str | os.PathLike") -> str:
+    """A stable name for a database: a URL as given, a file path made absolute (one name per
+    database in a process, e.g. for its stop events)."""
+    if is_database_url(target):
+        return str(target)
+    from pathlib import Path
+
+    return str(Path(target).resolve())
+
+
+def job_store_options(target: "str | os.PathLike") -> "tuple[str, dict[str, Any]]":
+    """``(SQLAlchemy URL, engine options)`` of APScheduler's job store living in the same database
+    as memfold's tables: ``sqlite:///<file>`` with a busy timeout, or ``postgresql+psycopg://...``
+    (the scheduler is the one part that reaches the database through SQLAlchemy)."""
+    if is_database_url(target):
+        from .postgres.connection import split_url
+
+        libpq, _ = split_url(str(target))
+        return "postgresql+psycopg://" + libpq.split("://", 1)[1], {"pool_pre_ping": True}
+    return f"sqlite:///{resolve_target(target)}", {"connect_args": {"timeout": 30}}
+
+
 def open_storage(
     target: "str | os.PathLike | sqlite_utils.Database | Storage | None" = None,
     clock_kind: str | None = None,
@@ -58,4 +80,4 @@ def open_storage(
     return SqliteStorage(open_database(target, clock_kind, create=create))
 
 
-__all__ = ["Storage", "SqliteStorage", "is_database_url", "open_storage"]
+__all__ = ["Storage", "SqliteStorage", "is_database_url", "job_store_options", "open_storage", "resolve_target"]

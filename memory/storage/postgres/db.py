@@ -141,35 +141,58 @@ class PostgresDB:
 
     def _transaction(self, *, write: bool) -> Iterator[None]:
         conn = self._held()
-        if conn is not None:
+        if conn is not None:  # nested: a savepoint of the thread's transaction
+            depth = self._local.depth = self._local.depth + 1
             try:
-                if write and not getattr(self._local, "write", False):
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])  # a write inside a snapshot
+                if write and not self._local.write:  # a write inside a snapshot takes the write lock now
+                    conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
                     self._local.write = True
-                with conn.transaction():
-                    yield
+                conn.execute(f"SAVEPOINT memfold_{depth}")
             except psycopg.Error as exc:
+                self._local.depth -= 1
                 raise translate(exc, "SAVEPOINT") from exc
+            try:
+                yield
+            except BaseException:
+                try:
+                    conn.execute(f"ROLLBACK TO SAVEPOINT memfold_{depth}; RELEASE SAVEPOINT memfold_{depth}")
+                except psycopg.Error:
+                    pass  # the outer transaction is failing anyway; its rollback undoes everything
+                raise
+            else:
+                try:
+                    conn.execute(f"RELEASE SAVEPOINT memfold_{depth}")
+                except psycopg.Error as exc:
+                    raise translate(exc, "RELEASE SAVEPOINT") from exc
+            finally:
+                self._local.depth -= 1
             return
         try:
             pooled = self.pool.connection()
             conn = pooled.__enter__()
         except psycopg.OperationalError as exc:
             raise StorageError(f"cannot reach PostgreSQL ({str(exc).strip()})") from exc
-        self._local.conn = conn
-        self._local.write = write
+        self._local.conn, self._local.write, self._local.depth = conn, write, 0
         failure: BaseException | None = None
         try:
+            self.statements += 1
+            # one round trip: BEGIN and, for a write, the write lock (SQLite's BEGIN IMMEDIATE)
+            conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})" if write
+                         else "BEGIN ISOLATION LEVEL REPEATABLE READ")
             try:
-                with conn.transaction():
-                    if write:
-                        self.statements += 1
-                        conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
-                    else:
-                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    yield
-            except psycopg.Error as exc:
-                raise translate(exc, "COMMIT") from exc
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            failure = translate(exc, "COMMIT")
+            try:
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.execute("ROLLBACK")
+            except psycopg.Error:
+                pass
+            raise failure from exc
         except BaseException as exc:
             failure = exc
             raise
