@@ -71,6 +71,10 @@ def connect(url: str) -> PostgresDB:
         psycopg.conninfo.conninfo_to_dict(libpq)
     except psycopg.ProgrammingError as exc:
         raise StorageError(f"bad PostgreSQL connection string {redact(url)!r}: {exc}") from exc
+    try:  # one direct attempt first: an unreachable server fails now, not after the pool's retries
+        psycopg.connect(libpq, autocommit=True).close()
+    except psycopg.Error as exc:
+        raise StorageError(f"cannot connect to PostgreSQL at {redact(url)}: {str(exc).strip()}") from exc
     pool = ConnectionPool(libpq, min_size=1, max_size=size, kwargs={"autocommit": True}, open=False,
                           num_workers=1, timeout=60, name="memfold")
     try:
@@ -96,14 +100,6 @@ def open_database(url: str, clock_kind: str | None = None, *, create: bool = Tru
         c.pool.close()
         raise
     return c
-
-
-#: every table the migrations make (another table in the schema means another application's database)
-def _own_tables() -> set[str]:
-    return {"schema_version", "meta", "conversations", "turns", "turns_fts", "records", "events", "store_policies",
-            "cards", "card_covers", "catalog_items", "cards_fts", "summarizer_failures", "window_state",
-            "consolidation_runs", "consolidation_sources", "consolidation_cursors", "leases", "embeddings",
-            "records_fts", "protected", "compaction_notes"}
 
 
 def migrate(c: PostgresDB, clock_kind: str | None, *, create: bool = True, where: str = "the database") -> None:

@@ -239,10 +239,12 @@ def snippet(text: str, match: Match, width: int = 12) -> str | None:
         if score > best_score:
             best_start, best_score = start, score
     inside = [(a, b) for a, b, _ in hits if a >= best_start and b < best_start + width]
-    if inside and total > width:  # centre the matches in the window
-        first, last = inside[0][0], inside[-1][1]
+    if inside:  # centre the matches in the window, as FTS5's fts5SnippetScore does
+        first, last = inside[0][0], max(b for _, b in inside)
         adjust = first - (width - (last - first + 1)) // 2
-        best_start = max(0, min(adjust, total - width))
+        if adjust + width > total:
+            adjust = total - width
+        best_start = max(0, adjust)
     end = min(total, best_start + width)
     marked = {i for a, b, _ in hits if a >= best_start and b < end for i in range(a, b + 1)}
     out = []
@@ -255,7 +257,6 @@ def snippet(text: str, match: Match, width: int = 12) -> str | None:
         out.append(f"[{text[s:e]}]" if i in marked else text[s:e])
         cursor = e
     if end < total:
-        out.append(text[cursor:spans[end][0]].rstrip() and text[cursor:spans[end][0]])
         out.append("…")
     else:
         out.append(text[cursor:])
