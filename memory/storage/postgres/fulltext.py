@@ -183,7 +183,11 @@ class PostgresFullText:
 
     def _scored(self, kind: str, match: Match, frm: str | None, where: str, params: list[Any]) -> list[tuple[int, float]]:
         """``[(id, bm25)]`` of the items matching ``match`` (inside ``frm``/``where`` when given),
-        best first, ties by id."""
+        best first, ties by id.
+
+        One phrase of one token (what :func:`~memfold.memory.search.bm25_query` makes, one per
+        word) is scored in SQL from the stored positions; anything else (phrases, AND groups)
+        reads the matching lexemes' positions and is scored here."""
         query = match.tsquery()
         if query is None:
             return []
@@ -192,24 +196,37 @@ class PostgresFullText:
         inner = f"({frm})" if frm and " JOIN " in frm else frm
         join = f" JOIN {inner} ON {_ALIAS[kind]}.id = f.id" if frm else ""
         cond = f" AND {where}" if frm else ""
-        rows = self.c.all(
-            f"SELECT f.id, f.doc_len, u.lexeme, u.positions FROM {fts} f{join}, unnest(f.tsv) u "
-            f"WHERE f.tsv @@ %s::tsquery{cond} AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s))",
-            [query, *params, exact, like])
-        if not rows:
-            return []
-        docs: dict[int, tuple[int, dict[str, list[int]]]] = {}
-        for item_id, doc_len, lexeme, positions in rows:
-            docs.setdefault(item_id, (doc_len, {}))[1].setdefault(lexeme, []).extend(positions or ())
         phrases = match.phrases
         n_rows, avgdl = self._stats(kind)
-        idfs = {p: idf(n_rows, self._hits(kind, p)) for p in phrases}
-        scored = []
-        for item_id, (doc_len, positions) in docs.items():
-            if not match.matches(positions):
-                continue
-            tf = {p: p.count(positions) for p in phrases}
-            scored.append((item_id, bm25(phrases, tf, doc_len, idfs, avgdl or 1.0)))
+        avgdl = avgdl or 1.0
+        simple = len(match.groups) == 1 and len(phrases) == 1 and len(phrases[0].tokens) == 1
+        if simple:
+            phrase = phrases[0]
+            rows = self.c.all(
+                f"SELECT f.id, f.doc_len, (SELECT SUM(cardinality(u.positions)) FROM unnest(f.tsv) u "
+                f"WHERE u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) FROM {fts} f{join} "
+                f"WHERE f.tsv @@ %s::tsquery{cond}", [exact, like, query, *params])
+            hits = len(rows) if frm is None else self._hits(kind, phrase)
+            weight = idf(n_rows, hits)
+            scored = [(item_id, bm25([phrase], {phrase: int(tf)}, doc_len, {phrase: weight}, avgdl))
+                      for item_id, doc_len, tf in rows if tf]
+        else:
+            rows = self.c.all(
+                f"SELECT f.id, f.doc_len, u.lexeme, u.positions FROM {fts} f{join}, unnest(f.tsv) u "
+                f"WHERE f.tsv @@ %s::tsquery{cond} AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s))",
+                [query, *params, exact, like])
+            if not rows:
+                return []
+            docs: dict[int, tuple[int, dict[str, list[int]]]] = {}
+            for item_id, doc_len, lexeme, positions in rows:
+                docs.setdefault(item_id, (doc_len, {}))[1].setdefault(lexeme, []).extend(positions or ())
+            idfs = {p: idf(n_rows, self._hits(kind, p)) for p in phrases}
+            scored = []
+            for item_id, (doc_len, positions) in docs.items():
+                if not match.matches(positions):
+                    continue
+                tf = {p: p.count(positions) for p in phrases}
+                scored.append((item_id, bm25(phrases, tf, doc_len, idfs, avgdl)))
         scored.sort(key=lambda r: (r[1], r[0]))
         return scored
 
