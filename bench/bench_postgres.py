@@ -172,14 +172,17 @@ class Postgres:
 
     def stop(self) -> None:
         if self.server is not None:
+            import shutil
+
             self.server.cleanup()
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="archive sizes in turns")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000], help="archive sizes in turns")
     parser.add_argument("--samples", type=int, default=200, help="timed calls per operation")
-    parser.add_argument("--writers", type=int, nargs="+", default=[4, 16], help="concurrent writer processes")
+    parser.add_argument("--writers", type=int, nargs="*", default=[4, 16], help="concurrent writer processes")
     parser.add_argument("--appends", type=int, default=100, help="appends per writer process")
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
     parser.add_argument("--pg-url", default=None, help="a PostgreSQL server URL (default: start a pgserver)")

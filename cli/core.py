@@ -87,7 +87,7 @@ def open_db(db: str, *, must_exist: bool = True, **kwargs: Any):
     """Open the facade on ``db`` (a file, or a ``postgresql://`` URL); a missing file (an empty
     database on a server) is an error unless ``must_exist`` is False."""
     from .. import MemFold
-    from ..memory.storage import is_database_url
+    from ..memory.paths import is_database_url
 
     if is_database_url(db):
         return MemFold(db, create=not must_exist, **kwargs)

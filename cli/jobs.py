@@ -102,7 +102,7 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
     from ..replay.report import write_json
     from ..replay.runner import ReplaySettings, replay_path
 
-    from ..memory.storage import is_database_url
+    from ..memory.paths import is_database_url
 
     if db is not None and not is_database_url(db):
         check_output_path(db, "--db")

@@ -14,14 +14,10 @@ from typing import Any
 
 import sqlite_utils
 
+from ..paths import is_database_url
 from .base import Storage
 from .sqlite import SqliteStorage
 from .sqlite.connection import open_database
-
-
-def is_database_url(target: object) -> bool:
-    """True when ``target`` names a database server (``postgresql://...``) rather than a file."""
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
 
 
 def resolve_target(target: "str | os.PathLike") -> str:
@@ -80,4 +76,4 @@ def open_storage(
     return SqliteStorage(open_database(target, clock_kind, create=create))
 
 
-__all__ = ["Storage", "SqliteStorage", "is_database_url", "job_store_options", "open_storage", "resolve_target"]
+__all__ = ["Storage", "SqliteStorage", "open_storage"]

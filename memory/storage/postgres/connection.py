@@ -14,15 +14,8 @@ from ...errors import ClockError, StorageError
 from .db import PostgresDB
 from .migrations import MIGRATIONS, apply_migrations
 
-#: URL schemes :func:`is_postgres_url` accepts
-SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 #: connections each opened storage may hold (``MEMFOLD_PG_POOL_SIZE`` or ``?pool_size=`` override it)
 DEFAULT_POOL_SIZE = 4
-
-
-def is_postgres_url(target: object) -> bool:
-    """True for a ``postgresql://`` (or ``postgres://``) connection string."""
-    return isinstance(target, str) and target.startswith(SCHEMES)
 
 
 def split_url(url: str) -> tuple[str, int]:
