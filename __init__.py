@@ -23,6 +23,7 @@ from .memory.errors import (
     ConversationNotFound,
     EmbeddingError,
     ExtractorError,
+    IllegalFold,
     InvalidInput,
     LLMError,
     MemfoldError,
@@ -102,6 +103,41 @@ def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
     return spec
 
 
+def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: Any, extractor: Any,
+                    constraint_extractor: Any, summarizer: Any, window: Any, create: Any) -> dict[str, Any]:
+    """Check :class:`MemFold`'s settings before any file is opened or created (issue 20, point 3).
+
+    :returns: the parts already built from them (``token_counter`` when named, ``embedder`` unless
+        ``"auto"``, ``secrets``), so nothing is built twice.
+    :raises InvalidInput: naming the first bad setting.
+    """
+    if clock is not None and not isinstance(clock, Clock):
+        hint = " (pass LogicalClock() or SystemClock())" if isinstance(clock, str) else ""
+        raise InvalidInput(f"clock must be a memfold Clock such as LogicalClock() or SystemClock(), "
+                           f"got {clock!r}{hint}")
+    if not isinstance(create, bool):
+        raise InvalidInput(f"create must be True or False, got {create!r}")
+    built: dict[str, Any] = {"secrets": make_secret_detector(secrets)}
+    if token_counter is not None:
+        built["token_counter"] = make_token_counter(token_counter)
+    if not (isinstance(embedder, str) and embedder == "auto"):
+        built["embedder"] = make_embedder(embedder)
+    if extractor is not None and not isinstance(extractor, (str, Extractor)):
+        raise InvalidInput(f"extractor must be a memfold Extractor or 'rules'/'llm', got {type(extractor).__name__}")
+    if isinstance(extractor, str) and extractor not in ("rules", "llm"):
+        raise InvalidInput(f"unknown extractor {extractor!r}: use 'rules' or 'llm'")
+    if constraint_extractor is not None and not isinstance(constraint_extractor, (str, ConstraintExtractor)):
+        raise InvalidInput(f"constraint_extractor must be a memfold ConstraintExtractor or 'rules'/'llm', "
+                           f"got {type(constraint_extractor).__name__}")
+    if isinstance(constraint_extractor, str) and constraint_extractor not in ("rules", "llm"):
+        raise InvalidInput(f"unknown constraint_extractor {constraint_extractor!r}: use 'rules' or 'llm'")
+    if window is not None and not isinstance(window, WindowSettings):
+        raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
+    if summarizer is not None and not isinstance(summarizer, Summarizer):
+        raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+    return built
+
+
 def _resume_logical_clock(storage: Storage) -> LogicalClock:
     """A LogicalClock that continues from the newest time stored in ``storage``."""
     newest = 0.0
@@ -141,6 +177,8 @@ class MemFold:
         detector object with a ``spans(turn, previous)`` method.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
+    :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
+        compiles without compaction still work. For viewers (``memfold view``): nothing changes the file.
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if ``clock`` is of another kind than the one that wrote the file.
     """
@@ -158,7 +196,13 @@ class MemFold:
         window: WindowSettings | None = None,
         secrets: Any = "detect",
         create: bool = True,
+        read_only: bool = False,
     ) -> None:
+        # every setting is checked before the file is opened, so a bad one creates no database
+        # (issue 20, point 3); the counter, detector and embedder built here are the ones used
+        early = _check_settings(clock=clock, token_counter=token_counter, embedder=embedder, secrets=secrets,
+                                extractor=extractor, constraint_extractor=constraint_extractor,
+                                summarizer=summarizer, window=window, create=create)
         if clock is None:
             self.storage: Storage = open_storage(path, create=create)
             kind = self.storage.meta.clock_kind() or "system"
@@ -170,14 +214,14 @@ class MemFold:
         #: no engine, command or server uses it (they go through :attr:`storage`)
         self.db = getattr(self.storage, "db", None)
         self.clock = clock
-        self.token_counter = self._token_counter(token_counter)
+        self.token_counter = self._token_counter(early.get("token_counter", token_counter))
         self.memory = MemoryStore(self.storage, self.clock)
         # the consolidation pass's and the nightly job's parts (issue 12, point 2), built once
         self.consolidation_parts = ConsolidationParts(storage=self.storage, clock=self.clock, memory=self.memory,
                                                       extractor=_make_extractor(extractor))
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
-        self.embedder = self._embedder(embedder)
+        self.embedder = early["embedder"] if "embedder" in early else self._embedder(embedder)
         searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
         constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
@@ -196,10 +240,12 @@ class MemFold:
             storage=self.storage, clock=self.clock, token_counter=self.token_counter,
             summarizer=summarizer or ExtractiveSummarizer(self.token_counter), window=window or WindowSettings(),
             archive=self.archive, protected=self.protected, constraints=constraints,
-            secret_detector=make_secret_detector(secrets),  # issue 9: None when "off"
+            secret_detector=early["secrets"],  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,
         )
         self._use_embedder_for_restatements()
+        if read_only:  # issue 19: every write is refused from here on (the viewer never changes the file)
+            self.storage.meta.set_read_only()
 
     # -- the parts a caller may swap: kept in self.parts, which every conversation shares ---------
     @property
@@ -279,6 +325,10 @@ class MemFold:
     ) -> Conversation:
         """The conversation with this id, created in ``namespace`` if it does not exist yet.
 
+        Creating one without a namespace (``mf.conversation("tikcet-42")``, a typo) warns with a
+        :class:`UserWarning`: the new conversation is in ``default`` and its context sees none of
+        the user's memories. Pass ``namespace=`` to create on purpose, ``create=False`` to refuse.
+
         :param namespace: the namespace of a new conversation (``None``: ``"default"``). For an
             existing conversation ``None`` accepts whatever namespace it has; a namespace given
             explicitly must be the conversation's own (a conversation never moves namespace).
@@ -286,6 +336,14 @@ class MemFold:
         :raises InvalidInput: for an empty id or namespace, or an existing conversation of
             another namespace than the one given (naming both).
         """
+        return self._conversation(conversation_id, namespace=namespace, create=create, labels=labels, warn=True)
+
+    def _conversation(self, conversation_id: str, *, namespace: str | None, create: bool,
+                      labels: Iterable[str] | None, warn: bool) -> Conversation:
+        """:meth:`conversation`; ``warn=False`` for callers whose own interface names the default
+        namespace (``ingest``, ``window``)."""
+        if not isinstance(create, bool):
+            raise InvalidInput(f"create must be True or False, got {create!r}")
         try:
             ref = ConversationRef.load(self.archive, conversation_id)
         except ConversationNotFound:
@@ -299,6 +357,14 @@ class MemFold:
             return Conversation(self.parts, ref)
         self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
                                          labels=labels)
+        if namespace is None and warn:  # issue 20, point 7: a typo'd id must not silently start an empty conversation
+            import warnings
+
+            warnings.warn(
+                f"conversation {conversation_id!r} did not exist: created it in namespace 'default', whose "
+                f"memories and protected records are the only ones its context sees; pass namespace=... to "
+                f"create a conversation on purpose, or create=False to refuse an unknown id",
+                UserWarning, stacklevel=3)
         return Conversation(self.parts, ConversationRef.load(self.archive, conversation_id))
 
     def conversations(self) -> list[str]:
@@ -324,7 +390,20 @@ class MemFold:
 
     def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
         """Hybrid (BM25 + embedding) search over turns, cards and records; see
-        :meth:`memfold.memory.search.HybridSearch.search` for filters and modes."""
+        :meth:`memfold.memory.search.HybridSearch.search` for filters and modes. ``since=`` and
+        ``until=`` also take an aware datetime on a system-clock database.
+
+        :raises ClockError: for a time this database's clock cannot hold (a datetime on a logical
+            clock, a naive datetime, a time out of range)."""
+        from datetime import datetime
+
+        for name in ("since", "until"):
+            value = kwargs.get(name)
+            if isinstance(value, datetime) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+                try:
+                    kwargs[name] = self.clock.coerce(value)
+                except ClockError as exc:
+                    raise ClockError(f"{name}: {exc}") from None
         return self.searcher.search(query, **kwargs)
 
     def index_embeddings(self, *, progress: Any = None) -> int:
@@ -360,7 +439,8 @@ class MemFold:
             self.memory.same_meaning = SameMeaning(self.embedder)
 
     def remember(self, namespace: str, type: str, content: str, **kwargs: Any) -> MemoryRecord:
-        """Write a memory record; see :meth:`MemoryStore.write`."""
+        """Write a memory record: the same call as :meth:`MemoryStore.write` (``mf.memory.write``),
+        same parameters, same result; ``mf.read`` is likewise ``mf.memory.read`` plus ``reader=``."""
         return self.memory.write(namespace, type, content, **kwargs)
 
     # -- consolidation (issue 5) -----------------------------------------------------------------
@@ -376,20 +456,36 @@ class MemFold:
         check_namespace_exists(self.storage, namespace)
         return consolidate(self.consolidation_parts, namespace, **kwargs)
 
-    def read(self, namespace: str, k: int = 10, *, reader: Any = None, **kwargs: Any) -> list[ScoredRecord]:
-        """The top ``k`` active memory records of ``namespace`` by score; see :meth:`MemoryStore.read`.
-        ``reader`` (a :class:`Reader` or label list) hides records whose labels it lacks (issue 8);
-        such a filtered read does not raise access counts."""
+    def read(self, namespace: str, limit: int = 10, *, reader: Any = None, k: int | None = None,
+             **kwargs: Any) -> list[ScoredRecord]:
+        """The top ``limit`` active memory records of ``namespace`` by score (``k=``: deprecated
+        alias); the same call as :meth:`MemoryStore.read` (``mf.memory.read``), plus ``reader``:
+        a :class:`Reader` or label list hides records whose labels it lacks (issue 8); such a
+        filtered read does not raise access counts."""
+        from .memory.validation import result_count
         from .window.labels import as_reader, can_read
 
+        limit, name = result_count(limit, k, default=10, where="read")
         rdr = as_reader(reader)
         if rdr is None:
-            return self.memory.read(namespace, k, **kwargs)
+            return self.memory.read(namespace, limit, **kwargs)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"{name} must be a whole number >= 1, got {limit!r}")
         kwargs["touch"] = False  # a filtered read ranks without raising access counts
         visible = [r for r in self.memory.read(namespace, 10**6, **kwargs) if can_read(rdr, r.record.labels)]
-        return visible[:k]
+        return visible[:limit]
 
     # -- protected channel and erasure (issue 8) ---------------------------------------------
+    def memories_at(self, namespace: str | None, at: object = None, *, reader: Any = None,
+                    include_inactive: bool = True) -> list[Any]:
+        """Every record of ``namespace`` (``None``: all) as it stood at ``at`` (default now): its
+        status then and the score's three factors (:func:`memfold.window.timeline.records_at`).
+        Reads only: no access is counted."""
+        from .window.timeline import records_at
+
+        when = self.clock.now() if at is None else self.clock.coerce(at)
+        return records_at(self.memory, namespace, when, reader=reader, include_inactive=include_inactive)
+
     def erase(self, **scope: Any) -> ErasurePlan:
         """Erase content by ``namespace=``, ``conversation_id=``, ``turn_ids=``, ``record_ids=`` or
         ``protected_ids=``; ``vacuum=True`` also rewrites the file. See :meth:`Eraser.erase`."""
@@ -407,6 +503,9 @@ class MemFold:
         """Remove one label from a source (see :meth:`relabel`)."""
         from .window.staleness import relabel
 
+        from .memory.validation import check_name
+
+        check_name(label, "label")
         table_labels = self._labels_of(ref)
         return relabel(self.storage, ref, [x for x in table_labels if x != label], at=self.clock.now(), cause=cause,
                        counter=self.token_counter)
@@ -437,7 +536,7 @@ class MemFold:
             other than the existing conversation's; nothing is written.
         """
         with self.storage.transaction():
-            conv = self.conversation(conversation_id, namespace=namespace)
+            conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=None, warn=False)
             return conv.import_jsonl(path, progress=progress)
 
     def advance_clock(self, ticks: int) -> int:
@@ -496,6 +595,10 @@ class MemFold:
             ids evicted to fit a lowered capacity (none when only showing).
         :raises InvalidInput: for an unknown type, an unknown setting or a bad value (nothing changes).
         """
+        unknown = sorted(set(changes) - {"capacity", "half_life", "access_weight"})
+        if unknown:
+            raise InvalidInput(f"unknown policy setting(s) {', '.join(unknown)}: the settings are capacity, "
+                               f"half_life and access_weight")
         if changes:
             return self.memory.set_policy(namespace, type, **changes)
         current = self.memory.policy(namespace, type)
@@ -627,7 +730,7 @@ class MemFold:
             line = message.pop("__line__", None)
             normalize_turn(message, self.clock, where=f"{path} line {line}: ")
             messages.append(message)
-        conv = self.conversation(conversation_id, namespace=namespace)
+        conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=None, warn=False)
         readings = []
         for message in messages:
             reading = conv.append_metered(message, **overrides)
@@ -718,6 +821,7 @@ __all__ = [
     "FoldItem",
     "HashingEmbedder",
     "HybridSearch",
+    "IllegalFold",
     "InvalidInput",
     "LLMConstraintExtractor",
     "LLMError",

@@ -17,11 +17,15 @@ One module per command group, all adding to the one :data:`cli` group of :mod:`.
 * :mod:`.jobs`: ``reembed``, ``replay``, ``demo``
 * :mod:`.serve`: ``serve`` (the HTTP API), ``mcp`` (the MCP server)
 * :mod:`.worker`: ``worker`` (the background compaction worker)
+* :mod:`.view`: ``view`` (the browser viewer)
+* :mod:`.folds`: ``fold``, ``strategy``, ``stats`` (folds the model chooses, strategy frames; issue 14)
 """
 
 from __future__ import annotations
 
 from . import consolidation, forgetting, foundation, jobs, protected, serve, window, worker  # noqa: F401  (add the commands)
+from . import view  # noqa: F401  (memfold view, issue 19)
+from . import folds  # noqa: F401  (issue 14: fold, strategy, stats)
 from .core import cli, main
 
 __all__ = ["cli", "main"]

@@ -135,7 +135,7 @@ def history(db: str, conversation_id: str, limit: int | None, reader_labels: tup
 @db_argument
 @click.argument("content")
 @click.option("--namespace", "-n", required=True, help="Tenant/user namespace, e.g. acme/dana.")
-@click.option("--type", "-t", "record_type", required=True,
+@click.option("--type", "-t", "record_type", default="semantic", show_default=True,
               type=click.Choice(["working", "semantic", "episodic", "procedural"]), help="Typed store.")
 @click.option("--key", "-k", default=None, help="Slot key for supersession, e.g. user.contact_preference.")
 @click.option("--importance", "-i", type=float, default=0.5, show_default=True, help="Importance in [0, 1].")

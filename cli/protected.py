@@ -115,6 +115,11 @@ def protect_list(db: str, conversation_id: str | None, namespace: str | None, st
     mf = open_db(db)
     if conversation_id is not None and state == "active":
         records = mf.protected.active_for(conversation_id, reader=reader)
+    elif conversation_id is not None:  # the conversation's whole scope, namespace-wide records included
+        records = mf.protected.for_conversation(conversation_id, state=None if state == "all" else state,
+                                                reader=reader)
+        if namespace is not None:
+            records = [r for r in records if r.namespace == namespace]
     else:
         records = mf.protected.list(namespace=namespace, conversation_id=conversation_id,
                                     state=None if state == "all" else state, reader=reader)

@@ -34,6 +34,23 @@ def window_options(fn):
     return fn
 
 
+def message_lines(message: dict[str, Any]) -> str:
+    """One compiled-context message for people: ``role: text``, a summary card as
+    ``card [c4]: text``, and every further line of a message indented with ``  | `` so a card's
+    or a turn's second line (``assistant: call calculator(...)``) never reads as a turn of its own."""
+    import re
+
+    content = message.get("content") or ""
+    card = re.match(r"\[(c\d+)\] ?", content) if message["role"] == "system" else None
+    if card:
+        who, content = f"card [{card.group(1)}]", content[card.end():]
+    else:
+        who = message["role"] + (f"({message['name']})" if message.get("name") else "")
+    calls = f" tool_calls={json.dumps(message['tool_calls'], ensure_ascii=False)}" if message.get("tool_calls") else ""
+    first, *more = (content + calls).split("\n")
+    return "\n".join([f"{who}: {first}", *(f"  | {line}" for line in more)])
+
+
 def conversation_option(fn):
     """The required ``--conversation/-c ID`` option."""
     return click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id.")(fn)
@@ -57,9 +74,7 @@ def context(db: str, conversation_id: str, reader_labels: tuple[str, ...], as_js
         emit_json(ctx.to_dict())
     else:
         for m in ctx.messages:
-            who = m["role"] + (f"({m['name']})" if m.get("name") else "")
-            calls = f" tool_calls={json.dumps(m['tool_calls'], ensure_ascii=False)}" if m.get("tool_calls") else ""
-            click.echo(f"{who}: {m['content']}{calls}")
+            click.echo(message_lines(m))
         parts = ", ".join(f"{k} {v}" for k, v in ctx.sections.items())
         click.echo(f"-- {ctx.total_tokens}/{ctx.usable_tokens} tokens ({parts})")
     mf.close()
@@ -92,7 +107,8 @@ def compact(db: str, conversation_id: str, target_tokens: int | None, as_json: b
 @db_argument
 @click.argument("query")
 @conversation_option
-@click.option("-k", "k", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Maximum hits.")
+@click.option("--limit", "-k", "k", type=click.IntRange(min=1, max=100), default=10, show_default=True,
+              help="Maximum hits (-k is the older spelling).")
 @click.option("--kind", type=click.Choice(["turn", "card"]), default=None, help="Only turns or only cards.")
 @click.option("--embedder", default="auto", show_default=True,
               help="Ranking: 'auto' (hybrid BM25 + the file's embedding model, else all-MiniLM-L6-v2), "
@@ -105,7 +121,8 @@ def search(db: str, query: str, conversation_id: str, k: int, kind: str | None, 
 
     Any word of QUERY may match and more matches rank higher: BM25 with prefix matching (pay
     finds payment), stop words ignored and support from neighbouring turns; hybrid with
-    embeddings unless --embedder none. With --reader, hits it may not see are left out."""
+    embeddings unless --embedder none. With --reader, hits it may not see are left out.
+    Scores (--json) are higher-is-better, as everywhere in memfold."""
     reader = reader_from(reader_labels)
     mf = open_db(db, embedder=embedder)
     hits = mf.conversation(conversation_id, create=False).search(query, k, {"kind": kind} if kind else None,

@@ -379,7 +379,10 @@ class ChatMessage(_Body):
     """One turn in the OpenAI chat-message shape, plus memfold's optional fields."""
 
     role: Literal["user", "assistant", "tool", "system"]
-    content: str | None = None
+    content: str | list[dict[str, Any]] | None = Field(
+        None, description="Text, or OpenAI content parts ([{'type': 'text', 'text': ...}, ...]): the turn's text "
+                          "is its text parts joined by newlines and the parts are kept in metadata.content_parts.")
+    refusal: str | None = Field(None, description="An assistant refusal as OpenAI returns it (null when none).")
     name: str | None = None
     tool_call_id: str | None = None
     tool_calls: list[ToolCall] | None = None
@@ -1101,11 +1104,14 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts)
 
 
-def create_app(memfold: MemFold, *, keys: list[ApiKey] | None = None) -> FastAPI:
+def create_app(memfold: MemFold, *, keys: list[ApiKey] | None = None,
+               routes: set[tuple[str, str]] | None = None) -> FastAPI:
     """The ASGI app serving ``memfold`` (which the caller keeps open, and closes after).
 
     :param keys: API keys (:func:`load_keys`); ``None`` or empty: no auth, every caller the owner
         (:func:`check_bind` keeps such a server on loopback).
+    :param routes: serve only these ``(method, path)`` routes (the viewer mounts the reads only);
+        ``None``: every route.
     """
     app = FastAPI(
         title="memfold", version=__version__, docs_url=None, redoc_url=None,
@@ -1114,7 +1120,12 @@ def create_app(memfold: MemFold, *, keys: list[ApiKey] | None = None) -> FastAPI
                     "Errors are {\"error\", \"type\"} objects.",
     )
     app.state.memfold_service = Service(memfold, keys or None)
-    app.include_router(router)
+    if routes is None:
+        app.include_router(router)
+    else:
+        subset = APIRouter(responses=_ERRORS)
+        subset.routes.extend(r for r in router.routes if any((m, r.path) in routes for m in r.methods))
+        app.include_router(subset)
 
     @app.exception_handler(MemfoldError)
     def memfold_error(request: Request, exc: MemfoldError) -> JSONResponse:

@@ -158,7 +158,8 @@ def _own_definitions() -> list[dict[str, Any]]:
          "description": "The best active memory records of the namespace, ranked by importance x recency x "
                         "access; with query, only records relevant to it.",
          "parameters": {"type": "object", "properties": {
-             "k": {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many (default 10)."},
+             "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many (default 10)."},
+             "k": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Deprecated: the same as limit."},
              "query": {"type": "string", "description": "Rank only records relevant to these words."},
              "types": {"type": "array", "items": {"type": "string", "enum": types},
                        "description": "Only these typed stores (default all four)."},
@@ -217,6 +218,13 @@ def _check_value(where: str, schema: Mapping[str, Any], value: Any) -> None:
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             _check_value(f"{where}[{i}]", schema["items"], item)
+
+
+def _result_count(tool: str, args: Mapping[str, Any], default: int) -> int:
+    """A tool's result count: ``limit`` (or the deprecated ``k``). :raises InvalidInput: for both."""
+    if "limit" in args and "k" in args:
+        raise InvalidInput(f"{tool}: give 'limit' or the deprecated 'k', not both")
+    return args.get("limit", args.get("k", default))
 
 
 def check_arguments(tool: str, schema: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
@@ -351,7 +359,7 @@ class MemfoldTools:
 
         conv = self._conversation(args.pop("conversation"))
         if name == "search":
-            hits = conv.search(args["query"], args.get("k", 5), reader=self.reader)
+            hits = conv.search(args["query"], _result_count("search", args, 5), reader=self.reader)
             return ToolResult("\n".join(h.line() for h in hits) if hits else "no matches",
                               {"hits": [h.to_dict() for h in hits]})
         if name == "describe":
@@ -408,8 +416,8 @@ class MemfoldTools:
 
     def _tool_memories(self, args: dict[str, Any]) -> ToolResult:
         namespace = self._bound(args.get("namespace"), required=True)
-        scored = self.memfold.read(namespace, args.get("k", 10), reader=self.reader, types=args.get("types"),
-                                   query=args.get("query"))
+        scored = self.memfold.read(namespace, _result_count("memories", args, 10), reader=self.reader,
+                                   types=args.get("types"), query=args.get("query"))
         data = {"namespace": namespace, "memories": [s.to_dict() for s in scored]}
         return ToolResult(_dumps(data), data)
 

@@ -31,6 +31,13 @@ def _finite_time(value: object, rule: str) -> float:
     return v
 
 
+#: the largest logical tick memfold stores (floats hold every integer up to 2**53 exactly)
+MAX_TICK = 2**53
+#: the range of system-clock times that render as dates (years 1 to 9999), in POSIX seconds
+MIN_SECONDS = datetime(1, 1, 2, tzinfo=timezone.utc).timestamp()
+MAX_SECONDS = datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp()
+
+
 class Clock(ABC):
     """An injected source of time. ``now()`` returns a time value (float) in the clock's unit."""
 
@@ -107,7 +114,10 @@ class LogicalClock(Clock):
     def coerce(self, value: object) -> float:
         if isinstance(value, datetime):
             raise ClockError("this database uses a LogicalClock: pass times as integer ticks, not datetimes")
-        return _finite_time(value, "a time on a LogicalClock must be a number of ticks")
+        v = _finite_time(value, "a time on a LogicalClock must be a number of ticks")
+        if not 0 <= v <= MAX_TICK:
+            raise ClockError(f"a time on a LogicalClock is a tick from 0 to 2**53, got {value!r}")
+        return v
 
     def format(self, value: float | None) -> str:
         if value is None:
@@ -136,7 +146,11 @@ class SystemClock(Clock):
                     "(for example datetime(..., tzinfo=timezone.utc))"
                 )
             return value.timestamp()
-        return _finite_time(value, "a time on the SystemClock must be an aware datetime or POSIX seconds")
+        v = _finite_time(value, "a time on the SystemClock must be an aware datetime or POSIX seconds")
+        if not MIN_SECONDS <= v <= MAX_SECONDS:
+            raise ClockError(f"time {value!r} is out of range: POSIX seconds must fall in the years 1 to 9999 "
+                             f"({MIN_SECONDS:.0f} to {MAX_SECONDS:.0f})")
+        return v
 
     def format(self, value: float | None) -> str:
         if value is None:

@@ -5,7 +5,8 @@
     MemfoldError
      ├── InvalidInput (ValueError)        bad input, rejected before anything is written
      │    ├── ClockError                  a naive datetime, a clock moving backwards, a clock-kind mismatch
-     │    └── CapacityExceeded            a store cannot fit a write: every other record is pinned
+     │    ├── CapacityExceeded            a store cannot fit a write: every other record is pinned
+     │    └── IllegalFold                 a fold, strategy or receipt call the host refuses (issue 14)
      ├── NotFound (KeyError)              an id that does not exist
      │    ├── RecordNotFound
      │    ├── TurnNotFound
@@ -45,6 +46,13 @@ class ClockError(InvalidInput):
 class CapacityExceeded(InvalidInput):
     """A write, revert or capacity change would leave a store over capacity with nothing evictable
     (every other active record is pinned): unpin one, retire one, or raise the capacity."""
+
+
+class IllegalFold(InvalidInput):
+    """A ``fold_unit``, strategy or receipt call the host refuses (issue 14): the turns do not
+    exist, the range is reversed, nests in an earlier fold, reaches into the unit in progress,
+    splits a tool call from its result, crosses an open strategy frame, or would not shrink the
+    window. The message says which rule and what range would be legal; nothing is written."""
 
 
 class NotFound(MemfoldError, KeyError):

@@ -27,6 +27,7 @@ indexing), so callers never have to remember to index.
 from __future__ import annotations
 
 import math
+from numbers import Real
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -36,6 +37,7 @@ from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
 from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
+from .validation import check_labels
 from .storage.base import Storage
 from .storage.rows import SearchScope
 
@@ -343,7 +345,17 @@ class HybridSearch:
                 raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
         if type is not None and type not in RECORD_TYPES:
             raise InvalidInput(f"unknown record type {type!r}: use one of {', '.join(RECORD_TYPES)}")
-        labels = None if reader_labels is None else sorted(set(reader_labels))
+        if isinstance(reader_labels, (str, bytes, dict)):
+            raise InvalidInput(f"reader_labels must be a list of labels, got {reader_labels!r}: "
+                               f"pass a list such as ['secret']")
+        labels = None if reader_labels is None else check_labels(reader_labels, "reader_labels")
+        for name, value in (("since", since), ("until", until)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, Real)
+                                      or not math.isfinite(float(value))):
+                raise InvalidInput(f"{name} must be a time in clock units (ticks, or POSIX seconds on the "
+                                   f"system clock), got {value!r}; MemFold.search also takes an aware datetime")
+        if since is not None and until is not None and since > until:
+            raise InvalidInput(f"since ({since!r}) is after until ({until!r}): nothing could match")
         embedder = self.embedder if mode != "bm25" else None
         if mode == "dense" and embedder is None:
             raise EmbeddingError("dense search needs an embedder: pass embedder=... to MemFold")

@@ -34,7 +34,8 @@ from .forgetting import (
 from .records import RECORD_TYPES, STATUSES, MemoryRecord, check_record_type, check_status
 from .scoring import ScoredRecord, rank, score
 from .storage.base import Storage
-from .validation import check_id, check_importance, check_labels, check_name, check_text
+from .validation import (check_flag, result_count, check_id, check_importance, check_labels, check_name, check_provenance,
+                         check_text)
 
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
 _UNSET: Any = object()
@@ -105,11 +106,11 @@ class MemoryStore:
             "key": None if key is None else check_name(key, "key"),
             "importance": check_importance(importance),
             "labels": check_labels(labels),
-            "provenance": [check_name(str(p), "provenance id") for p in (provenance or [])],
+            "provenance": check_provenance(provenance),
             "event_time": None if event_time is None else self.clock.coerce(event_time),
         }
         if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")
+            raise InvalidInput(f"metadata must be a dict, got {metadata.__class__.__name__} {metadata!r}")
         try:
             fields["metadata"] = json.dumps(metadata or {}, sort_keys=True, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
@@ -218,6 +219,7 @@ class MemoryStore:
         and evicted. Same parameters and errors as :meth:`write`."""
         if restatement not in RESTATEMENTS:
             raise InvalidInput(f"restatement must be one of {', '.join(RESTATEMENTS)}, got {restatement!r}")
+        check_flag(pinned, "pinned")
         fields = self.validate(
             namespace, type, content, key=key, importance=importance, labels=labels,
             provenance=provenance, event_time=event_time, metadata=metadata,
@@ -429,14 +431,15 @@ class MemoryStore:
     def read(
         self,
         namespace: str,
-        k: int = 10,
+        limit: int = 10,
         *,
         types: str | Iterable[str] | None = None,
         at: object = None,
         touch: bool = True,
         query: str | None = None,
+        k: int | None = None,
     ) -> list[ScoredRecord]:
-        """The top ``k`` active records of ``namespace`` by score, best first.
+        """The top ``limit`` active records of ``namespace`` by score, best first.
 
         With ``query``, only records relevant to it are read: the hybrid search of
         :mod:`memfold.memory.search` (BM25 + embeddings when the facade has an embedder, see
@@ -454,7 +457,7 @@ class MemoryStore:
         snapshot and takes no write lock; the access update is one statement after it.
 
         :param namespace: tenant/user scope.
-        :param k: how many records, >= 1.
+        :param limit: how many records, >= 1 (``k=`` is its deprecated alias).
         :param types: one type or several (default: all four typed stores).
         :param at: score at this time (clock units or an aware datetime); default the clock's now.
             Records written after ``at`` score as if just written.
@@ -465,8 +468,10 @@ class MemoryStore:
         :raises InvalidInput: for an empty namespace, a ``k`` below 1, an unknown type or a bad time.
         """
         namespace = check_name(namespace, "namespace")
+        k, name = result_count(limit, k, default=10, where="read")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInput(f"k must be a whole number >= 1, got {k!r}")
+            raise InvalidInput(f"{name} must be a whole number >= 1, got {k!r}")
+        check_flag(touch, "touch")
         if types is None:
             wanted = list(RECORD_TYPES)
         else:
@@ -692,12 +697,13 @@ class TypedStore:
         """Records of this type; see :meth:`MemoryStore.list`."""
         return self.store.list(namespace or self.namespace, self.type, **kwargs)
 
-    def read(self, k: int = 10, *, namespace: str | None = None, **kwargs: Any) -> list[ScoredRecord]:
-        """The top ``k`` active records of this type by score; see :meth:`MemoryStore.read`."""
+    def read(self, limit: int = 10, *, namespace: str | None = None, **kwargs: Any) -> list[ScoredRecord]:
+        """The top ``limit`` active records of this type by score (``k=``: deprecated alias);
+        see :meth:`MemoryStore.read`."""
         ns = namespace or self.namespace
         if ns is None:
             raise InvalidInput("namespace is required: pass namespace=... or bind the store to one")
-        return self.store.read(ns, k, types=[self.type], **kwargs)
+        return self.store.read(ns, limit, types=[self.type], **kwargs)
 
     def policy(self, *, namespace: str | None = None) -> StorePolicy:
         """This store's policy; see :meth:`MemoryStore.policy`."""

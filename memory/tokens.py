@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import re
+import warnings
 from abc import ABC, abstractmethod
 from importlib import resources
 
@@ -122,9 +124,11 @@ class TiktokenCounter(TokenCounter):
 
 
 def make_token_counter(spec: str | TokenCounter | None) -> TokenCounter:
-    """A counter from a setting: ``"words"``, ``"cl100k_base"``, ``"o200k_base"``, or a counter itself.
+    """A counter from a setting: ``"words"``, ``"cl100k_base"``, ``"o200k_base"``, an OpenAI model
+    name (``"gpt-4o"``, ``"gpt-4.1"``, ``"o3"``: its encoding, see :func:`encoding_for_model`),
+    or a counter itself.
 
-    :raises InvalidInput: for an unknown name.
+    :raises InvalidInput: for a name that is neither an encoding nor a model name.
     """
     if isinstance(spec, TokenCounter):
         return spec
@@ -134,6 +138,45 @@ def make_token_counter(spec: str | TokenCounter | None) -> TokenCounter:
         return TiktokenCounter("o200k_base")
     if spec == "words":
         return WordCounter()
+    if isinstance(spec, str) and spec.strip():
+        encoding = encoding_for_model(spec)
+        if encoding is not None:
+            return TiktokenCounter(encoding)
     raise InvalidInput(
-        f"unknown token counter {spec!r}: use 'words' or one of the encodings {', '.join(KNOWN_ENCODINGS)}"
+        f"unknown token counter {spec!r}: use 'words', one of the encodings {', '.join(KNOWN_ENCODINGS)}, "
+        f"or an OpenAI model name such as 'gpt-4o'"
     )
+
+
+#: what an OpenAI model name starts with (a name of this shape that tiktoken does not know yet
+#: is counted with cl100k_base and a warning, rather than refused)
+_MODEL_NAME = re.compile(r"^(ft:)?(gpt-|chatgpt-|o\d|text-|code-|davinci|babbage|curie|ada)", re.I)
+#: encodings tiktoken names that count like one shipped here (same ranks; only special tokens differ)
+_SAME_RANKS = {"o200k_harmony": "o200k_base"}
+
+
+def encoding_for_model(model: str) -> str | None:
+    """The shipped encoding that counts ``model``'s tokens, from tiktoken's own model table
+    (offline: a table lookup, nothing downloads): ``gpt-4o``, ``gpt-4.1``, ``o1``, ``o3``,
+    ``o4-mini``, ``gpt-5`` ... -> ``o200k_base``; ``gpt-4``, ``gpt-3.5-turbo`` -> ``cl100k_base``.
+
+    A name of a model's shape that tiktoken does not know (a newer model), or whose encoding is
+    not shipped (``p50k_base`` models), falls back to ``cl100k_base`` with a :class:`UserWarning`
+    naming both. :returns: the encoding name, or ``None`` when ``model`` is not a model name.
+    """
+    import tiktoken.model
+
+    try:
+        encoding = tiktoken.model.encoding_name_for_model(model)
+    except KeyError:
+        encoding = None
+    encoding = _SAME_RANKS.get(encoding, encoding)
+    if encoding in _PATTERNS:
+        return encoding
+    if encoding is None and not _MODEL_NAME.match(model):
+        return None
+    why = (f"tiktoken does not know the model {model!r}" if encoding is None
+           else f"the model {model!r} uses the {encoding} encoding, which memfold does not ship")
+    warnings.warn(f"{why}: counting its tokens with cl100k_base (pass token_counter='o200k_base' or "
+                  f"'cl100k_base' to choose)", UserWarning, stacklevel=3)
+    return "cl100k_base"

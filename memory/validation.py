@@ -7,6 +7,7 @@ the fix, and runs before anything is written.
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Real
 from typing import Iterable
 
@@ -68,6 +69,59 @@ def check_labels(labels: object, what: str = "labels") -> list[str]:
     if isinstance(labels, str) or not isinstance(labels, Iterable):
         raise InvalidInput(f"{what} must be a list of label names, got {labels!r}")
     return sorted({check_name(label, f"label in {what}") for label in labels})
+
+
+def check_provenance(provenance: object, what: str = "provenance") -> list[str]:
+    """A list of source ids (``"turn:5"``, ``"record:12"``). :raises InvalidInput: for a single
+    string (it would be split into characters), a non-list or a bad id."""
+    if provenance is None:
+        return []
+    if isinstance(provenance, (str, bytes)) or not isinstance(provenance, Iterable):
+        raise InvalidInput(f"{what} must be a list of source ids, got {provenance!r}: pass [{provenance!r}]")
+    out = []
+    for item in provenance:
+        if isinstance(item, bool) or not isinstance(item, (str, int)):
+            raise InvalidInput(f"a {what} id must be text such as 'turn:5', got {item!r}")
+        out.append(check_name(str(item), f"{what} id"))
+    return out
+
+
+def check_flag(value: object, what: str) -> bool:
+    """A yes/no setting: only ``True`` or ``False`` (``"no"`` is truthy and would mean yes).
+
+    :raises InvalidInput: for anything that is not a bool.
+    """
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{what} must be True or False, got {value!r}")
+    return value
+
+
+def check_count(value: object, what: str, *, minimum: int = 1, allow_none: bool = False) -> int | None:
+    """A whole number of results (``limit``, ``k``) of at least ``minimum``.
+
+    :raises InvalidInput: for a bool, a non-integer or a value below ``minimum``.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidInput(f"{what} must be a whole number >= {minimum}, got {value!r}")
+    return value
+
+
+def result_count(limit: object, k: object, *, default: int, where: str) -> tuple[object, str]:
+    """The result count of a call that takes ``limit=`` (the one name, issue 20 point 7) and the
+    deprecated alias ``k=``: ``(value, the name it was given as)``. Using ``k`` warns with a
+    :class:`DeprecationWarning`; its value is checked by the caller under the name used.
+
+    :raises InvalidInput: when both are given with different values.
+    """
+    if k is None:
+        return limit, "limit"
+    warnings.warn(f"{where}(k=...) is deprecated: use limit=... (the same number of results)",
+                  DeprecationWarning, stacklevel=3)
+    if limit != default and limit != k:
+        raise InvalidInput(f"{where}: give limit= or the deprecated k=, not both (got limit={limit!r}, k={k!r})")
+    return k, "k"
 
 
 #: the largest id SQLite can store (a signed 64-bit INTEGER)

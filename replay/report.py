@@ -117,6 +117,7 @@ class ReplayReport:
             "consolidation_seconds": round(run.consolidation_seconds, 3),
             "wall_seconds": round(run.wall_seconds, 3),
         }
+        figures.update(fold_figures(mf, run.conversations))
         report = cls(figures)
         if run.clamped_times:
             report.notes.append(f"{run.clamped_times} turn time(s) earlier than the turn before were moved up to it")
@@ -160,6 +161,10 @@ class ReplayReport:
             ("ms per compaction: median / p95", f"{f['compact_ms_median']:.2f} / {f['compact_ms_p95']:.2f}"),
             ("wall time", f"{f['wall_seconds']:.1f} s"),
         ]
+        if "fold_proposed" in f:  # issue 14: the folds the model chose
+            rows.insert(-4, ("model folds: proposed / accepted / refused; read back; re-runs",
+                             f"{f['fold_proposed']} / {f['fold_accepted']} / {f['fold_refused']}; "
+                             f"{f['fold_read_back']}; {f['fold_reruns']}"))
         if self.facts is not None:
             rows.append(("current-fact accuracy", f"{self.facts['correct']}/{self.facts['compared']} "
                          f"({self.facts['accuracy']:.0%}); stale values still active: {self.facts['stale']}"))
@@ -195,6 +200,17 @@ class ReplayReport:
             console.print(facts)
         for note in self.notes:
             console.print(f"note: {note}")
+
+
+def fold_figures(mf: "MemFold", conversations: list[Any]) -> dict[str, int]:
+    """The fold counters (issue 14, point 8) summed over the replayed conversations:
+    ``fold_proposed``, ``fold_accepted``, ``fold_refused``, ``fold_read_back``, ``fold_reruns``."""
+    totals = {"fold_proposed": 0, "fold_accepted": 0, "fold_refused": 0, "fold_read_back": 0, "fold_reruns": 0}
+    for c in conversations:
+        stats = mf.conversation(c.conversation_id, create=False).fold_stats()
+        for key in ("proposed", "accepted", "refused", "read_back", "reruns"):
+            totals[f"fold_{key}"] += stats[key]
+    return totals
 
 
 def current_facts(mf: "MemFold", conversations: list[Any]) -> dict[str, Any]:

@@ -23,7 +23,8 @@ FORBIDDEN_ATTRIBUTES = {"db", "storage", "archive", "eraser", "catalog", "execut
 #: the demo), one pure formatter of recall items, and the output-path check
 CLI_IMPORTS = {"replay.report", "replay.runner", "consolidation.scheduler", "demo", "demo.program",
                "window.recall", "memory.paths",
-               "integrations.http", "integrations.mcp"}  # the servers: each is one facade-wrapping adapter
+               "integrations.http", "integrations.mcp",  # the servers: each is one facade-wrapping adapter
+               "integrations.viewer"}
 DEMO_IMPORTS = {"memory.paths"}
 
 

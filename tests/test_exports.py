@@ -174,7 +174,7 @@ def test_search_hits_and_recall_hits_are_two_named_concepts(db_path):
         shown = conv.search("parcel tracking")
     assert [type(h) for h in ranked] == [memfold.SearchHit] and ranked[0].kind == "turn"
     assert [type(h) for h in shown] == [memfold.RecallHit] and shown[0].ref == f"t{ranked[0].id}"
-    assert shown[0].score == -ranked[0].score  # the recall view of the same ranked hit
+    assert shown[0].score == ranked[0].score  # the recall view of the same ranked hit: higher is better too
 
 
 def test_exports_keep_their_own_names():

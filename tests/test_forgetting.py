@@ -115,8 +115,8 @@ def test_reading_never_retires_or_evicts(mf, clock):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"k": 0}, "k must be a whole number >= 1"),
-    ({"k": True}, "k must be a whole number >= 1"),
+    ({"k": 0}, "limit must be a whole number >= 1"),
+    ({"k": True}, "limit must be a whole number >= 1"),
     ({"types": ["facts"]}, "unknown record type 'facts'"),
     ({"types": []}, "types is empty"),
     ({"at": "yesterday"}, "must be a number of ticks"),

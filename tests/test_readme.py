@@ -36,15 +36,62 @@ def test_readme_has_the_blocks_this_file_checks():
     assert len(BASH) >= 8, "the README lost command examples"
 
 
-@pytest.mark.parametrize("body,line", PYTHON, ids=[f"README.md:{line}" for _, line in PYTHON])
-def test_python_block_runs(body, line, tmp_path):
+#: the command blocks a reader runs on the quick start's agent.db, by their first command: they
+#: run in the order written, between the python blocks (the others start servers, replay data
+#: sets or are checked by their own tests below)
+IN_ORDER_BASH = ("memfold init agent.db  ", "memfold policy agent.db", "memfold protect add agent.db",
+                 "memfold context agent.db -c ticket-42 --reader")
+STEPS = [(lang, body, TEXT.count("\n", 0, start) + 1) for lang, body, start in BLOCKS
+         if lang == "python" or (lang == "bash" and body.startswith(IN_ORDER_BASH))]
+#: ``memfold`` in a command block: this interpreter's memfold, whatever is on PATH
+MEMFOLD_FUNCTION = (f'memfold() {{ {shlex.quote(sys.executable)} -c "import sys; from memfold.cli import main; '
+                    f'sys.argv[0] = \'memfold\'; main()" "$@"; }}\n')
+
+
+@pytest.fixture(scope="module")
+def reader_folder(tmp_path_factory):
+    """One folder for the whole README, as a reader following it top to bottom has."""
+    return tmp_path_factory.mktemp("readme-in-order")
+
+
+def test_the_in_order_run_covers_the_quick_starts():
+    firsts = [body.splitlines()[0] for lang, body, _ in STEPS if lang == "bash"]
+    assert len(firsts) == len(IN_ORDER_BASH), f"a command block this file runs is gone: {firsts}"
+    assert sum(lang == "python" for lang, _, _ in STEPS) == len(PYTHON)
+
+
+@pytest.mark.parametrize("lang,body,line", STEPS, ids=[f"README.md:{line}:{lang}" for lang, _, line in STEPS])
+def test_readme_blocks_run_in_the_order_written(lang, body, line, reader_folder):
+    """Every python block, and the command blocks on agent.db, run one after the other in one
+    folder (issue 20, point 8): the library quick start after or before the CLI quick start, the
+    ids the later examples name (``memfold pin agent.db 1``) exist in the database they made."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     env.pop("MEMFOLD_DB", None)
-    result = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=600)
+    if lang == "python":
+        command = [sys.executable, "-c", body]
+    else:
+        command = ["bash", "-e", "-o", "pipefail", "-c", MEMFOLD_FUNCTION + body]
+    result = subprocess.run(command, cwd=reader_folder, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, (
-        f"the python block at README.md line {line} failed:\n{result.stderr[-3000:]}")
-    assert result.stdout.strip(), f"the python block at README.md line {line} printed nothing"
+        f"the {lang} block at README.md line {line} failed after the blocks before it:\n"
+        f"{result.stdout[-1500:]}\n{result.stderr[-3000:]}")
+    assert result.stdout.strip(), f"the {lang} block at README.md line {line} printed nothing"
+    assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr[-3000:]
+
+
+def test_python_quick_start_runs_right_after_the_cli_quick_start(tmp_path):
+    """The other order: a reader who starts with the command line, then opens agent.db in Python."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("MEMFOLD_DB", None)
+    cli_start, _ = block_after("## Quick start (CLI)", "bash")
+    library, _ = block_after("## Quick start (library)", "python")
+    done = subprocess.run(["bash", "-e", "-c", MEMFOLD_FUNCTION + cli_start], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = subprocess.run([sys.executable, "-c", library], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Where is my order ORD-3300?" in done.stdout  # the CLI's ingested turn, then the library's
 
 
 def shell_commands(body: str) -> list[str]:

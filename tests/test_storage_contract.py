@@ -1831,6 +1831,113 @@ def test_meta_settings_memfold_keeps(storage):
     assert storage.meta.schema_version() == storage.backend.latest_version()
 
 
+@covers("meta.set_read_only", "meta.read_only")
+def test_meta_read_only_handle_refuses_every_write(storage):
+    add_conversation(storage, "c1")
+    add_turn(storage, "c1", 1, "hello", at=4.0)
+    assert storage.meta.read_only() is False
+    storage.meta.set_read_only()
+    assert storage.meta.read_only() is True
+    assert [t.content for t in storage.archive.conversation_turns("c1")] == ["hello"]  # reads go on
+    with storage.snapshot():
+        assert storage.archive.max_seq("c1") == 1
+    with pytest.raises(StorageError):
+        add_turn(storage, "c1", 2, "again", at=5.0)
+    with pytest.raises(StorageError):
+        storage.meta.set("colour", "blue")
+    assert storage.archive.max_seq("c1") == 1 and storage.meta.get("colour") is None
+
+
+# --- folds: model-chosen folds, strategy frames, counters (issue 14) -----------------------------------------
+@covers("folds.insert_fold", "folds.folds", "folds.fold_of_card")
+def test_folds_are_recorded_with_their_card(storage):
+    turns = three_turns(storage)
+    card = storage.cards.get(add_card(storage, "c1", turns[:2], "late; refunded"))
+    assert storage.folds.folds("c1") == [] and storage.folds.fold_of_card(card.id) is None
+    index = {"tool_calls": 2, "by_tool": {"read_file": 2}, "paths": ["src/a.py"], "shell_commands": 0}
+    with storage.transaction():
+        first = storage.folds.insert_fold(conversation_id="c1", kind="unit", card_id=card.id, first_seq=1,
+                                          last_seq=2, made_after_seq=3, index=index, created_at=7.0)
+        second = storage.folds.insert_fold(conversation_id="c1", kind="strategy", card_id=None, first_seq=3,
+                                           last_seq=3, made_after_seq=3, index={}, created_at=8.0)
+    folds = storage.folds.folds("c1")
+    assert [f.id for f in folds] == [first, second]
+    assert (folds[0].kind, folds[0].card_id, folds[0].first_seq, folds[0].last_seq, folds[0].made_after_seq,
+            folds[0].index, folds[0].created_at) == ("unit", card.id, 1, 2, 3, index, 7.0)
+    assert folds[1].card_id is None and folds[1].kind == "strategy"
+    assert storage.folds.fold_of_card(card.id) == folds[0]
+    assert storage.folds.folds("nobody") == []
+    with pytest.raises(StorageError):  # a kind the schema does not know is refused
+        with storage.transaction():
+            storage.folds.insert_fold(conversation_id="c1", kind="nap", card_id=None, first_seq=1, last_seq=1,
+                                      made_after_seq=1, index={}, created_at=9.0)
+    assert len(storage.folds.folds("c1")) == 2
+
+
+@covers("folds.open_frame", "folds.frames", "folds.set_report", "folds.close_frame")
+def test_strategy_frames_stack_report_slot_and_close(storage):
+    three_turns(storage)
+    with storage.transaction():
+        outer = storage.folds.open_frame(conversation_id="c1", parent_frame=None, name="errand", brief="fix it",
+                                         start_seq=2, opened_by="model", opened_at=5.0)
+        inner = storage.folds.open_frame(conversation_id="c1", parent_frame=outer, name="intent", brief="",
+                                         start_seq=3, opened_by="user", opened_at=6.0)
+    frames = storage.folds.frames("c1")
+    assert [(f.id, f.parent_frame, f.name, f.start_seq, f.opened_by, f.status, f.report, f.reports)
+            for f in frames] == [(outer, None, "errand", 2, "model", "open", None, 0),
+                                 (inner, outer, "intent", 3, "user", "open", None, 0)]
+    with storage.transaction():
+        storage.folds.set_report(inner, "first")
+        storage.folds.set_report(inner, "second")  # a slot: the second replaces the first
+    got = storage.folds.frames("c1")[1]
+    assert (got.report, got.reports) == ("second", 2)
+    with storage.transaction():
+        storage.folds.close_frame(inner, status="closing", reason="done", fold_id=None, closed_at=None)
+    assert [f.id for f in storage.folds.frames("c1", status="closing")] == [inner]
+    with storage.transaction():
+        storage.folds.close_frame(inner, status="closed", reason="done", fold_id=None, closed_at=9.0)
+    closed = storage.folds.frames("c1", status="closed")
+    assert [(f.id, f.reason, f.closed_at) for f in closed] == [(inner, "done", 9.0)]
+    assert [f.id for f in storage.folds.frames("c1", status="open")] == [outer]
+        with storage.transaction():
+            storage.folds.close_frame(outer, status="asleep", reason=None, fold_id=None, closed_at=None)
+    assert storage.folds.frames("c1", status="open")[0].status == "open"
+
+
+@covers("folds.bump", "folds.set_counter", "folds.counters")
+def test_fold_counters(storage):
+    three_turns(storage)
+    three_turns(storage, "c2")
+    assert storage.folds.counters("c1") == {} and storage.folds.counters() == {}
+    with storage.transaction():
+        assert storage.folds.bump("c1", "proposed") == 1
+        assert storage.folds.bump("c1", "proposed", 2) == 3
+        assert storage.folds.bump("c2", "proposed") == 1
+        storage.folds.set_counter("c1", "proposed_at_seq", 7)
+        storage.folds.set_counter("c1", "proposed_at_seq", 4)
+    assert storage.folds.counters("c1") == {"proposed": 3, "proposed_at_seq": 4}
+    assert storage.folds.counters() == {"proposed": 4, "proposed_at_seq": 4}
+
+
+@covers("folds.unfolded_tail", "folds.unfolded_totals", "catalog.insert")
+def test_unfolded_tail_is_the_work_after_the_last_card(storage):
+    turns = three_turns(storage)
+    tool = storage.archive.turn(add_turn(storage, "c1", 4, "result of the call", role="tool"))
+    system = storage.archive.turn(add_turn(storage, "c1", 5, "you are terse", role="system"))
+    turns = [*turns, tool, system]
+    assert storage.folds.unfolded_tail("c1") == [] and storage.folds.unfolded_totals("c1") == (0, 0)
+    with storage.transaction():
+        storage.catalog.insert("c1", [turn_item(t) for t in turns])
+    assert storage.folds.unfolded_tail("c1") == [turn_item(t) for t in turns]
+    assert storage.folds.unfolded_totals("c1") == (1, sum(t.tokens for t in turns[:4]))  # system turns not counted
+    card = storage.cards.get(add_card(storage, "c1", turns[:2], "late; refunded"))
+    with storage.transaction():
+        storage.catalog.delete_between("c1", 1, 2)
+        storage.catalog.insert("c1", [card_item(card)])
+    assert storage.folds.unfolded_tail("c1") == [turn_item(t) for t in turns[2:]]
+    assert storage.folds.unfolded_totals("c1") == (1, turns[2].tokens + tool.tokens)
+
+
 # --- the coverage meta-test ----------------------------------------------------------------------------------------------
 def declared_coverage() -> set[str]:
     return {name for fn in list(globals().values()) if callable(fn) and getattr(fn, "__name__", "").startswith("test_")

@@ -18,7 +18,7 @@ from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import Storage
 from ..memory.storage.rows import ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
 from ..memory.tokens import TokenCounter
-from ..memory.validation import check_id, check_labels, check_name, check_text
+from ..memory.validation import check_count, check_id, check_labels, check_name, check_text
 
 ROLES = ("user", "assistant", "tool", "system")
 #: the longest append idempotency key, in characters (a UUID is 36, a hash hex digest 64)
@@ -104,6 +104,59 @@ def _check_tool_calls(value: object, where: str) -> list[dict[str, Any]] | None:
     return value
 
 
+#: fields OpenAI's chat API puts on messages that carry nothing when null/empty
+_NULLABLE_CLIENT_FIELDS = ("refusal", "audio", "function_call", "annotations")
+
+
+def _client_fields(turn: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What real OpenAI clients send, made into a plain turn (issue 20, point 5).
+
+    * ``content`` as a list of content parts (``[{"type": "text", "text": ...}, ...]``): the
+      turn's text is its text parts joined by newlines, and the parts themselves are kept
+      verbatim in ``metadata["content_parts"]`` (nothing is lost: images and other parts too).
+    * ``refusal``, ``audio``, ``function_call``, ``annotations`` set to ``null`` (or empty) are
+      dropped; a refusal's text is kept in ``metadata["refusal"]`` and is the content of a
+      message that has no other content.
+
+    :returns: the turn without those fields, and the metadata they add.
+    :raises InvalidInput: for a content part that is not an object with a ``type``, a text part
+        whose ``text`` is not a string, or one of those fields holding something else.
+    """
+    plain = dict(turn)
+    extra: dict[str, Any] = {}
+    content = plain.get("content")
+    if isinstance(content, list):
+        texts = []
+        for i, part in enumerate(content):
+            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                raise InvalidInput(f"{where}content part {i} must be an object with a 'type' "
+                                   f"(such as {{'type': 'text', 'text': '...'}}), got {part!r}")
+            if part["type"] in ("text", "input_text", "output_text"):
+                if not isinstance(part.get("text"), str):
+                    raise InvalidInput(f"{where}content part {i} is a text part without a 'text' string: {part!r}")
+                texts.append(part["text"])
+        try:
+            json.dumps(content)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"{where}content parts are not JSON-serialisable: {exc}") from None
+        extra["content_parts"] = list(content)
+        plain["content"] = "\n".join(texts)
+    for field in _NULLABLE_CLIENT_FIELDS:
+        if field not in plain:
+            continue
+        value = plain.pop(field)
+        if value is None or value == [] or value == {}:
+            continue
+        if field == "refusal" and isinstance(value, str):
+            extra["refusal"] = value
+            if plain.get("content") in (None, "") and not extra.get("content_parts"):
+                plain["content"] = value
+            continue
+        raise InvalidInput(f"{where}{field} is not supported in a turn (got {value!r}): "
+                           f"leave it out or null, or keep it in metadata")
+    return plain, extra
+
+
 def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") -> dict[str, Any]:
     """Validate a turn given as an OpenAI-shaped message (plus optional ``created_at``,
     ``metadata``, ``labels``) and return its normalised fields; writes nothing.
@@ -116,6 +169,7 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     if not isinstance(turn, Mapping):
         raise InvalidInput(f"{where}a turn must be an object with 'role' and 'content', got {type(turn).__name__}")
     allowed = {"role", "content", "name", "tool_call_id", "tool_calls", "created_at", "metadata", "labels"}
+    turn, extra_metadata = _client_fields(turn, where)
     unknown = sorted(set(turn) - allowed)
     if unknown:
         raise InvalidInput(f"{where}unknown turn field(s) {', '.join(unknown)}: allowed are {', '.join(sorted(allowed))}")
@@ -126,7 +180,10 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     content = turn.get("content")
     if content is None and tool_calls is not None:
         content = ""
-    content = check_text(content, f"{where}content", allow_empty=tool_calls is not None)
+    # an assistant tool call carries no text, a tool may answer with nothing, and a message of
+    # content parts may hold no text part (an image only): empty content is their real content
+    content = check_text(content, f"{where}content",
+                         allow_empty=tool_calls is not None or role == "tool" or "content_parts" in extra_metadata)
     name = turn.get("name")
     if name is not None:
         name = check_name(name, f"{where}name")
@@ -138,6 +195,12 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     metadata = turn.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise InvalidInput(f"{where}metadata must be an object, got {metadata!r}")
+    if extra_metadata:
+        clash = sorted(set(extra_metadata) & set(metadata))
+        if clash:
+            raise InvalidInput(f"{where}metadata key(s) {', '.join(clash)} are reserved for the message's own "
+                               f"{', '.join(clash)}: rename them")
+        metadata = {**metadata, **extra_metadata}
     try:
         metadata_json = json.dumps(metadata, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -361,6 +424,9 @@ class Archive:
         :param lineage: the conversation's lineage when the caller holds it (no ``conversations``
             rows are read then).
         """
+        check_count(limit, "history limit", minimum=0, allow_none=True)
+        if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:
+            raise InvalidInput(f"after_seq must be a whole number >= 0, got {after_seq!r}")
         out: list[Turn] = []
         for conv, upto in (self.lineage(conversation_id) if lineage is None else lineage):
             out.extend(self.storage.archive.conversation_turns(conv, after_seq=after_seq, upto_seq=upto))

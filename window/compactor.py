@@ -113,6 +113,15 @@ def fold_item_for_card(card: Card) -> FoldItem:
     return FoldItem(kind="card", id=card.id, text=card.text, depth=card.depth)
 
 
+def phase_bounds(parts: WindowParts, ref: ConversationRef) -> tuple[set[int], set[int]]:
+    """``(seqs after which a closed unit ends, start seqs of the open strategy frames)``: the
+    closed units are the folds, strategy yields and receipts of the conversation (issue 14)."""
+    folds = parts.storage.folds.folds(ref.id)
+    closed = {f.index.get("parent_seq", 0) if f.kind == "receipt" else f.last_seq for f in folds}
+    starts = {f.start_seq for f in parts.storage.folds.frames(ref.id) if f.status != "closed"}
+    return closed - {0}, starts
+
+
 #: per opened storage, one lock per conversation id: compactions of one conversation take turns
 _COMPACTING: "weakref.WeakKeyDictionary[Any, dict[str, threading.Lock]]" = weakref.WeakKeyDictionary()
 _COMPACTING_GUARD = threading.Lock()
@@ -144,6 +153,7 @@ class Compactor:
         self.counter = parts.token_counter
         self.catalog = parts.catalog(ref)
         self.layout: Layout | None = None
+        self._phases: tuple[set[int], set[int]] | None = None  # read once per compactor (issue 14, point 7)
 
     def compact(self, target_tokens: int | None = None, reader: Iterable[str] | None = None, *,
                 lay: Layout | None = None, reported: int | None = None) -> CompactionReport:
@@ -258,6 +268,7 @@ class Compactor:
             if (end - i > 1 and end < len(items) and items[end - 1].role == "user"
                     and items[end].role == "assistant" and items[end].kind == "turn"):
                 end -= 1  # keep a question with the answer that follows it
+            end = self._phase_end(items, i, end, j)
             run = items[i:end]
             if not sum(lay.shown[i:end]):  # only system turns, shown nowhere in place: nothing to gain
                 i = end
@@ -266,6 +277,24 @@ class Compactor:
                 return run
             i = end
         return None
+
+    def _phase_end(self, items: Sequence[CatalogItem], i: int, end: int, j: int) -> int:
+        """Where a leaf chunk ``items[i:end]`` (in a run of turns ending at ``j``) should end at a
+        phase boundary (issue 14, point 7; seed note 003): never past the start of an open
+        strategy frame (its branch folds when it yields), and, when the chunk cuts the run, at
+        the end of the last closed unit inside it (a receipt, a fold or a yield) rather than
+        mid-unit."""
+        if self._phases is None:
+            self._phases = phase_bounds(self.parts, self.ref)
+        closed, starts = self._phases
+        for k in range(i + 1, end):
+            if items[k].first_seq in starts:
+                return k
+        if end < j and closed:
+            best = max((k for k in range(i + 1, end) if items[k - 1].last_seq in closed), default=None)
+            if best is not None:
+                return best
+        return end
 
     def _forced_rollup(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
         items, fanin = lay.items[:lay.hot], self.settings.rollup_fanin

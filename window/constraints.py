@@ -425,6 +425,27 @@ _DECISION = re.compile(r"\b(?:let's|let us|we should|we'll|we will|i think we sh
                        r"we're going with|the plan is)(?:\b|(?<=:))", re.I)
 
 
+#: a user turn longer than this (characters) is read for instructions at its start and end only
+#: (issue 20, point 6: a 5 MB pasted log took minutes to read sentence by sentence, and a
+#: plan-reset phrase inside it would have made the whole log one protected record)
+MAX_SCANNED_CHARS = 20_000
+
+
+def scanned_text(text: str) -> str:
+    """What of a user turn the constraint extractor reads: all of it up to
+    :data:`MAX_SCANNED_CHARS` characters, else its first and last half of that, cut at line or
+    sentence ends so no sentence is cut in half. Instructions in a huge paste sit around it."""
+    if len(text) <= MAX_SCANNED_CHARS:
+        return text
+    half = MAX_SCANNED_CHARS // 2
+    head, tail = text[:half], text[-half:]
+    cut = max(head.rfind("\n"), head.rfind(". "))
+    head = head[:cut + 1] if cut > 0 else head
+    cut = max(tail.find("\n"), tail.find(". ") + 1)
+    tail = tail[cut + 1:] if cut > 0 else tail
+    return f"{head}\n{tail}"
+
+
 class ConstraintTracker:
     """Runs the extractor on user turns and writes the results to the protected channel.
 
@@ -463,6 +484,7 @@ class ConstraintTracker:
         text = _readable(turn)
         if text is None:
             return []
+        text = scanned_text(text)
         labels = [label for label in turn.labels if label != SECRET_LABEL]
         storage = self.channel.storage
         try:

@@ -71,6 +71,8 @@ class CompiledContext:
     refs: list[str]
     glimpses: list[int]
     hot_refs: list[str]
+    fold_card: str | None = None  #: the fold card's text when one is attached (issue 14), else None
+    fold_menu: Any = field(default=None, repr=False, compare=False)  #: that :class:`~memfold.window.folds.FoldCard`
 
     @property
     def usable_tokens(self) -> int:
@@ -84,6 +86,7 @@ class CompiledContext:
             "budget_tokens": self.budget_tokens, "output_reserve_tokens": self.output_reserve_tokens,
             "usable_tokens": self.usable_tokens, "refs": self.refs, "glimpses": self.glimpses,
             "hot_refs": self.hot_refs,
+            **({"fold_card": self.fold_card} if self.fold_card is not None else {}),
         }
 
 
@@ -92,10 +95,25 @@ def glimpse_threshold(settings: WindowSettings) -> int:
     return max(1, settings.usable_tokens // 2)
 
 
+#: glimpse excerpts already cut, by (turn id, sha256, erased, length, excerpt tokens, counter id):
+#: an archived turn never changes but by erasure (part of the key), so a huge turn is cut once
+#: per process, not at every compile and pressure check (issue 20, point 6)
+_GLIMPSES: dict[tuple, str] = {}
+_GLIMPSES_MAX = 256
+
+
 def glimpse_text(turn: Turn, settings: WindowSettings, counter) -> str:
-    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context."""
+    """A bounded excerpt of an oversized turn, with its id and size, for the compiled context.
+    Its cost does not depend on the turn's size: the excerpt is cut from a head of the text near
+    the target (:func:`clip_to_tokens`) and remembered for the next compile."""
     excerpt_tokens = max(1, min(settings.card_target_tokens, settings.usable_tokens // 8))
-    excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+    key = (turn.id, turn.sha256, turn.erased, len(turn.content), excerpt_tokens, getattr(counter, "id", id(counter)))
+    excerpt = _GLIMPSES.get(key)
+    if excerpt is None:
+        excerpt = clip_to_tokens(turn.content, excerpt_tokens, counter)
+        if len(_GLIMPSES) >= _GLIMPSES_MAX:
+            _GLIMPSES.pop(next(iter(_GLIMPSES)))
+        _GLIMPSES[key] = excerpt
     return f"{excerpt} [glimpse t{turn.id} of {turn.tokens} tokens; expand t{turn.id}]"
 
 
@@ -123,6 +141,7 @@ class Layout:
     protected: ChannelRendering = field(default_factory=lambda: ChannelRendering([], 0, []))
     turns: dict[int, Turn] = field(default_factory=dict)
     system: Turn | None = None
+    fold_card: Any = None  #: the :class:`~memfold.window.folds.FoldCard` shown, or None (issue 14)
 
     @property
     def system_tokens(self) -> int:
@@ -136,7 +155,8 @@ class Layout:
     @property
     def total_tokens(self) -> int:
         """Everything but the memories (which only take what is left)."""
-        return self.system_tokens + self.note_tokens + self.protected_tokens + self.catalog_tokens
+        return (self.system_tokens + self.note_tokens + self.protected_tokens + self.catalog_tokens
+                + (self.fold_card.tokens if self.fold_card is not None else 0))
 
     @property
     def hot_tokens(self) -> int:
@@ -178,7 +198,22 @@ def layout(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
     system = standing_system_turn(parts, ref, reader)
     room = settings.usable_tokens - note_tokens - rendering.tokens - (system.tokens if system else 0)
     hot = hot_start(items, settings.hot_turns, room, shown)
-    return Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns, system)
+    lay = Layout(items, shown, hot, note_tokens, rendering.tokens, rendering, turns, system)
+    last_card = max((n for n, i in enumerate(items) if i.kind == "card"), default=-1)
+    lay.fold_card = _fitting_fold_card(parts, ref, settings, items[last_card + 1:], reader, lay.total_tokens)
+    return lay
+
+
+def _fitting_fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, tail, reader,
+                       total_tokens: int):
+    """The fold card (issue 14, point 1) for the work since the last fold, when one is due and
+    fits in what the context leaves of the usable budget; else None."""
+    from .folds import fold_card
+
+    card = fold_card(parts, ref, settings, tail, reader)  # None at once when no card is due
+    if card is None or total_tokens + card.tokens > settings.usable_tokens:
+        return None
+    return card
 
 
 def standing_system_turn(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> Turn | None:
@@ -206,8 +241,15 @@ def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSett
     note = note_text(settings)
     note_tokens = counter.count(note) if ((glimpse_sizes or has_card) and note) else 0
     system = standing_system_turn(parts, ref, reader)
-    return ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
-            + whole + shown_oversized)
+    total = ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
+             + whole + shown_oversized)
+    from .folds import fold_card_due
+
+    card = None
+    if fold_card_due(settings, *parts.storage.folds.unfolded_totals(ref.id)):  # aggregates first: the tail
+        tail = parts.storage.folds.unfolded_tail(ref.id)  # is read only when a card is due (issue 14)
+        card = _fitting_fold_card(parts, ref, settings, tail, reader, total)
+    return total + (card.tokens if card is not None else 0)
 
 
 def protected_rendering(parts: WindowParts, ref: ConversationRef, reader: Iterable[str] | None) -> ChannelRendering:
@@ -242,6 +284,31 @@ def check_fixed_parts(settings: WindowSettings, counter) -> None:
         )
 
 
+def check_can_fit(parts: WindowParts, settings: WindowSettings, lay: Layout) -> None:
+    """Refuse, before anything is folded, a budget that no compaction could meet (issue 20,
+    point 3: ``memfold context --budget 1`` used to fold the whole conversation into cards and
+    then fail): after a fold the system note is shown, and the standing system turn, the
+    protected channel and the newest item always stay verbatim.
+
+    :raises BudgetError: naming those sizes and the usable budget; nothing is written.
+    """
+    check_protected_fits(settings, lay)
+    if not lay.items:
+        return
+    note = note_text(settings)
+    note_tokens = max(lay.note_tokens, parts.token_counter.count(note) if note else 0)
+    newest = lay.shown[-1]
+    least = lay.system_tokens + note_tokens + lay.protected_tokens + newest
+    if least > settings.usable_tokens and lay.total_tokens > settings.usable_tokens:
+        system = f"system turn {lay.system_tokens} + " if lay.system_tokens else ""
+        raise BudgetError(
+            f"what must stay verbatim does not fit: {system}system note {note_tokens} + protected "
+            f"{lay.protected_tokens} + hot tail {newest} tokens (1 turns) = {least} tokens > usable budget "
+            f"{settings.usable_tokens} (budget {settings.budget_tokens} - output reserve "
+            f"{settings.output_reserve_tokens}); no compaction can fit it, so nothing was folded: raise the budget"
+        )
+
+
 def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
     """:raises BudgetError: when the protected channel alone exceeds the usable budget. Protected
     records never leave the channel for size (DESIGN.md §4.6), so this is the caller's to fix."""
@@ -257,15 +324,17 @@ def check_protected_fits(settings: WindowSettings, lay: Layout) -> None:
 
 
 def memory_lines(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, room_tokens: int,
-                 reader: Iterable[str] | None) -> tuple[dict[str, Any] | None, int]:
+                 reader: Iterable[str] | None, *, touch: bool = True) -> tuple[dict[str, Any] | None, int]:
     """The memories message (top ``memories_k`` records of the conversation's namespace that fit
-    in ``room_tokens``) and its tokens; ``(None, 0)`` when none fit or none exist."""
+    in ``room_tokens``) and its tokens; ``(None, 0)`` when none fit or none exist. ``touch=False``
+    reads without counting accesses (a viewer's compile writes nothing, issue 19)."""
     store = parts.memory
     if settings.memories_k <= 0 or room_tokens <= 0 or store is None:
         return None, 0
     counter = parts.token_counter
     rdr = as_reader(reader)
-    scored = [e for e in store.read(ref.namespace, settings.memories_k)
+    scored = [e for e in (store.read(ref.namespace, settings.memories_k) if touch else
+                          store.read(ref.namespace, settings.memories_k, touch=False))
               if can_read(rdr, getattr(getattr(e, "record", e), "labels", ()))]
     header = "Memories:"
     lines: list[str] = []
@@ -344,16 +413,22 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
     missing = [i.item_id for i in lay.items if i.kind == "turn" and i.item_id not in lay.turns and i.role != "system"]
     turns = {**lay.turns, **(parts.turns(missing) if missing else {})}
     rdr = as_reader(reader)
+    seen_turn = False  # a card after a turn (a fold the model chose, a strategy's report) is shown in place
     for n, item in enumerate(lay.items):
+        if lay.fold_card is not None and item.kind == "turn" and item.item_id == lay.fold_card.at_turn_id:
+            section = sections["hot_turns" if n >= lay.hot else "turns"]  # the fold card: right before the
+            section.messages.append({"role": "system", "content": lay.fold_card.text})  # newest user turn
+            section.tokens += lay.fold_card.tokens
         if item.kind == "turn" and item.role == "system":
             continue  # never shown in place: the standing one has its own section, older ones were replaced
         source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]
         if not can_read(rdr, source.labels) or getattr(source, "erased", False):
             continue  # labels (issue 8): never shown to a reader who lacks one; erased turns show nothing
         if item.kind == "card":
-            section = sections["cards"]
+            section = sections["turns" if seen_turn and n < lay.hot else "hot_turns" if seen_turn else "cards"]
             section.messages.append({"role": "system", "content": cards[item.item_id].render()})
         else:
+            seen_turn = True
             section = sections["hot_turns" if n >= lay.hot else "turns"]
             turn = turns[item.item_id]
             message = turn.message()
@@ -367,7 +442,7 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
 
 def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
                     reader: Iterable[str] | None = None, *, lay: Layout | None = None,
-                    snapshot: bool = False) -> CompiledContext:
+                    snapshot: bool = False, touch: bool = True) -> CompiledContext:
     """Assemble the compiled context (no compaction here; :meth:`Conversation.context` compacts first).
 
     :param lay: this compile's :class:`Layout`, when measured already (see :func:`build_sections`).
@@ -375,6 +450,7 @@ def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSe
         :meth:`~memfold.memory.storage.base.Storage.snapshot` (issue 13, point 5; ``lay`` is then
         ignored and read inside it), and the memories after it: a memory read counts accesses
         (its one write), which must not upgrade the snapshot's read transaction.
+    :param touch: ``False``: the memory read counts no access (with ``snapshot``, nothing is written).
     :raises BudgetError: see :func:`build_sections`.
     """
     if not snapshot:
@@ -383,16 +459,17 @@ def compile_context(parts: WindowParts, ref: ConversationRef, settings: WindowSe
     with parts.storage.snapshot():
         lay = layout(parts, ref, settings, reader, sync=False)
         sections, lay = build_sections(parts, ref, settings, reader, with_memories=False, lay=lay)
-    return finish_compile(parts, ref, settings, reader, sections, lay)
+    return finish_compile(parts, ref, settings, reader, sections, lay, touch=touch)
 
 
 def finish_compile(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-                   reader: Iterable[str] | None, sections: list[Section], lay: Layout) -> CompiledContext:
+                   reader: Iterable[str] | None, sections: list[Section], lay: Layout, *,
+                   touch: bool = True) -> CompiledContext:
     """Add the memories to sections built ``with_memories=False`` (outside any snapshot: the
     memory read's access count is a write) and assemble the compiled context."""
     usable = settings.usable_tokens
     room = min(usable - lay.total_tokens, int(settings.memories_share * usable))
-    message, tokens = memory_lines(parts, ref, settings, room, reader)
+    message, tokens = memory_lines(parts, ref, settings, room, reader, touch=touch)
     if message is not None:
         memories = next(s for s in sections if s.name == "memories")
         memories.messages.append(message)
@@ -412,4 +489,5 @@ def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) ->
         output_reserve_tokens=settings.output_reserve_tokens,
         refs=refs, glimpses=glimpses,
         hot_refs=[i.ref for i in lay.items[lay.hot:] if i.role != "system" and i.ref in shown_refs],
+        fold_card=lay.fold_card.text if lay.fold_card is not None else None, fold_menu=lay.fold_card,
     )

@@ -120,6 +120,8 @@ class Conversation:
                                               idempotency_keys=idempotency_keys)
         written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
         self._observe_constraints([i for i, _ in written], [t for _, t in written])
+        if written:
+            self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
         if compact and outcome.written:
             self._after_append()
         return outcome
@@ -176,8 +178,10 @@ class Conversation:
             lacks are left out (``None`` = the trusted owner, every turn; DESIGN.md §4.9).
         :raises InvalidInput: for a bad ``reader``.
         """
+        from ..memory.validation import check_count
         from .labels import as_reader, can_read
 
+        check_count(limit, "history limit", minimum=0, allow_none=True)
         rdr = as_reader(reader)
         lineage = self.ref.lineage
         if rdr is None:
@@ -318,17 +322,30 @@ class Conversation:
         :returns: a :class:`~memfold.window.context.CompiledContext` within ``budget - output_reserve``.
         :raises BudgetError: when what must stay verbatim cannot fit, naming the sizes.
         """
-        from .compactor import Compactor
-        from .context import build_sections, check_protected_fits, compile_context, finish_compile, layout
-
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        if self.storage.folds.frames(self.id, status="closing"):  # a yield whose result arrived (issue 14)
+            self._settle_frames()
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
+        ctx = self._compile(settings, reader)
+        if ctx.fold_menu is not None:  # issue 14, point 8: a fold card shown counts as proposed once per unit
+            from .folds import record_proposal
+
+            record_proposal(self.parts, self.ref, ctx.fold_menu)
+        return ctx
+
+    def _compile(self, settings, reader):
+        """The body of :meth:`context` after the settings and the catalog sync."""
+        from .compactor import Compactor
+        from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
+
         with self.storage.snapshot():  # one consistent state (issue 13, point 5)
             lay = layout(self.parts, self.ref, settings, reader, sync=False)
             check_protected_fits(settings, lay)  # issue 8: before any compaction
             reported = self.reported_usage()
             pressure = max(lay.total_tokens, reported or 0)
             fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
+            if fold:
+                check_can_fit(self.parts, settings, lay)  # issue 20: a hopeless budget folds nothing
             if not fold:  # the usual case: compiled from this one read
                 sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
         if not fold:
@@ -399,13 +416,19 @@ class Conversation:
         """Archived turns by id (a batch read; see :meth:`Archive.get_many`)."""
         return self.archive.get_many(turn_ids)
 
-    def search(self, query: str, k: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None):
+    def search(self, query: str, limit: int = 10, filters: Mapping[str, Any] | None = None, *, reader: Any = None,
+               k: int | None = None):
         """Search archived turns and cards (BM25 with prefixes, stop words and neighbours; hybrid with
-        an embedder); see :func:`memfold.window.recall.search`.
-        ``reader``: hide hits whose labels the reader lacks (issue 8)."""
+        an embedder); see :func:`memfold.window.recall.search`. Hits come best first and their
+        ``score`` is higher-is-better, as in :meth:`MemFold.search`.
+
+        :param limit: at most this many hits, 1..100 (``k=`` is its deprecated alias).
+        :param reader: hide hits whose labels the reader lacks (issue 8)."""
+        from ..memory.validation import result_count
         from .recall import search
 
-        return search(self.parts, self.ref, query, k, filters, reader=reader)
+        limit, name = result_count(limit, k, default=10, where="search")
+        return search(self.parts, self.ref, query, limit, filters, reader=reader, count_name=name)
 
     def describe(self, card_id: int | str, *, reader: Any = None) -> dict[str, Any]:
         """A card's coverage; see :func:`memfold.window.recall.describe`.
@@ -421,8 +444,11 @@ class Conversation:
 
         return expand(self.parts, self.ref, card_id, to_turns=to_turns, reader=reader)
 
-    def tool_definitions(self) -> list[dict[str, Any]]:
-        """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools.
+    def tool_definitions(self, *, folds: bool = False) -> list[dict[str, Any]]:
+        """The recall tools (search, describe, expand) as OpenAI JSON-schema function tools; with
+        ``folds=True`` also ``fold_unit`` and the strategy tools (``strategy_request``,
+        ``strategy_report``, ``strategy_yield``; issue 14). The list never depends on the state
+        (an open frame, a fold card), so offering it keeps the prompt prefix byte-identical.
 
         The definitions are the same for every reader (they name no content); what a call
         returns depends on the ``reader`` given to :meth:`handle_tool_call`."""
@@ -430,18 +456,153 @@ class Conversation:
 
         from .recall import TOOL_DEFINITIONS
 
-        return copy.deepcopy(TOOL_DEFINITIONS)
+        tools = copy.deepcopy(TOOL_DEFINITIONS)
+        if folds:
+            from .folds import FOLD_TOOL_DEFINITIONS
+            from .strategies import book_of, tool_definitions
+
+            tools += copy.deepcopy(FOLD_TOOL_DEFINITIONS) + tool_definitions(book_of(self.parts))
+        return tools
 
     def handle_tool_call(self, name: str, arguments: str | Mapping[str, Any] | None, *, reader: Any = None) -> str:
-        """Run one recall tool call and return its text; see :func:`memfold.window.recall.handle_tool_call`.
+        """Run one memfold tool call and return its text: a recall tool (see
+        :func:`memfold.window.recall.handle_tool_call`), ``fold_unit`` or a strategy tool (issue 14;
+        a refusal comes back as ``"error: ..."`` text the model can act on). A recall call that
+        reads inside a folded range counts as a read-back (:meth:`fold_stats`).
 
         **Pass the same ``reader`` as the agent's** :meth:`context`. ``reader=None`` runs the
         tools as the trusted owner, so an agent whose context was compiled for
         ``Reader.of([])`` could otherwise ``expand`` or ``search`` its way to the secret turns
         its context hides (DESIGN.md §4.9)."""
-        from .recall import handle_tool_call
+        import json
 
-        return handle_tool_call(self.parts, self.ref, name, arguments, reader=reader)
+        from .folds import handle_fold_call
+        from .recall import handle_tool_call
+        from .strategies import TOOL_NAMES, handle_strategy_call
+
+        if name == "fold_unit" or name in TOOL_NAMES:
+            try:
+                args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else (
+                    {} if isinstance(arguments, str) else dict(arguments or {}))
+            except (ValueError, TypeError) as exc:
+                return f"error: arguments are not a JSON object: {exc}"
+            if not isinstance(args, dict):
+                return "error: arguments must be a JSON object"
+            if name == "fold_unit":
+                return handle_fold_call(self.parts, self.ref, args)
+            return handle_strategy_call(self.parts, self.ref, name, args)
+        text = handle_tool_call(self.parts, self.ref, name, arguments, reader=reader)
+        if name in ("search", "describe", "expand") and not text.startswith("error:"):
+            self._count_read_back(name, text)
+        return text
+
+    def _count_read_back(self, name: str, text: str) -> None:
+        """Count a recall call whose answer reads inside a folded range (issue 14, point 8)."""
+        import re
+
+        from .folds import bump, reads_folded
+
+        if not self.storage.folds.folds(self.id):
+            return
+        found: list[tuple] = []
+        for m in re.finditer(r"(?m)^\{?\"?(?:ref\"?: ?\"?)?([tc])(\d+)", text):
+            kind, item = m.group(1), int(m.group(2))
+            if kind == "c":
+                found.append(("card", item))
+            else:
+                turns = self.turns_by_id([item])
+                if item in turns:
+                    found.append(("turn", turns[item].seq))
+        if reads_folded(self.parts, self.ref, found):
+            bump(self.parts, self.ref, "read_back")
+
+    # -- folds the model chooses, strategies, subagents (issue 14) --------------------------------
+    def fold_unit(self, first: int, last: int):
+        """Fold the closed unit of turns ``#first``..``#last`` (seq numbers, as the fold card lists
+        them) into a host-built result with zero model calls; see :func:`memfold.window.folds.fold_unit`.
+
+        :returns: a :class:`~memfold.window.folds.FoldOutcome`.
+        :raises IllegalFold: naming the legality rule broken; nothing is written.
+        """
+        from .folds import fold_unit
+
+        return fold_unit(self.parts, self.ref, first, last)
+
+    def fold_stats(self) -> dict[str, Any]:
+        """The fold counters (proposed, accepted, refused, read_back, reruns, folds by kind,
+        strategies, reports); see :func:`memfold.window.folds.fold_stats`."""
+        from .folds import fold_stats
+
+        return fold_stats(self.parts, self.ref)
+
+    def folds(self) -> list[Any]:
+        """The folds made in this conversation (:class:`~memfold.memory.storage.rows.FoldRow`), oldest first."""
+        return self.storage.folds.folds(self.id)
+
+    def strategy_enter(self, name: str, brief: str = "", *, opened_by: str = "host"):
+        """Open a strategy frame (issue 14, point 5): one message with the standing rules is
+        appended at the tail (see :func:`memfold.window.strategies.enter`).
+        :returns: a :class:`~memfold.window.strategies.FrameOutcome`. :raises IllegalFold: for an unknown name."""
+        from .strategies import enter
+
+        outcome = enter(self.parts, self.ref, name, brief, opened_by=opened_by)
+        if outcome.appended is not None:
+            self._after_append()
+        return outcome
+
+    def strategy_report(self, text: str):
+        """Replace the innermost open frame's report slot. :raises IllegalFold: when none is open."""
+        from .strategies import report
+
+        return report(self.parts, self.ref, text)
+
+    def strategy_yield(self, reason: str = "", *, by: str = "host"):
+        """Close the innermost open frame: its branch folds to exactly the last report.
+        :raises IllegalFold: when none is open."""
+        from .strategies import yield_frame
+
+        return yield_frame(self.parts, self.ref, reason, by=by)
+
+    def strategy_frames(self, *, open_only: bool = False) -> list[Any]:
+        """The conversation's strategy frames (:class:`~memfold.memory.storage.rows.FrameRow`), outermost first."""
+        from .strategies import open_frames
+
+        return open_frames(self.parts, self.ref) if open_only else self.storage.folds.frames(self.id)
+
+    def tool_call_refusal(self, name: str, arguments: Any = None) -> str | None:
+        """Why the agent's own tool call must not run now (an open read-only frame, such as
+        ``intent``, and a call that writes), as the text to return to the model; ``None`` to run it."""
+        from .strategies import tool_call_refusal
+
+        return tool_call_refusal(self.parts, self.ref, name, arguments)
+
+    def spawn(self, brief: str, *, child_id: str | None = None) -> "Conversation":
+        """Start a subagent: a child conversation in the family that sees only ``brief``
+        (:func:`memfold.window.subagents.spawn`); finish it with :meth:`finish`."""
+        from .subagents import spawn
+
+        return Conversation(self.parts, spawn(self.parts, self.ref, brief, child_id=child_id))
+
+    def finish(self, receipt: str) -> dict[str, Any]:
+        """Finish this subagent: append ``receipt`` to the parent as one item that expands to this
+        conversation's archive (:func:`memfold.window.subagents.finish`)."""
+        from .subagents import finish
+
+        return finish(self.parts, self.ref, receipt)
+
+    def _settle_frames(self, written: list[tuple[int, Mapping[str, Any]]] = ()) -> None:
+        """Act on what the newest turns ask of the strategy frames (issue 14): ``/strategy NAME``
+        or ``/back`` typed in a written user turn, and a closing frame whose yield result arrived.
+        Runs after the append committed and never raises for the turn's sake (a command that
+        cannot run gets a host reply naming why)."""
+        from .strategies import observe_user_turn, settle, user_command
+
+        commands = [i for i, t in written if isinstance(t, Mapping) and t.get("role") == "user"
+                    and isinstance(t.get("content"), str) and user_command(t["content"]) is not None]
+        for turn_id in commands:
+            observe_user_turn(self.parts, self.ref, self.turns_by_id([turn_id])[turn_id])
+        if self.storage.folds.frames(self.id, status="closing"):
+            settle(self.parts, self.ref)
 
     def export_tree(self, directory: str | os.PathLike) -> dict[str, Any]:
         """Write the archive as a directory tree (folders per depth, verbatim turns); see
@@ -530,3 +691,48 @@ class Conversation:
         :raises InvalidInput: for an id already in use.
         """
         return self.fork(new_id, at=0)
+
+    # -- looking without writing (issue 19: the viewer) --------------------------------------
+    def preview_context(self, budget: int | None = None, output_reserve: int | None = None, *,
+                        reader: Iterable[str] | None = None, **overrides: Any):
+        """The compiled context as :meth:`context` would return it now, without writing anything
+        (:func:`memfold.window.timeline.preview`: one snapshot, memories read without counting
+        accesses, no compaction), as a dict with the sections' messages (``sections_detail``).
+
+        :raises BudgetError: when the context does not fit ``budget`` as it stands (a real
+            :meth:`context` call would fold first), naming the sizes.
+        """
+        from .timeline import preview
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        return preview(self.parts, self.ref, settings, reader)
+
+    def catalog_view(self) -> list[CatalogItem]:
+        """The catalog items as :meth:`catalog_items` returns them, without writing (turns not in
+        the stored catalog yet come as turn items; :meth:`Catalog.view`)."""
+        with self.storage.snapshot():
+            return self.catalog.view()
+
+    def context_at(self, seq: int, budget: int | None = None, output_reserve: int | None = None, *,
+                   reader: Iterable[str] | None = None, **overrides: Any) -> dict[str, Any]:
+        """What the compiled context was right after turn ``seq``, rebuilt from the archive and the
+        event log without writing (:func:`memfold.window.timeline.context_at`)."""
+        from .timeline import context_at
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        return context_at(self.parts, self.ref, settings, seq, reader=reader)
+
+    def window_at(self, seq: int):
+        """The catalog right after turn ``seq`` (:func:`memfold.window.timeline.window_at`)."""
+        from .timeline import window_at
+
+        return window_at(self.parts, self.ref, seq)
+
+    def timeline(self, budget: int | None = None, output_reserve: int | None = None, *,
+                 reader: Iterable[str] | None = None, **overrides: Any) -> list[dict[str, Any]]:
+        """One frame per turn: the strip and section sizes right after it
+        (:func:`memfold.window.timeline.timeline`; reads only)."""
+        from .timeline import timeline
+
+        settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
+        return timeline(self.parts, self.ref, settings, reader)

@@ -57,6 +57,9 @@ def as_reader(reader: object) -> Reader | None:
     if isinstance(reader, str):
         raise InvalidInput(f"reader must be a Reader or a list of labels, got the string {reader!r}: "
                            f"use Reader.of([{reader!r}])")
+    if isinstance(reader, (dict, bytes)) or not isinstance(reader, Iterable):
+        raise InvalidInput(f"reader must be a Reader or a list of labels, got {reader!r}: "
+                           f"use Reader.of([...]) or a list such as ['secret']")
     try:
         return Reader.of(list(reader))  # type: ignore[arg-type]
     except TypeError:

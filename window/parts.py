@@ -109,6 +109,8 @@ class WindowParts:
     :ivar searcher: the recall tools' ranker (:class:`RecallSearcher`), or ``None`` for plain
         FTS5 BM25 over the conversation's lineage.
     :ivar cards: the card store over ``storage`` (built from it when not given).
+    :ivar strategies: the strategies conversations may enter (``None``: the built-ins plus
+        ``MEMFOLD_STRATEGY_PATH``; see :mod:`memfold.window.strategies`).
     """
 
     storage: Storage
@@ -123,6 +125,7 @@ class WindowParts:
     memory: MemoryReader | None = None
     searcher: RecallSearcher | None = None
     cards: CardStore = field(default=None)  # type: ignore[assignment]
+    strategies: Any = None  #: a :class:`~memfold.window.strategies.StrategyBook`, or None for the default (issue 14)
 
     def __post_init__(self) -> None:
         if self.cards is None:

@@ -30,7 +30,7 @@ from ..memory.events import log_event
 from ..memory.storage.base import Storage
 from ..memory.storage.rows import ProtectedRecord
 from ..memory.tokens import TokenCounter
-from ..memory.validation import check_id, check_labels, check_name, check_text
+from ..memory.validation import check_id, check_labels, check_name, check_provenance, check_text
 from .labels import Reader, as_reader, can_read
 
 #: what a protected record can be (issue 8, point 1)
@@ -143,7 +143,7 @@ class ProtectedChannel:
         if state not in ("active", "superseded"):
             raise InvalidInput(f"a new protected record starts active (or superseded), not {state!r}")
         label_list = check_labels(labels)
-        prov = [check_name(str(p), "provenance id") for p in (provenance or [])]
+        prov = check_provenance(provenance)
         due = None if due_at is None else self.clock.coerce(due_at)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")
@@ -242,6 +242,8 @@ class ProtectedChannel:
         :returns: the records expired by this call (each logged with cause ``due``).
         """
         at = self.clock.now() if now is None else self.clock.coerce(now)
+        if self.storage.meta.read_only():  # a viewer (issue 19): due records read as expired, nothing written
+            return []
         ids = self.storage.protected.due_ids(at)
         return [self._transition(i, "expired", "due") for i in ids]
 
@@ -288,10 +290,38 @@ class ProtectedChannel:
             lineage = archive.lineage(conversation_id)
         limits = {conv: upto for conv, upto in lineage}
         out = []
+        due_by = self.clock.now() if self.storage.meta.read_only() else None
         for rec in self.storage.protected.active_in_scope(namespace, limits):
+            if due_by is not None and rec.due_at is not None and rec.due_at <= due_by:
+                continue  # read-only (issue 19): a due deadline is shown as expired without writing it
             if rec.conversation_id not in (None, conversation_id):
                 upto = limits[rec.conversation_id]
                 if not self._within_fork(archive, rec, rec.conversation_id, upto):
+                    continue
+            if can_read(rdr, rec.labels):
+                out.append(rec)
+        return out
+
+    def for_conversation(self, conversation_id: str, *, state: str | None = None,
+                         reader: object = None) -> list[ProtectedRecord]:
+        """The records of a conversation's scope in any state (or in ``state``), in id order: the
+        namespace-wide ones, its own, and a fork's ancestors' records from the turns it shares;
+        the same scope as :meth:`active_for` without the active-only rule (``memfold protect list
+        -c CONV --state all``, issue 20 point 7: namespace-wide records were dropped).
+
+        :raises ConversationNotFound: for an unknown conversation. :raises InvalidInput: for an unknown state.
+        """
+        self.expire_due()
+        wanted = None if state is None else _check_state(state)
+        rdr = as_reader(reader)
+        archive = self._archive()
+        namespace = archive.conversation_row(conversation_id)["namespace"]
+        limits = {conv: upto for conv, upto in archive.lineage(conversation_id)}
+        out = []
+        for rec in self.storage.protected.list(namespace=namespace, conversation_id=None, state=wanted):
+            if rec.conversation_id is not None and rec.conversation_id != conversation_id:
+                if rec.conversation_id not in limits or not self._within_fork(
+                        archive, rec, rec.conversation_id, limits[rec.conversation_id]):
                     continue
             if can_read(rdr, rec.labels):
                 out.append(rec)

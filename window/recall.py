@@ -33,8 +33,9 @@ MAX_K = 100
 @dataclass(frozen=True)
 class RecallHit:
     """One hit of the recall tool ``search``: where an archived turn or card sits in the
-    conversation, as the agent sees it. ``ref`` (``t<id>`` or ``c<id>``), ``kind``, BM25 ``score``
-    (lower is better, as SQLite reports it), a ``snippet`` with matches in ``[...]``, the seq span,
+    conversation, as the agent sees it. ``ref`` (``t<id>`` or ``c<id>``), ``kind``, ``score``
+    (higher is better: the fused hybrid score, or the negated SQLite BM25 rank without a
+    searcher), a ``snippet`` with matches in ``[...]``, the seq span,
     the card depth (0 for a turn) and the turn's role (``None`` for a card).
 
     Not a :class:`memfold.memory.search.SearchHit`: that is one ranked item of the hybrid ranker
@@ -69,7 +70,8 @@ def _hit(m: Any, score: float, snippet: str) -> RecallHit:
 
 
 def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
-           filters: Mapping[str, Any] | None = None, *, reader: Any = None) -> list[RecallHit]:
+           filters: Mapping[str, Any] | None = None, *, reader: Any = None,
+           count_name: str = "k") -> list[RecallHit]:
     """Archived turns and cards matching ``query``, best first: hybrid BM25 + embedding ranking
     when the facade has an embedder (the default; :mod:`memfold.memory.search`), else the same BM25
     ranking alone (prefix matching, stop words, neighbour support); plain FTS5 BM25 only for a
@@ -85,8 +87,10 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
     """
     if not isinstance(query, str):
         raise InvalidInput(f"query must be text, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInput("search query is empty: give words to look for")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise InvalidInput(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        raise InvalidInput(f"{count_name} must be an integer from 1 to {MAX_K}, got {k!r}")
     filters = dict(filters or {})
     unknown = set(filters) - {"kind"}
     if unknown:
@@ -105,12 +109,12 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
     fulltext = parts.storage.fulltext
     lineage = list(ref.lineage)
     if kind in (None, "turn"):
-        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_turns(match, lineage, fetch)
+        hits.extend(_hit(m, -m.score, m.snippet) for m in fulltext.match_turns(match, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
     if kind in (None, "card"):
-        hits.extend(_hit(m, m.score, m.snippet) for m in fulltext.match_cards(match, ref.family_id, lineage, fetch)
+        hits.extend(_hit(m, -m.score, m.snippet) for m in fulltext.match_cards(match, ref.family_id, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
-    hits.sort(key=lambda h: (h.score, h.kind != "turn", h.id))
+    hits.sort(key=lambda h: (-h.score, h.kind != "turn", h.id))  # SQLite's BM25 is negative: negated, higher is better
     return hits[:k]
 
 
@@ -118,7 +122,7 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
                    rdr: Any) -> list[RecallHit]:
     """The body of :func:`search` when the parts have a searcher: hybrid BM25 + embedding ranking
     (:class:`memfold.memory.search.HybridSearch`, issue 6) over the same lineage-scoped turns and
-    non-stale cards. ``score`` is the negated fused score, so lower still means better; hits the
+    non-stale cards. ``score`` is the fused score (higher is better); hits the
     BM25 ranker did not find get the item's opening words as their snippet."""
     kinds = ("turn", "card") if kind is None else (kind,)
     fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
@@ -132,7 +136,7 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
         m = matches[h.kind][h.id]
         words = h.text.split()
         snippet = m.snippet if m.snippet is not None else " ".join(words[:12]) + (" …" if len(words) > 12 else "")
-        hits.append(_hit(m, -h.score, snippet))
+        hits.append(_hit(m, h.score, snippet))
     return hits
 
 
@@ -224,7 +228,8 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
                        "Use it to find exact commands, paths, ids, numbers and dates before relying on them.",
         "parameters": {"type": "object", "properties": {
             "query": {"type": "string", "description": "Words to look for: any word may match, also as the start of a longer word."},
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Maximum hits (default 5)."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Maximum hits (default 5)."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "Deprecated: the same as limit."},
         }, "required": ["query"], "additionalProperties": False}}},
     {"type": "function", "function": {
         "name": "describe",
@@ -282,14 +287,53 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
             args = dict(arguments or {})
         if not isinstance(args, dict):
             raise InvalidInput("arguments must be a JSON object")
+        if name not in _TOOL_ARGUMENTS:
+            raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
+        args = _check_tool_arguments(name, args)
         if name == "search":
-            hits = search(parts, conv, args.get("query", ""), int(args.get("k", 5)), reader=rdr)
+            hits = search(parts, conv, args["query"], args.get("limit", args.get("k", 5)), reader=rdr,
+                          count_name="limit" if "limit" in args else "k")
             return "\n".join(h.line() for h in hits) if hits else "no matches"
         if name == "describe":
-            return json.dumps(describe(parts, conv, args.get("id"), reader=rdr), ensure_ascii=False)
-        if name == "expand":
-            items = expand(parts, conv, args.get("id"), to_turns=bool(args.get("to_turns", False)), reader=rdr)
-            return "\n".join(format_item(i) for i in items)
-        raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
-    except (MemfoldError, ValueError, TypeError) as exc:
+            return json.dumps(describe(parts, conv, args["id"], reader=rdr), ensure_ascii=False)
+        items = expand(parts, conv, args["id"], to_turns=args.get("to_turns", False), reader=rdr)
+        return "\n".join(format_item(i) for i in items)
+    except MemfoldError as exc:
         return f"error: {exc}"
+
+
+#: each recall tool's arguments: name -> (JSON type, required); ``limit`` is accepted for ``k``
+_TOOL_ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = {
+    "search": {"query": (str, True), "k": (int, False), "limit": (int, False)},
+    "describe": {"id": (str, True)},
+    "expand": {"id": (str, True), "to_turns": (bool, False)},
+}
+_JSON_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
+
+
+def _check_tool_arguments(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` checked against the tool's schema, with messages a model can act on (never a
+    Python internal such as ``invalid literal for int()``).
+
+    :raises InvalidInput: naming a missing or unknown argument, or one of the wrong type.
+    """
+    spec = _TOOL_ARGUMENTS[name]
+    unknown = sorted(set(args) - set(spec))
+    if unknown:
+        raise InvalidInput(f"{name}: unknown argument(s) {', '.join(unknown)}; "
+                           f"{name} takes {', '.join(spec)}")
+    for arg, (kind, required) in spec.items():
+        if arg not in args:
+            if required:
+                raise InvalidInput(f"{name}: the argument {arg!r} is required ({_JSON_NAMES[kind]})")
+            continue
+        value = args[arg]
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = args[arg] = int(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise InvalidInput(f"{name}: the argument {arg!r} must be {_JSON_NAMES[kind]}, got {value!r}")
+    if name == "search" and "k" in args and "limit" in args:
+        raise InvalidInput("search: give 'limit' or the deprecated 'k', not both")
+    if name == "search" and not args["query"].strip():
+        raise InvalidInput("search: the argument 'query' is empty: give words to look for")
+    return args

@@ -38,6 +38,9 @@ class WindowSettings:
     :param memories_share: the memories section takes at most this fraction of the usable budget,
         and only what the catalog leaves free.
     :param system_note: the system note text; ``None`` for the default, ``""`` for none.
+    :param fold_card_tool_calls: attach the fold card (issue 14, point 1) once this many tool calls
+        (counted by their results) built up since the last fold; 0 turns this trigger off.
+    :param fold_card_tokens: ... or once this many tokens of turns built up; 0 turns it off.
     """
 
     budget_tokens: int = 128_000
@@ -52,13 +55,15 @@ class WindowSettings:
     memories_k: int = 5
     memories_share: float = 0.10
     system_note: str | None = None
+    fold_card_tool_calls: int = 20
+    fold_card_tokens: int = 100_000
 
     def __post_init__(self) -> None:
         for name in ("budget_tokens", "leaf_chunk_tokens", "card_target_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidInput(f"{name} must be a positive integer number of tokens, got {value!r}")
-        for name in ("output_reserve_tokens", "hot_turns", "memories_k"):
+        for name in ("output_reserve_tokens", "hot_turns", "memories_k", "fold_card_tool_calls", "fold_card_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(f"{name} must be an integer >= 0, got {value!r}")

@@ -88,7 +88,10 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
     from ..memory.errors import InvalidInput, ProtectedNotFound, RecordNotFound
     from ..memory.validation import check_labels
 
-    label_list = check_labels(list(labels))
+    if isinstance(labels, str):
+        raise InvalidInput(f"labels must be a list of label names, got the string {labels!r}: "
+                           f"pass [{labels!r}] (a string would become one label per character)")
+    label_list = check_labels(labels)
     if not isinstance(ref, str):
         raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
     if ref.startswith("t") and ref[1:].isdigit():

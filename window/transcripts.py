@@ -22,6 +22,8 @@ def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
     :raises InvalidInput: ``"<source> line N: ..."`` for invalid JSON or a non-object line.
     """
     messages = []
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark, as Windows editors write it
+        text = text[1:]
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

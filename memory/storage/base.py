@@ -28,6 +28,7 @@ from .rows import Card, CatalogItem, Event
 from typing import Iterator  # archive family
 from .rows import ConversationRow, SummarizerFailure, Turn  # archive family
 from .rows import CompactionNote, ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
+from .rows import FoldRow, FrameRow  # folds
 
 
 # --- archive: conversations and turns (window/archive.py, window/conversation.py) ----------------
@@ -560,10 +561,61 @@ class ErasureStorage(Protocol):
         """Blank protected records (state ``erased`` at ``changed_at``)."""
 
     def blank_cards(self, card_ids: Iterable[int]) -> None:
-        """Blank summary cards (erased 0 -> 1, no tokens); their full-text entries and vectors go too."""
+        """Blank summary cards (erased 0 -> 1, no tokens); their full-text entries and vectors go too,
+        and so do the mechanical index of a fold whose result the card is and its strategy frame's
+        brief and report (issue 14)."""
 
     def vacuum(self) -> None:
         """Make erased bytes leave the storage (indexes merged, log truncated, file rewritten); not inside a transaction."""
+
+
+# --- folds: model-chosen folds, strategy frames, their counters (window/folds.py, issue 14) -------
+class FoldStorage(Protocol):
+    """The ``folds`` a host made (closed units, strategy branches, subagent receipts; each points
+    at the card that stands for its range), the ``strategy_frames`` stack of each conversation
+    (with its report slot), and per-conversation counters (folds proposed/accepted/refused, reads
+    back). A fold row is written in the same transaction as its card and the catalog splice."""
+
+    def insert_fold(self, *, conversation_id: str, kind: str, card_id: int | None, first_seq: int, last_seq: int,
+                    made_after_seq: int, index: dict[str, Any], created_at: float) -> int:
+        """Record one fold (call inside the transaction that writes its card and splice); returns its id."""
+
+    def folds(self, conversation_id: str) -> "list[FoldRow]":
+        """The conversation's folds, oldest first."""
+
+    def fold_of_card(self, card_id: int) -> "FoldRow | None":
+        """The fold whose result is card ``card_id``, or ``None`` (a pressure card, or no such card)."""
+
+    def open_frame(self, *, conversation_id: str, parent_frame: int | None, name: str, brief: str, start_seq: int,
+                   opened_by: str, opened_at: float) -> int:
+        """Push an ``open`` strategy frame; returns its id."""
+
+    def frames(self, conversation_id: str, *, status: str | None = None) -> "list[FrameRow]":
+        """The conversation's frames oldest first, optionally only those of one ``status``."""
+
+    def set_report(self, frame_id: int, text: str) -> None:
+        """Replace the frame's report slot with ``text`` and count the report."""
+
+    def close_frame(self, frame_id: int, *, status: str, reason: str | None, fold_id: int | None,
+                    closed_at: float | None) -> None:
+        """Set the frame's ``status`` (``closing`` or ``closed``), yield reason, fold and close time."""
+
+    def bump(self, conversation_id: str, name: str, by: int = 1) -> int:
+        """Add ``by`` to the conversation's counter ``name`` (created at 0); returns the new value."""
+
+    def set_counter(self, conversation_id: str, name: str, value: int) -> None:
+        """Set the conversation's counter ``name`` to ``value``."""
+
+    def counters(self, conversation_id: str | None = None) -> "dict[str, int]":
+        """The conversation's counters by name (summed over every conversation when ``None``)."""
+
+    def unfolded_totals(self, conversation_id: str) -> "tuple[int, int]":
+        """``(tool-result turns, tokens of the non-system turns)`` among the catalog items after
+        the last card item, from aggregates (the per-append check whether a fold card is due)."""
+
+    def unfolded_tail(self, conversation_id: str) -> "list[CatalogItem]":
+        """The catalog items after the conversation's last card item, oldest first (every item
+        when it has no card): the work since the last fold (reads ``catalog_items``)."""
 
 
 # --- meta: file-wide settings (clock kind, logical tick, token counter, schema version) ----------
@@ -606,6 +658,13 @@ class MetaStorage(Protocol):
     def schema_version(self) -> int:
         """The file's schema version (0 for a file that has none yet)."""
 
+    def set_read_only(self) -> None:
+        """From now on this handle refuses every write with :class:`~memfold.StorageError` (reads
+        go on); for viewers that must never change the file (issue 19). Cannot be undone."""
+
+    def read_only(self) -> bool:
+        """True after :meth:`set_read_only`."""
+
 
 @runtime_checkable
 class Storage(Protocol):
@@ -626,6 +685,7 @@ class Storage(Protocol):
     events: EventStorage
     erasure: ErasureStorage
     meta: MetaStorage
+    folds: FoldStorage
 
     def transaction(self) -> ContextManager[None]:
         """One atomic write (nested calls join the outer one); rolls back on any exception."""

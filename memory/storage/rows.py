@@ -442,6 +442,52 @@ class CompactionNote:
     last_error: str | None
 
 
+# --- folds (issue 14) ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FoldRow:
+    """One fold the host made (issue 14): a closed unit the model chose (``kind="unit"``), a
+    strategy frame folded to its report (``"strategy"``) or a subagent receipt (``"receipt"``).
+    ``card_id`` is the card that stands for the range in the catalog (``None`` when the range
+    stayed verbatim); ``first_seq``..``last_seq`` the range (in the conversation whose catalog
+    holds it; for a receipt, the child's whole history); ``made_after_seq`` the conversation's
+    newest seq when the fold was made (what came later may re-run its tool calls); ``index`` the
+    mechanical index (tool calls by name, paths, shell commands) as a dict."""
+
+    id: int
+    conversation_id: str
+    kind: str
+    card_id: int | None
+    first_seq: int
+    last_seq: int
+    made_after_seq: int
+    index: dict[str, Any]
+    created_at: float
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    """One strategy frame (issue 14, point 5): ``name`` and ``brief``, the seq its branch starts
+    at, who opened it (``model``, ``user``, ``host``), the report slot (``report``, ``None`` until
+    the first report; ``reports`` counts the calls), ``status`` (``open``, ``closing`` = yield asked
+    for and waiting for the yield call's result turn, ``closed``), the yield ``reason`` and the
+    fold it became (``fold_id``)."""
+
+    id: int
+    conversation_id: str
+    parent_frame: int | None
+    name: str
+    brief: str
+    start_seq: int
+    opened_by: str
+    report: str | None
+    reports: int
+    status: str
+    reason: str | None
+    fold_id: int | None
+    opened_at: float
+    closed_at: float | None
+
+
 # --- erasure -----------------------------------------------------------------------------------
 
 

@@ -91,10 +91,33 @@ def clip_to_tokens(text: str, max_tokens: int, counter: TokenCounter) -> str:
     ``max_tokens`` tokens; ``""`` when ``max_tokens`` < 1."""
     if max_tokens < 1:
         return ""
-    if counter.count(text) <= max_tokens:
-        return text
+    # Count only a head of the text, never the whole of a huge turn (issue 20, point 6: a 5 MB
+    # message was tokenized ~68 times per compile): start near the target and grow the head
+    # until it holds more than ``max_tokens``, so the cost depends on the target, not the text.
+    size = max_tokens * 8 + 64
+    while True:
+        head = text[:size]
+        if len(head) == len(text):
+            if counter.count(text) <= max_tokens:
+                return text
+            truncated = False
+            break
+        if counter.count(head) > max_tokens:
+            truncated = True
+            break
+        size *= 4
+    text = head
+    encode, decode = getattr(counter, "encode", None), getattr(counter, "decode", None)
+    if truncated and callable(encode) and callable(decode):
+        # a BPE counter (tiktoken): cut once after the first max_tokens tokens, back to a word
+        # boundary, instead of a binary search that counts the head a dozen times
+        cut = decode(encode(text)[:max_tokens])
+        space = cut.rfind(" ")
+        cut = cut[:space] if space > 0 else cut
+        if cut and text.startswith(cut) and counter.count(cut) <= max_tokens:
+            return cut
     words = text.split(" ")
-    lo, hi = 0, len(words)
+    lo, hi = 0, len(words) - 1 if truncated else len(words)  # the head's last word may be cut
     while lo < hi:  # largest word prefix that fits
         mid = (lo + hi + 1) // 2
         if counter.count(" ".join(words[:mid])) <= max_tokens:

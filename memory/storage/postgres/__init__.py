@@ -17,6 +17,7 @@ from .catalog import PostgresCatalog
 from .db import PostgresDB
 from .erasure import PostgresErasure
 from .events import PostgresEvents
+from .folds import PostgresFolds
 from .fulltext import PostgresFullText
 from .meta import PostgresMeta
 from .protected import PostgresProtected
@@ -44,6 +45,7 @@ class PostgresStorage:
         self.events = PostgresEvents(c)
         self.erasure = PostgresErasure(c)
         self.meta = PostgresMeta(c)
+        self.folds = PostgresFolds(c)
 
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         """One atomic write; nested calls join the outer one (a savepoint)."""

@@ -62,6 +62,7 @@ class PostgresDB:
         self.url = url
         self._local = threading.local()
         self.statements = 0  #: statements run since open (tests and benchmarks read it)
+        self.read_only = False  #: set by ``meta.set_read_only()``: every write is refused
 
     # -- connections ----------------------------------------------------------------------
     def _held(self) -> "psycopg.Connection | None":
@@ -108,10 +109,16 @@ class PostgresDB:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one writing statement; ``rowcount`` and any ``RETURNING`` rows stay readable."""
+        self._refuse_if_read_only(sql)
         return self._execute(sql, params, "run")
+
+    def _refuse_if_read_only(self, sql: str) -> None:
+        if self.read_only and not sql.lstrip().upper().startswith(("SELECT", "VACUUM")):
+            raise StorageError(f"this handle is read-only: refused {' '.join(sql.split()[:3])} ...")
 
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row (in one transaction); returns the rows given."""
+        self._refuse_if_read_only(sql)
         rows = [tuple(r) for r in rows]
         if not rows:
             return 0
@@ -144,7 +151,7 @@ class PostgresDB:
         if conn is not None:  # nested: a savepoint of the thread's transaction
             depth = self._local.depth = self._local.depth + 1
             try:
-                if write and not self._local.write:  # a write inside a snapshot takes the write lock now
+                if write and not self._local.write and not self.read_only:  # a write inside a snapshot: the lock now
                     conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
                     self._local.write = True
                 conn.execute(f"SAVEPOINT memfold_{depth}")
@@ -177,8 +184,11 @@ class PostgresDB:
         try:
             self.statements += 1
             # one round trip: BEGIN and, for a write, the write lock (SQLite's BEGIN IMMEDIATE)
-            conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})" if write
-                         else "BEGIN ISOLATION LEVEL REPEATABLE READ")
+            if write and self.read_only:
+                conn.execute("BEGIN READ ONLY")  # a read-only handle: the server refuses any write too
+            else:
+                conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})" if write
+                             else "BEGIN ISOLATION LEVEL REPEATABLE READ")
             try:
                 yield
             except BaseException:

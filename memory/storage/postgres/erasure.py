@@ -127,18 +127,24 @@ class PostgresErasure:
                        "WHERE id = ANY(%s)", [changed_at, ids])
 
     def blank_cards(self, card_ids: Iterable[int]) -> None:
-        """Blank summary cards (``erased 0 -> 1``, no tokens); their full-text entries and vectors go too."""
+        """Blank summary cards (``erased 0 -> 1``, no tokens); their full-text entries and vectors go
+        too, and so do the mechanical index of a fold whose result the card is and its strategy
+        frame's brief and report (issue 14)."""
         ids = [int(c) for c in card_ids]
         if not ids:
             return
         self.c.run("UPDATE cards SET text = '', tokens = 0, erased = 1 WHERE id = ANY(%s)", [ids])
+        # what was derived with a card that is a fold result (issue 14): the index, the frame's brief and report
+        self.c.run("UPDATE folds SET index_json = '{}' WHERE card_id = ANY(%s)", [ids])
+        self.c.run("UPDATE strategy_frames SET report = NULL, brief = '' WHERE fold_id IN "
+                   "(SELECT id FROM folds WHERE card_id = ANY(%s))", [ids])
         self.c.run("DELETE FROM cards_fts WHERE id = ANY(%s)", [ids])
         self.c.run("DELETE FROM embeddings WHERE kind = 'card' AND item_id = ANY(%s)", [ids])
 
     # -- making the bytes leave the files --------------------------------------------------
     #: the tables whose rows may have held erased text (``VACUUM FULL`` rewrites their files)
     VACUUM_TABLES = ("turns", "turns_fts", "records", "records_fts", "cards", "cards_fts", "protected",
-                     "embeddings", "events", "catalog_items")
+                     "embeddings", "events", "catalog_items", "folds", "strategy_frames")
 
     def vacuum(self) -> None:
         """``VACUUM FULL`` every table that may have held erased text: each is rewritten into new

@@ -92,3 +92,13 @@ class PostgresMeta:
         if self.c.value("SELECT to_regclass('schema_version')") is None:
             return 0
         return self.c.value("SELECT MAX(version) FROM schema_version", default=0)
+
+    def set_read_only(self) -> None:
+        """From now on this handle refuses every write with :class:`~memfold.StorageError`, reads
+        go on (issue 19: the viewer never changes the database). Transactions begin ``READ ONLY``
+        and writing statements are refused before they reach the server."""
+        self.c.read_only = True
+
+    def read_only(self) -> bool:
+        """True after :meth:`set_read_only` (kept in memory: asking runs no statement)."""
+        return self.c.read_only

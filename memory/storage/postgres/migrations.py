@@ -6,7 +6,7 @@ caller's write transaction and records its ``schema_version`` row; a database wh
 above the newest known migration is refused with both versions named. Numbers mean the same
 concept on both backends (1 foundation, 2 forgetting policies, 3 window, 4 consolidation,
 5 embeddings and record search, 6 protected channel / erasable cards, 7 append idempotency keys,
-8 compaction notes, 20 the standing system turn), so a version names the same schema on both.
+8 compaction notes, 14 folds and strategy frames, 20 the standing system turn), so a version names the same schema on both.
 
 Dialect choices: times are ``DOUBLE PRECISION`` (SQLite's REAL is a double), flags stay ``0/1``
 integers and JSON lists stay text, so every family reads rows in the same shape on both
@@ -441,6 +441,54 @@ def m008_compaction_notes(c: PostgresDB) -> None:
             last_error TEXT
         );
         CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
+    """)
+
+
+@migration(14, "folds_and_strategy_frames")
+def m014_folds_and_strategy_frames(c: PostgresDB) -> None:
+    """Folds the model chooses and strategy frames (issue 14): ``folds`` (written in the
+    transaction of its card and splice), each conversation's ``strategy_frames`` stack with its
+    report slot, and ``fold_counters``."""
+    run_script(c, """
+        CREATE TABLE folds (
+            id BIGSERIAL PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            kind TEXT NOT NULL CHECK (kind IN ('unit', 'strategy', 'receipt')),
+            card_id BIGINT REFERENCES cards(id),
+            first_seq BIGINT NOT NULL,
+            last_seq BIGINT NOT NULL,
+            made_after_seq BIGINT NOT NULL,
+            index_json TEXT NOT NULL DEFAULT '{}',
+            created_at DOUBLE PRECISION NOT NULL,
+            CHECK (first_seq <= last_seq)
+        );
+        CREATE INDEX folds_conversation ON folds(conversation_id, id);
+        CREATE INDEX folds_card ON folds(card_id);
+
+        CREATE TABLE strategy_frames (
+            id BIGSERIAL PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            parent_frame BIGINT REFERENCES strategy_frames(id),
+            name TEXT NOT NULL,
+            brief TEXT NOT NULL DEFAULT '',
+            start_seq BIGINT NOT NULL,
+            opened_by TEXT NOT NULL,
+            report TEXT,
+            reports INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closing', 'closed')),
+            reason TEXT,
+            fold_id BIGINT REFERENCES folds(id),
+            opened_at DOUBLE PRECISION NOT NULL,
+            closed_at DOUBLE PRECISION
+        );
+        CREATE INDEX strategy_frames_conversation ON strategy_frames(conversation_id, status, id);
+
+        CREATE TABLE fold_counters (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            name TEXT NOT NULL,
+            value BIGINT NOT NULL DEFAULT 0,
+            PRIMARY KEY (conversation_id, name)
+        );
     """)
 
 

@@ -18,6 +18,7 @@ from .catalog import SqliteCatalog
 from .db import SqliteDB
 from .erasure import SqliteErasure
 from .events import SqliteEvents
+from .folds import SqliteFolds
 from .fulltext import SqliteFullText
 from .meta import SqliteMeta
 from .protected import SqliteProtected
@@ -45,6 +46,7 @@ class SqliteStorage:
         self.events = SqliteEvents(self.c)
         self.erasure = SqliteErasure(self.c)
         self.meta = SqliteMeta(self.c)
+        self.folds = SqliteFolds(self.c)
 
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         """One atomic write; nested calls join the outer one (a savepoint)."""

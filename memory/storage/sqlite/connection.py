@@ -34,6 +34,54 @@ BUSY_RETRY_SECONDS = 120.0
 _LOCKS_GUARD = threading.Lock()
 
 
+def read_only_message(exc: BaseException) -> str:
+    """The one-line message for a write refused because the file is read-only (issue 20, point 3)."""
+    return (f"the database is read-only ({exc}): nothing was written; make the file, its -wal/-shm files "
+            "and its folder writable, or work on a writable copy")
+
+
+def precheck_file(path: str | os.PathLike, *, create: bool) -> None:
+    """Look at an existing file before memfold's connection settings touch it (issue 20, point 3).
+
+    Opening sets WAL mode, which writes to the file and leaves ``-wal``/``-shm`` files beside it.
+    So a file that must be refused is refused here, from a read-only look: another
+    application's database (tables but no ``schema_version``), a file that is not SQLite, or,
+    with ``create=False``, a missing or empty file. Nothing is created or changed.
+
+    :raises StorageError: naming the file and what to do.
+    """
+    target = Path(path)
+    if not target.exists():
+        if not create:
+            raise StorageError(f"{target} does not exist: create it with 'memfold init {target}'")
+        return
+    if target.is_dir():
+        raise StorageError(f"{target} is a folder, not a database file")
+    if target.stat().st_size == 0:
+        if not create:
+            raise StorageError(f"{target} is not a memfold database (it is empty): create it with 'memfold init {target}'")
+        return
+    try:
+        conn = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"cannot open {target} as a memfold database: {exc}") from exc
+    try:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"cannot open {target} as a memfold database: {exc}") from exc
+    finally:
+        conn.close()
+    tables = [t for t in tables if not t.startswith("sqlite_")]
+    if "schema_version" not in tables:
+        if tables:
+            raise StorageError(
+                f"{target} is not a memfold database: it holds other tables ({', '.join(sorted(tables)[:5])}); "
+                "give memfold a file of its own (nothing in it was changed)"
+            )
+        if not create:
+            raise StorageError(f"{target} is not a memfold database (it is empty): create it with 'memfold init {target}'")
+
+
 def connect(path: str | os.PathLike | None) -> sqlite_utils.Database:
     """Open (or create) a database file with memfold's connection settings, without migrating.
 
@@ -75,6 +123,8 @@ def open_database(
         application's tables (memfold never adds its tables beside them), or is empty while
         ``create`` is False.
     """
+    if not isinstance(path, sqlite_utils.Database) and path not in (None, ":memory:"):
+        precheck_file(path, create=create)  # refuse before WAL mode writes to the file
     db = path if isinstance(path, sqlite_utils.Database) else connect(path)
     where = "the database" if isinstance(path, sqlite_utils.Database) or path in (None, ":memory:") else str(path)
     try:
@@ -161,7 +211,11 @@ def _write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Datab
             conn.execute("BEGIN IMMEDIATE")
             break
         except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or time.monotonic() > deadline:
+            if "readonly" in str(exc).lower():
+                raise StorageError(read_only_message(exc)) from exc
+            if not _is_busy(exc):
+                raise StorageError(f"cannot start a write: {exc}") from exc
+            if time.monotonic() > deadline:
                 raise StorageError(f"the database stayed locked for {BUSY_RETRY_SECONDS:.0f} s: {exc}") from exc
             time.sleep(random.uniform(0.005, 0.05))
     try:

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import sqlite_utils
 
 from ...errors import StorageConflict, StorageError
-from .connection import connection_lock, write_transaction
+from .connection import connection_lock, read_only_message, write_transaction
 
 
 #: SQLite's extended result codes for a broken uniqueness rule (the one :class:`StorageConflict`)
@@ -43,6 +43,8 @@ def _translate(exc: sqlite3.DatabaseError, sql: str) -> StorageError:
         if getattr(exc, "sqlite_errorname", None) in _UNIQUENESS or "UNIQUE constraint" in str(exc):
             return StorageConflict(f"the write broke a uniqueness rule ({exc}) in: {head} ...")
         return StorageError(f"the write broke a rule of the schema ({exc}) in: {head} ...")
+    if "readonly" in str(exc).lower() or "read-only" in str(exc).lower():
+        return StorageError(read_only_message(exc))
     return StorageError(f"the database failed ({exc}) in: {head} ...")
 
 

@@ -119,9 +119,14 @@ class SqliteErasure:
                        "WHERE id = ?", [changed_at, p])
 
     def blank_cards(self, card_ids: Iterable[int]) -> None:
-        """Blank summary cards (``erased 0 -> 1``, no tokens)."""
+        """Blank summary cards (``erased 0 -> 1``, no tokens), and what was derived with a card that
+        is a fold result (issue 14): the fold's mechanical index (paths) and the strategy frame's
+        brief and report slot."""
         for c in card_ids:
             self.c.run("UPDATE cards SET text = '', tokens = 0, erased = 1 WHERE id = ?", [c])
+            self.c.run("UPDATE folds SET index_json = '{}' WHERE card_id = ?", [c])
+            self.c.run("UPDATE strategy_frames SET report = NULL, brief = '' WHERE fold_id IN "
+                       "(SELECT id FROM folds WHERE card_id = ?)", [c])
 
     # -- making the bytes leave the file ----------------------------------------------------
     def vacuum(self) -> None:

@@ -92,3 +92,13 @@ class SqliteMeta:
         if self.c.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'") is None:
             return 0
         return self.c.value("SELECT MAX(version) FROM schema_version", default=0)
+
+    def set_read_only(self) -> None:
+        """From now on this connection refuses every write (``PRAGMA query_only``): a write raises
+        :class:`~memfold.StorageError`, reads go on (issue 19: the viewer never changes the file)."""
+        self.c.run("PRAGMA query_only = ON")
+        self._read_only = True
+
+    def read_only(self) -> bool:
+        """True after :meth:`set_read_only` (kept in memory: asking runs no statement)."""
+        return getattr(self, "_read_only", False)

@@ -10,7 +10,8 @@ Numbers are reserved by concept so parallel work does not collide:
 1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
 3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
 5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys,
-8 compaction notes (the background worker's queue).
+8 compaction notes (the background worker's queue), 14 folds and strategy frames (issue 14),
+20 the system-turn index (issue 20).
 """
 
 from __future__ import annotations
@@ -591,5 +592,60 @@ def m008_compaction_notes(db: sqlite_utils.Database) -> None:
             last_error TEXT
         );
         CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
+        """
+    )
+
+
+@migration(14, "folds_and_strategy_frames")
+def m014_folds_and_strategy_frames(db: sqlite_utils.Database) -> None:
+    """Folds the model chooses and strategy frames (issue 14; number 14 is the issue's). ``folds``
+    records each host-built fold (a closed unit, a strategy branch folded to its report, a
+    subagent receipt) with the card that stands for its range; it is written in the transaction
+    of the card and the catalog splice, so a crash leaves the range either unfolded or folded,
+    never a fold row without its card. ``strategy_frames`` is each conversation's stack of frames
+    with its report slot. ``fold_counters`` holds the per-conversation counters (proposed,
+    accepted, refused, read back)."""
+    run_script(
+        db,
+        """
+        CREATE TABLE folds (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            kind TEXT NOT NULL CHECK (kind IN ('unit', 'strategy', 'receipt')),
+            card_id INTEGER REFERENCES cards(id),
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            made_after_seq INTEGER NOT NULL,
+            index_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            CHECK (first_seq <= last_seq)
+        );
+        CREATE INDEX folds_conversation ON folds(conversation_id, id);
+        CREATE INDEX folds_card ON folds(card_id);
+
+        CREATE TABLE strategy_frames (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            parent_frame INTEGER REFERENCES strategy_frames(id),
+            name TEXT NOT NULL,
+            brief TEXT NOT NULL DEFAULT '',
+            start_seq INTEGER NOT NULL,
+            opened_by TEXT NOT NULL,
+            report TEXT,
+            reports INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closing', 'closed')),
+            reason TEXT,
+            fold_id INTEGER REFERENCES folds(id),
+            opened_at REAL NOT NULL,
+            closed_at REAL
+        );
+        CREATE INDEX strategy_frames_conversation ON strategy_frames(conversation_id, status, id);
+
+        CREATE TABLE fold_counters (
+            conversation_id TEXT NOT NULL REFERENCES conversations(id),
+            name TEXT NOT NULL,
+            value INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (conversation_id, name)
+        );
         """
     )
