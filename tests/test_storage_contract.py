@@ -1899,6 +1899,7 @@ def test_strategy_frames_stack_report_slot_and_close(storage):
     closed = storage.folds.frames("c1", status="closed")
     assert [(f.id, f.reason, f.closed_at) for f in closed] == [(inner, "done", 9.0)]
     assert [f.id for f in storage.folds.frames("c1", status="open")] == [outer]
+    with pytest.raises(StorageError):
         with storage.transaction():
             storage.folds.close_frame(outer, status="asleep", reason=None, fold_id=None, closed_at=None)
     assert storage.folds.frames("c1", status="open")[0].status == "open"
