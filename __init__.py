@@ -22,6 +22,7 @@ from .memory.errors import (
     ConsolidationError,
     ConversationNotFound,
     EmbeddingError,
+    ErasureIncomplete,
     ExtractorError,
     IllegalFold,
     InvalidInput,
@@ -35,6 +36,7 @@ from .memory.errors import (
     StorageConflict,
     StorageError,
     SummarizerError,
+    SummarizerInputTooLarge,
     TurnNotFound,
 )
 from .memory.embeddings import (
@@ -75,6 +77,7 @@ from .window.parts import ConversationRef, WindowParts
 from .window.cards import Card
 from .window.compactor import CompactionReport
 from .window.context import CompiledContext
+from .window.context_cache import ContextCache
 from .window.recall import RecallHit
 from .window.settings import WindowSettings
 from .window.summarizers import ExtractiveSummarizer, FoldItem, LLMSummarizer, Summarizer
@@ -242,7 +245,9 @@ class MemFold:
             archive=self.archive, protected=self.protected, constraints=constraints,
             secret_detector=early["secrets"],  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,
+            context_cache=ContextCache(),  # issue 15: repeated context() on an unchanged conversation
         )
+        self.eraser.listeners.append(self.parts.context_cache.clear)  # no erased text stays in memory
         self._use_embedder_for_restatements()
         if read_only:  # issue 19: every write is refused from here on (the viewer never changes the file)
             self.storage.meta.set_read_only()
@@ -813,6 +818,7 @@ __all__ = [
     "EmbeddingIndex",
     "Episode",
     "Eraser",
+    "ErasureIncomplete",
     "ErasurePlan",
     "Extraction",
     "ExtractiveSummarizer",
@@ -861,6 +867,7 @@ __all__ = [
     "StorePolicy",
     "Summarizer",
     "SummarizerError",
+    "SummarizerInputTooLarge",
     "SystemClock",
     "TiktokenCounter",
     "TokenCounter",

@@ -19,6 +19,7 @@ One module per command group, all adding to the one :data:`cli` group of :mod:`.
 * :mod:`.worker`: ``worker`` (the background compaction worker)
 * :mod:`.view`: ``view`` (the browser viewer)
 * :mod:`.folds`: ``fold``, ``strategy``, ``stats`` (folds the model chooses, strategy frames; issue 14)
+* :mod:`.forks`: ``fork``, ``clear`` (issue 15)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 from . import consolidation, forgetting, foundation, jobs, protected, serve, window, worker  # noqa: F401  (add the commands)
 from . import view  # noqa: F401  (memfold view, issue 19)
 from . import folds  # noqa: F401  (issue 14: fold, strategy, stats)
+from . import forks  # noqa: F401  (issue 15: fork, clear)
 from .core import cli, main
 
 __all__ = ["cli", "main"]

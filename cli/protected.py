@@ -200,10 +200,12 @@ def erase_counts(counts: dict[str, int]) -> str:
 @click.option("--cause", default="", help="Why (kept in the event log; never put the erased content here).")
 @click.option("--no-vacuum", is_flag=True, help="Skip rewriting the file (erased bytes may linger until VACUUM).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--vacuum-wait", type=click.FloatRange(min=0), default=None,
+              help="Seconds to wait for another connection holding the WAL open (default 10), then fail.")
 @json_option
 def erase(db: str, namespace: str | None, conversation_id: str | None, turn_ids: tuple[int, ...],
           record_ids: tuple[int, ...], protected_ids: tuple[int, ...], cause: str, no_vacuum: bool, yes: bool,
-          as_json: bool) -> None:
+          vacuum_wait: float | None, as_json: bool) -> None:
     """Erase content for good: archive turns, memory records, protected records, derived summary
     cards, full-text entries and vectors. The event log keeps ids and counts, never the content."""
     mf = open_db(db)
@@ -215,7 +217,7 @@ def erase(db: str, namespace: str | None, conversation_id: str | None, turn_ids:
     if not yes and not click.confirm(f"erase {summary}? This cannot be undone", default=False, err=True):
         mf.close()
         raise click.ClickException("nothing erased")
-    done = mf.erase(**scope, cause=cause, vacuum=not no_vacuum)
+    done = mf.erase(**scope, cause=cause, vacuum=not no_vacuum, vacuum_wait=vacuum_wait)
     if as_json:
         emit_json(done.to_dict())
     else:

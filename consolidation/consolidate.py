@@ -255,6 +255,32 @@ def _check_proposals(parts: ConsolidationParts, namespace: str, proposals: Seque
             raise ExtractorError(f"proposal {i} does not validate: {exc}") from None
 
 
+def derived_labels(groups: Any) -> list[str]:
+    """The labels a record derived from sources requires (issue 15, point 1; DESIGN.md §4.11):
+    the union of its sources' labels, without ``secret``: a secret turn reaches the pass only with
+    its secret spans masked (:func:`~memfold.window.secrets.readable_text`), so what is derived
+    from it holds no secret, while every other label of the source (``legal``, ``hr``) carries over."""
+    from ..window.labels import SECRET_LABEL
+
+    out: set[str] = set()
+    for g in groups:
+        out.update(g)
+    out.discard(SECRET_LABEL)
+    return sorted(out)
+
+
+def _source_labels(storage: Storage, batch: Sequence[Episode]) -> dict[str, list[str]]:
+    """``{source: labels}`` of a batch's episodes (turns and episodic records), read now."""
+    turn_ids = [int(e.source.split(":")[1]) for e in batch if e.source.startswith("turn:")]
+    record_ids = [int(e.source.split(":")[1]) for e in batch if e.source.startswith("record:")]
+    out: dict[str, list[str]] = {}
+    if turn_ids:
+        out.update((f"turn:{t.id}", list(t.labels)) for t in storage.archive.turns(turn_ids))
+    if record_ids:
+        out.update((f"record:{i}", list(r.labels)) for i, r in storage.records.get_many(record_ids).items())
+    return out
+
+
 def _commit_batch(parts: ConsolidationParts, run: runs.ConsolidationRun, kind: str, namespace: str,
                   batch: Sequence[Episode], ids: list[int], after_id: int, proposals: Sequence[Proposal]) -> bool:
     """Write one batch in one transaction. Returns False (nothing written) if it raced another pass."""
@@ -266,6 +292,7 @@ def _commit_batch(parts: ConsolidationParts, run: runs.ConsolidationRun, kind: s
         if kind == "turns" and storage.runs.turn_cursor(namespace) != after_id:
             return False
         products: dict[str, list[int]] = {e.source: [] for e in batch}
+        source_labels = _source_labels(storage, batch)
         written: list[int] = []
         facts = rules = 0
         for p in proposals:
@@ -276,6 +303,7 @@ def _commit_batch(parts: ConsolidationParts, run: runs.ConsolidationRun, kind: s
                 continue
             record = store.write(namespace, p.type, p.content, key=p.key, importance=p.importance,
                                  provenance=list(p.sources), event_time=p.event_time,
+                                 labels=derived_labels(source_labels.get(s, ()) for s in p.sources),
                                  metadata={"consolidation_run": run.id, "extractor": run.extractor},
                                  cause=cause)
             written.append(record.id)

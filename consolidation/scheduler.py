@@ -172,8 +172,10 @@ def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock
     fire_ts = (fire or now_dt).timestamp()
     holder = holder_id()
     result: dict[str, Any] = {"fire_time": (fire or now_dt).isoformat(), "holder": holder, "ran": False, "runs": []}
+    previous = storage.runs.get_lease(JOB_ID, fire_ts)
     if not lease.acquire(storage, JOB_ID, fire_ts, holder, ttl_seconds=config.lease_seconds, now=clock.now()):
         return result
+    result["abandoned"] = abandon_dead_runs(parts, config, holder, now=clock.now(), taken_over=previous)
     outcome = "failed"
     lost = []
 
@@ -187,7 +189,7 @@ def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock
 
     try:
         done = consolidate_all(parts, include_turns=config.include_turns, batch_size=config.batch_size,
-                               extractor=make_extractor(config.extractor), trigger=f"schedule@{result['fire_time']}",
+                               extractor=make_extractor(config.extractor), trigger=run_trigger(config, fire_ts),
                                should_stop=should_stop)
         result["ran"] = True
         result["runs"] = [r.to_dict() for r in done]
@@ -196,6 +198,41 @@ def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock
     finally:
         lease.release(storage, JOB_ID, fire_ts, holder, now=clock.now(), outcome=outcome)
     return result
+
+
+def run_trigger(config: SchedulerSettings, fire_ts: float) -> str:
+    """The ``trigger`` a scheduled run records: ``schedule@<fire time, ISO-8601 in the zone>``."""
+    return f"schedule@{datetime.fromtimestamp(fire_ts, config.zone()).isoformat()}"
+
+
+def abandon_dead_runs(parts: ConsolidationParts, config: SchedulerSettings, holder: str, *, now: float,
+                      taken_over: lease.LeaseRow | None = None) -> list[dict[str, Any]]:
+    """Close the work of holders that died (issue 13, point 7): every unfinished lease of the job
+    that expired (older fire times) is finished as ``abandoned``, and every run its pass left
+    ``running`` is closed as ``abandoned`` too (``memfold runs`` shows it). The fire time
+    ``holder`` just took over from a dead holder (``taken_over``, the lease row as it was before)
+    keeps its lease, but the dead holder's runs are closed the same way. The pass that follows
+    redoes the work: it consumes every episode the dead pass did not commit (each batch is one
+    transaction, so nothing is half done).
+
+    :returns: ``[{"fire_time", "holder", "runs"}]``, one per dead holder found.
+    """
+    storage, at = parts.storage, parts.clock.now()
+    dead: list[lease.LeaseRow] = [row for row in storage.runs.list_leases(JOB_ID)
+                                  if row.finished_at is None and row.expires_at <= now and row.holder != holder]
+    if (taken_over is not None and taken_over.finished_at is None and taken_over.holder != holder
+            and all(row.fire_time != taken_over.fire_time for row in dead)):
+        dead.append(taken_over)
+    out = []
+    for row in dead:
+        with storage.transaction():
+            if row is not taken_over and not lease.release(storage, JOB_ID, row.fire_time, row.holder, now=now,
+                                                           outcome="abandoned"):
+                continue  # another worker closed it first
+            closed = storage.runs.abandon_runs(run_trigger(config, row.fire_time), at,
+                                               f"abandoned: the lease of {row.holder} expired")
+        out.append({"fire_time": row.fire_time, "holder": row.holder, "runs": closed})
+    return out
 
 
 def _prepare(db_path: str, *, recent: int = 0) -> list[lease.LeaseRow]:

@@ -17,9 +17,11 @@
      ├── PermissionDenied (PermissionError)  the reader lacks a label the item requires
      ├── StorageError                     the database cannot be opened, migrated or written
      │    ├── SchemaTooNew                the file was written by a newer memfold
+     │    ├── ErasureIncomplete           erased bytes may remain: another connection holds the WAL open
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
+     │    └── SummarizerInputTooLarge     the request was larger than the summarizer accepts (split it)
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
      ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
@@ -109,8 +111,28 @@ class SchemaTooNew(StorageError):
     """The database file was written by a newer memfold than this one."""
 
 
+class ErasureIncomplete(StorageError):
+    """An erasure committed, but its bytes could not be made to leave the storage yet: another
+    connection (a reader in another process or another ``MemFold`` on the file) holds a read
+    transaction open on the write-ahead log past the bounded wait (issue 15, point 7). The
+    content is already unreadable through memfold; call ``mf.vacuum()`` again once that reader
+    closes, and only then report the erasure as complete."""
+
+
 class SummarizerError(MemfoldError):
     """A summarizer failed, timed out, or returned empty or longer text."""
+
+
+class SummarizerInputTooLarge(SummarizerError):
+    """The summarizer refused a request as larger than it accepts (issue 13, point 6). The
+    compactor then splits the work into smaller chunks instead of retrying the same request.
+
+    :ivar input_tokens: the tokens of the items sent, when known (the compactor fills it in).
+    """
+
+    def __init__(self, message: str, *, input_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.input_tokens = input_tokens
 
 
 class ExtractorError(MemfoldError):
@@ -124,7 +146,14 @@ class EmbeddingError(MemfoldError):
 class LLMError(MemfoldError):
     """The OpenAI-compatible endpoint (:mod:`memfold.memory.llm`) could not be reached, timed out,
     or answered with something unusable. The LLM summarizer and extractors turn it into a
-    :class:`SummarizerError` or :class:`ExtractorError` naming the part that failed."""
+    :class:`SummarizerError` or :class:`ExtractorError` naming the part that failed.
+
+    :ivar status_code: the HTTP status of a non-2xx answer (``None`` for other failures).
+    :ivar body: the start of that answer's body (``""`` otherwise).
+    """
+
+    status_code: int | None = None
+    body: str = ""
 
 
 class ConsolidationError(MemfoldError):

@@ -82,7 +82,9 @@ class ChatClient:
         except httpx.HTTPError as exc:
             raise LLMError(f"cannot reach {url}: {exc}") from None
         if response.status_code // 100 != 2:
-            raise LLMError(f"{url} answered HTTP {response.status_code}: {response.text[:200]}")
+            error = LLMError(f"{url} answered HTTP {response.status_code}: {response.text[:200]}")
+            error.status_code, error.body = response.status_code, response.text[:2000]  # for callers that tell causes apart
+            raise error
         try:
             content = response.json()["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):

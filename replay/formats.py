@@ -261,11 +261,12 @@ def star_personas(folder: Path) -> dict[str, int]:
 
 
 def read_star_source(folder: Path, persona: str, *, start: datetime | None = None,
-                     limit: int | None = None) -> ReplaySource:
+                     limit: int | None = None, domain: str | None = None) -> ReplaySource:
     """Every STAR dialogue of ``persona`` in time order, one session per day from ``start``
     (default 2026-01-05 09:00 UTC), visible turns only.
 
     :param limit: replay only the first N dialogues (for quick runs).
+    :param domain: only the dialogues whose tasks name this domain (``"bank"``; issue 15's secret benchmark).
     :raises InvalidInput: if the folder has no ``index.tsv`` or the persona has no dialogues.
     """
     index = folder / "index.tsv"
@@ -275,7 +276,7 @@ def read_star_source(folder: Path, persona: str, *, start: datetime | None = Non
     with open(index, encoding="utf-8") as fh:
         for row in csv.DictReader(fh, delimiter="\t"):
             names = (row.get("persona_names") or "").split("|")
-            if persona in names:
+            if persona in names and (domain is None or domain in (row.get("tasks") or "")):
                 rows.append((int(row["start_unix"] or 0), int(row["dialogue_id"])))
     if not rows:
         raise InvalidInput(f"no STAR dialogues for persona {persona!r}; personas with the most dialogues: "

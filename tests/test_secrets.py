@@ -290,8 +290,12 @@ def test_a_stall_or_a_question_back_keeps_the_question_pending(not_yet):
 
 
 def test_the_question_stays_pending_for_two_user_turns_only():
+    # issue 15 (prefer labelling over leaking): past the two pending turns a long reply is read
+    # again, while a bare word said while secrets are being talked about stays secret
     assert _replies([("assistant", SECURITY_Q), ("user", "one sec"), ("user", "hold on"),
-                     ("user", "Fluffy")])[-1] == "Fluffy"
+                     ("user", "Thanks, that is all I needed today")])[-1] == "Thanks, that is all I needed today"
+    assert _replies([("assistant", SECURITY_Q), ("user", "one sec"), ("user", "hold on"),
+                     ("user", "Fluffy")])[-1] == "[secret]"
 
 
 def test_an_assistant_turn_that_moves_on_closes_the_question_one_that_asks_again_or_waits_does_not():

@@ -1574,6 +1574,124 @@ def test_erasure_vacuum_runs_outside_transactions_only(storage):
     assert storage.archive.turn(ids["r1"]).erased
 
 
+@covers("erasure.citing_sources", "erasure.blank_records", "records.get")
+def test_erasure_follows_record_provenance_and_blanks_slot_keys(storage):
+    """Issue 15: a fact consolidated from an episode cites ``record:<id>``; an erased record's
+    slot key (which may be built from content) goes with it."""
+    add_conversation(storage, "c1", namespace="acme")
+    t1 = add_turn(storage, "c1", 1, "I love kayaking")
+    ep = add_record(storage, "episode: I love kayaking", namespace="acme", type="episodic")
+    fact = add_record(storage, "likes kayaking", namespace="acme", key="user.preference.kayaking",
+                      provenance=[f"record:{ep}"])
+    from_turn = add_record(storage, "from the turn", namespace="acme", provenance=[f"turn:{t1}"])
+    p1 = add_protected(storage, "never mention kayaking", namespace="acme", provenance=[f"record:{ep}"])
+    assert storage.erasure.citing_sources([f"record:{ep}"]) == ({fact}, {p1})
+    assert storage.erasure.citing_sources([f"turn:{t1}", f"record:{ep}"]) == ({fact, from_turn}, {p1})
+    assert storage.erasure.citing_sources([]) == (set(), set())
+    assert storage.erasure.citing_sources(["record:999"]) == (set(), set())
+    with storage.transaction():
+        storage.erasure.blank_records([fact])
+    r = storage.records.get(fact)
+    assert (r.content, r.key, r.status) == ("", None, "erased")
+
+
+@covers("erasure.scrub_events", "events.append", "events.list")
+def test_erasure_scrubs_the_events_about_erased_items(storage):
+    with storage.transaction():
+        storage.events.append(at=1.0, kind="write", subject="record:7", namespace="acme", record_id=7,
+                              details={"type": "semantic", "key": "user.preference.kayaking"})
+        storage.events.append(at=2.0, kind="retire", subject="record:3", namespace="acme", record_id=3,
+                              details={"key": "user.preference.kayaking"}, cause="superseded")
+        storage.events.append(at=3.0, kind="protect", subject="protected:4", namespace="acme", details={"kind": "x"})
+        storage.events.append(at=4.0, kind="write", subject="record:8", namespace="acme", record_id=8,
+                              details={"key": "user.name"})
+        storage.events.append(at=5.0, kind="erase", subject="erasure:1", details={"records": [7]})
+    with storage.transaction():
+        n = storage.erasure.scrub_events(subjects=["protected:4"], record_ids=[7], texts=["user.preference.kayaking"])
+    assert n == 3
+    events = storage.events.list()
+    assert [(e.at, e.kind, e.subject) for e in events] == [(1.0, "write", "record:7"), (2.0, "retire", "record:3"),
+                                                           (3.0, "protect", "protected:4"), (4.0, "write", "record:8"),
+                                                           (5.0, "erase", "erasure:1")]
+    assert [e.details for e in events[:3]] == [{"erased": True}] * 3 and events[1].cause == ""
+    assert events[3].details == {"key": "user.name"} and events[4].details == {"records": [7]}
+    with storage.transaction():
+        assert storage.erasure.scrub_events(subjects=[], record_ids=[], texts=[]) == 0
+
+
+@covers("erasure.scrub_replaced_texts", "erasure.blank_protected", "protected.get")
+def test_erasure_scrubs_replaced_texts(storage):
+    old = add_protected(storage, "ship only to the Leeds depot", namespace="acme")
+    keep = add_protected(storage, "call before noon", namespace="acme")
+    new = add_protected(storage, "ship to Manchester", namespace="acme",
+                        metadata={"replaces": [old, keep], "replaces_text": ["ship only to the Leeds depot",
+                                                                             "call before noon"]})
+    other = add_protected(storage, "unrelated", namespace="acme")
+    with storage.transaction():
+        assert storage.erasure.scrub_replaced_texts([old]) == 1
+        storage.erasure.blank_protected([old], changed_at=2.0)
+    meta = storage.protected.get(new).metadata
+    assert meta["replaces_text"] == ["call before noon"] and meta["replaces"] == [keep]
+    assert meta["replaces_erased"] == [old]
+    assert storage.protected.get(other).metadata == {}
+    with storage.transaction():
+        assert storage.erasure.scrub_replaced_texts([]) == 0
+
+
+@covers("erasure.fts_integrity", "erasure.blank_turns", "erasure.blank_records", "erasure.blank_cards")
+def test_full_text_indexes_pass_their_integrity_check_after_erasure(storage):
+    ids = search_fixture(storage)
+    assert storage.erasure.fts_integrity() == []
+    with storage.transaction():
+        storage.erasure.blank_turns([ids["r1"]])
+        storage.erasure.blank_records([ids["rec"]])
+        storage.erasure.blank_cards([ids["card"]])
+    assert storage.erasure.fts_integrity() == []
+    storage.erasure.vacuum()
+    assert storage.erasure.fts_integrity() == []
+
+
+@covers("meta.state_version", "meta.set")
+def test_state_version_changes_with_every_commit_from_any_handle(storage):
+    """Issue 15, point 6: the compiled-context cache keys on it, so equal values must mean that
+    nothing was committed in between, by this handle or another one."""
+    first = storage.meta.state_version()
+    assert storage.meta.state_version() == first  # reads change nothing
+    with storage.transaction():
+        storage.meta.set("a", "1")
+    second = storage.meta.state_version()
+    assert second != first and storage.meta.state_version() == second
+    other = storage.other()
+    with other.transaction():
+        other.meta.set("b", "2")
+    assert storage.meta.state_version() != second
+
+
+@covers("erasure.vacuum", "erasure.blank_turns", "snapshot", "archive.turn")
+def test_vacuum_refuses_to_report_success_while_another_handle_reads(storage):
+    """Issue 15, point 7: erased bytes may sit in the log while another connection holds a read
+    open, so vacuum waits (bounded) and then raises ErasureIncomplete; once the reader is done it
+    succeeds. (A backend whose second handle is the same connection has no other reader.)"""
+    from memfold import ErasureIncomplete
+
+    ids = search_fixture(storage)
+    with storage.transaction():
+        storage.erasure.blank_turns([ids["r1"]])
+    other = storage.other()
+    with other.snapshot():
+        pass  # (the memory backend's second handle is this one: nothing else can read)
+    if other.inner is storage.inner:
+        storage.erasure.vacuum(wait_seconds=0.1)
+        assert storage.archive.turn(ids["r1"]).erased
+        return
+    with other.snapshot():
+        other.archive.turn(ids["r2"])  # the read transaction starts here
+        with pytest.raises(ErasureIncomplete, match="another connection"):
+            storage.erasure.vacuum(wait_seconds=0.1)
+    storage.erasure.vacuum(wait_seconds=0.1)
+    assert storage.archive.turn(ids["r1"]).erased
+
+
 # --- the whole-file counts the replay report reads (archive, cards, catalog, records, protected) --------------
 @covers("archive.count_turns", "archive.count_turns_labelled", "archive.total_turn_tokens",
         "archive.count_summarizer_failures", "archive.turn_seqs", "cards.count_by_depth", "cards.all_texts",
@@ -1653,6 +1771,22 @@ def test_runs_record_consolidation_passes(storage):
     assert [r.id for r in storage.runs.list_runs("acme")] == [first, third]
     assert [r.id for r in storage.runs.list_runs(limit=2)] == [second, third]  # the newest two, in order
     assert storage.runs.count_runs() == 3
+
+
+@covers("runs.abandon_runs")
+def test_runs_abandoned_when_their_holder_died(storage):
+    with storage.transaction():
+        dead = storage.runs.start_run("acme", "rules", "schedule@2026-01-01T03:00:00+00:00", 1.0)
+        done = storage.runs.start_run("beta", "rules", "schedule@2026-01-01T03:00:00+00:00", 1.0)
+        storage.runs.finish_run(done, "ok", 2.0, [])
+        other = storage.runs.start_run("acme", "rules", "schedule@2026-01-02T03:00:00+00:00", 3.0)
+    with storage.transaction():
+        assert storage.runs.abandon_runs("schedule@2026-01-01T03:00:00+00:00", 9.0, "lease of h1 expired") == 1
+    run = storage.runs.get_run(dead)
+    assert (run.status, run.finished_at, run.errors) == ("abandoned", 9.0, ["lease of h1 expired"])
+    assert storage.runs.get_run(done).status == "ok" and storage.runs.get_run(other).status == "running"
+    with storage.transaction():
+        assert storage.runs.abandon_runs("schedule@2026-01-01T03:00:00+00:00", 10.0, "again") == 0
 
 
 @covers("runs.record_consumed", "runs.consumption", "runs.start_run")

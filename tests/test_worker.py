@@ -339,8 +339,9 @@ def test_four_writers_two_workers_and_a_reader(backend_target, tmp_path):
     stop = tmp_path / "stop"
     wargs = ["--budget", "160", "--reserve", "0", "--hot-turns", "4", "--fanin", "3", "--leaf-chunk", "20",
              "--card-target", "6", "--soft", "0.5", "--poll", "0.05", "--lease-seconds", "30"]
+    logs = [open(tmp_path / f"worker-{k}.jsonl", "w") for k in range(2)]  # files: a pipe read only at the end fills up
     workers = [subprocess.Popen(memfold_cmd("worker", str(db_path), "--json", "--holder", f"worker-{k}", *wargs),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+                                stdout=logs[k], stderr=subprocess.STDOUT, text=True) for k in range(2)]
     reader = subprocess.Popen([sys.executable, "-c", READER, str(db_path), str(stop), repr(settings)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(db_path), f"w{k}", str(n), repr(settings)],
@@ -367,8 +368,10 @@ def test_four_writers_two_workers_and_a_reader(backend_target, tmp_path):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.communicate()
-    for p in workers:
-        assert p.returncode == 0
+    for log in logs:
+        log.close()
+    for k, p in enumerate(workers):
+        assert p.returncode == 0, (tmp_path / f"worker-{k}.jsonl").read_text()[-500:]
     with small_mf(db_path) as mf:
         for k in range(4):
             mine = [t for t in mf.conversation(f"w{k}").history()]
@@ -408,4 +411,23 @@ def test_a_cache_warm_conversation_waits_unless_past_the_hard_line(db_path):
     with mf.storage.transaction():
         mf.storage.runs.renote_compaction("c", attempts=0, not_before=0.0, error=None)
     assert worker.run_once() == 1 and worker.stats.folds == 1
+    mf.close()
+
+
+def test_a_hot_tail_larger_than_the_budget_shrinks_by_tokens_keeping_a_tool_call_with_its_result(db_path):
+    """``hot_turns`` is a maximum (issue 13, point 6): 6 hot turns of 30 words cannot fit 100 tokens."""
+    mf = MemFold(db_path, clock=LogicalClock(), token_counter="words",
+                 window=WindowSettings(**dict(SETTINGS, hot_turns=6, leaf_chunk_tokens=60)))
+    conv = mf.conversation("c")
+    for i in range(4):
+        conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "word " * 28})
+    call = [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"order\": \"ORD-9\"}"}}]
+    conv.append({"role": "assistant", "content": "looking it up", "tool_calls": call})
+    conv.append({"role": "tool", "tool_call_id": "call_1", "content": "ORD-9 shipped " + "detail " * 25})
+    ctx = conv.context()
+    assert ctx.total_tokens <= ctx.usable_tokens
+    hot = [m for m in ctx.messages[-len(ctx.hot_refs):]]
+    assert 1 <= len(ctx.hot_refs) < 6  # fewer than hot_turns: the tail shrank to what fits
+    assert hot[0]["role"] != "tool" and hot[-1]["role"] == "tool"  # the result kept with its call
+    assert any(m.get("tool_calls") for m in hot)
     mf.close()

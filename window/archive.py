@@ -34,6 +34,11 @@ class AppendOutcome:
 
     turn_ids: tuple[int, ...]
     replayed: tuple[bool, ...]
+    #: the seqs of the first and last turn written (0 when none was) and their tokens in all
+    #: (issue 13: the watermark check carries its pressure bound over them)
+    first_seq: int = 0
+    last_seq: int = 0
+    tokens: int = 0
 
     @property
     def written(self) -> tuple[int, ...]:
@@ -321,12 +326,17 @@ class Archive:
         return fork_after_seq or 0
 
     # -- turns ---------------------------------------------------------------------------
-    def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
-                    idempotency_key: str | None = None) -> int:
-        """Insert one validated turn; call inside a write transaction. Returns the turn id."""
-        tokens = self.token_counter.count(fields["content"]) + (
+    def turn_tokens(self, fields: Mapping[str, Any]) -> int:
+        """A validated turn's tokens: its content's, plus its tool calls' as JSON."""
+        return self.token_counter.count(fields["content"]) + (
             self.token_counter.count(json.dumps(fields["tool_calls"])) if fields["tool_calls"] else 0
         )
+
+    def insert_turn(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
+                    idempotency_key: str | None = None, tokens: int | None = None) -> int:
+        """Insert one validated turn; call inside a write transaction. Returns the turn id.
+        ``tokens``: :meth:`turn_tokens` when the caller counted them already."""
+        tokens = self.turn_tokens(fields) if tokens is None else tokens
         created = fields["created_at"] if fields["created_at"] is not None else self.clock.now()
         return self.storage.archive.insert_turn(
             conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
@@ -388,6 +398,7 @@ class Archive:
                         f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
                         f"a new key")
             seq = self._last_seq(conversation_id, row["fork_after_seq"])
+            first_seq, tokens = seq + 1, 0
             ids: list[int] = []
             replayed: list[bool] = []
             for key, fields in zip(keys, normalized):
@@ -397,13 +408,17 @@ class Archive:
                     replayed.append(True)
                     continue
                 seq += 1
-                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq, idempotency_key=key))
+                size = self.turn_tokens(fields)
+                tokens += size
+                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq, idempotency_key=key,
+                                            tokens=size))
                 replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
         if progress is not None:
             progress(len(ids))
-        return AppendOutcome(tuple(ids), tuple(replayed))
+        written = seq >= first_seq
+        return AppendOutcome(tuple(ids), tuple(replayed), first_seq if written else 0, seq if written else 0, tokens)
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""

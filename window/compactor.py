@@ -40,7 +40,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..memory.errors import CatalogChanged, SummarizerError
+from ..memory.errors import CatalogChanged, SummarizerError, SummarizerInputTooLarge
 from ..memory.events import log_event
 from .archive import Turn
 from .cards import Card, card_header
@@ -154,6 +154,15 @@ class Compactor:
         self.catalog = parts.catalog(ref)
         self.layout: Layout | None = None
         self._phases: tuple[set[int], set[int]] | None = None  # read once per compactor (issue 14, point 7)
+        declared = getattr(summarizer, "max_input_tokens", None)
+        #: the most input tokens one summarizer request may carry (issue 13, point 6): what the
+        #: summarizer declares, lowered for the rest of the pass when it refuses a request as too large
+        self.max_input: int | None = declared if isinstance(declared, int) and not isinstance(declared, bool) \
+            and declared > 0 else None
+
+    def _fits(self, run: Sequence[CatalogItem]) -> bool:
+        """Whether ``run`` is within what the summarizer accepts in one request."""
+        return self.max_input is None or sum(i.tokens for i in run) <= self.max_input
 
     def compact(self, target_tokens: int | None = None, reader: Iterable[str] | None = None, *,
                 lay: Layout | None = None, reported: int | None = None) -> CompactionReport:
@@ -234,13 +243,15 @@ class Compactor:
                 j += 1
             for start in range(i, j - fanin + 1):
                 run = items[start:start + fanin]
-                if self._key(run) not in failed:
+                if self._key(run) not in failed and self._fits(run):
                     return run
             i = j
         return None
 
     def _leaf_chunk(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
         items, hot, limit = lay.items, lay.hot, self.settings.leaf_chunk_tokens
+        if self.max_input is not None:
+            limit = min(limit, self.max_input)  # a smaller request per card, more cards
         i = 0
         while i < hot:
             if items[i].kind != "turn" or items[i].role == "tool":
@@ -273,7 +284,7 @@ class Compactor:
             if not sum(lay.shown[i:end]):  # only system turns, shown nowhere in place: nothing to gain
                 i = end
                 continue
-            if self._key(run) not in failed:
+            if self._key(run) not in failed and self._fits(run):
                 return run
             i = end
         return None
@@ -301,18 +312,19 @@ class Compactor:
         for i in range(len(items) - 1):
             if items[i].kind == "card" and items[i + 1].kind == "card" and items[i].depth == items[i + 1].depth:
                 j = i
-                while j < len(items) and j - i < fanin and items[j].kind == "card" and items[j].depth == items[i].depth:
+                while j < len(items) and j - i < fanin and items[j].kind == "card" and items[j].depth == items[i].depth \
+                        and (j - i < 2 or self._fits(items[i:j + 1])):  # fewer cards when a request would be too large
                     j += 1
                 run = items[i:j]
-                if self._key(run) not in failed:
+                if self._key(run) not in failed and self._fits(run):
                     return run
         for i in range(len(items) - 1):
             run = items[i:i + 2]
-            if run[0].kind == "card" and run[1].kind == "card" and self._key(run) not in failed:
+            if run[0].kind == "card" and run[1].kind == "card" and self._key(run) not in failed and self._fits(run):
                 return run
         for i in range(len(items) - 1):  # a card and a turn too small to fold on its own
             run = items[i:i + 2]
-            if "card" in (run[0].kind, run[1].kind) and self._key(run) not in failed:
+            if "card" in (run[0].kind, run[1].kind) and self._key(run) not in failed and self._fits(run):
                 if run[1].kind == "turn" and run[1].role == "tool" or (
                         i + 2 < len(items) and items[i + 2].role == "tool"):
                     continue  # never split a tool group
@@ -331,7 +343,7 @@ class Compactor:
                        key=lambda n: (-items[n].tokens, items[n].first_seq))
         for n in order:
             for run in (items[n:n + 2], items[n - 1:n + 1] if n > 0 else []):
-                if len(run) != 2 or self._key(run) in failed:
+                if len(run) != 2 or self._key(run) in failed or not self._fits(run):
                     continue
                 end = lay.items.index(run[-1]) + 1
                 if run[-1].role == "tool" or (end < len(lay.items) and lay.items[end].role == "tool"):
@@ -373,6 +385,9 @@ class Compactor:
                     f"the card ({rendered} tokens with its header) would not shrink the window ({shown_before} tokens)"
                 )
         except SummarizerError as exc:
+            if isinstance(exc, SummarizerInputTooLarge):  # split: no later request of this pass is as large
+                sent = sum(i.tokens for i in run)
+                self.max_input = max(1, min(sent - 1, self.max_input if self.max_input is not None else sent))
             failed.add(self._key(run))
             report.failures.append(record_failure(
                 parts, ref, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__), depth=depth,

@@ -424,6 +424,8 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
         source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]
         if not can_read(rdr, source.labels) or getattr(source, "erased", False):
             continue  # labels (issue 8): never shown to a reader who lacks one; erased turns show nothing
+        if item.kind == "turn" and source.conversation_id != ref.id and source.metadata.get("quoted_from") is not None:
+            continue  # issue 15: quoted material stays in the conversation that quoted it, never in a fork
         if item.kind == "card":
             section = sections["turns" if seen_turn and n < lay.hot else "hot_turns" if seen_turn else "cards"]
             section.messages.append({"role": "system", "content": cards[item.item_id].render()})

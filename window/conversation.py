@@ -119,11 +119,11 @@ class Conversation:
         outcome = self.archive.append_outcome(self.id, self._detect_secrets(given),
                                               idempotency_keys=idempotency_keys)
         written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
-        self._observe_constraints([i for i, _ in written], [t for _, t in written])
+        protected = self._observe_constraints([i for i, _ in written], [t for _, t in written])
         if written:
             self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
         if compact and outcome.written:
-            self._after_append()
+            self._after_append(outcome=None if protected else outcome)
         return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
@@ -153,21 +153,24 @@ class Conversation:
                 earlier = (earlier + [turn])[-reach:]
         return out
 
-    def _observe_constraints(self, turn_ids: list[int], turns: list[Mapping[str, Any]]) -> None:
+    def _observe_constraints(self, turn_ids: list[int], turns: list[Mapping[str, Any]]) -> int:
         """Pass every new user turn through the constraint extractor (issue 8, point 2): standing
         instructions become protected records with the turn as provenance. A secret turn is read
         with its secret spans masked (``[secret]``; the tracker does it, see
         :meth:`~memfold.window.constraints.ConstraintTracker.observe`), so "Never read my PIN 4471
-        back" is protected as "Never read my PIN [secret] back" and the turn stays secret."""
+        back" is protected as "Never read my PIN [secret] back" and the turn stays secret.
+        :returns: how many protected records the turns made."""
         tracker = self.parts.constraints
         if tracker is None:
-            return
+            return 0
         user_ids = [i for i, t in zip(turn_ids, turns) if t.get("role") == "user"]  # validated by the append
         if not user_ids:
-            return
+            return 0
+        made = 0
         for turn in sorted(self.turns_by_id(user_ids).values(), key=lambda t: t.seq):
             if turn.role == "user":
-                tracker.observe(turn, namespace=self.namespace, lineage=self.ref.lineage)
+                made += len(tracker.observe(turn, namespace=self.namespace, lineage=self.ref.lineage))
+        return made
 
     def history(self, *, after_seq: int = 0, limit: int | None = None, reader: Any = None) -> list[Turn]:
         """Every turn in append order, including a fork's inherited turns.
@@ -184,22 +187,38 @@ class Conversation:
         check_count(limit, "history limit", minimum=0, allow_none=True)
         rdr = as_reader(reader)
         lineage = self.ref.lineage
-        if rdr is None:
+        if rdr is None and len(lineage) == 1:
             return self.archive.history(self.id, after_seq=after_seq, limit=limit, lineage=lineage)
         visible = [t for t in self.archive.history(self.id, after_seq=after_seq, lineage=lineage)
-                   if can_read(rdr, t.labels)]
+                   if can_read(rdr, t.labels)
+                   and (t.conversation_id == self.id or t.metadata.get("quoted_from") is None)]  # issue 15
         return visible if limit is None else visible[:limit]
 
-    def fork(self, new_id: str, *, at: int | None = None) -> "Conversation":
-        """A new conversation that shares this one's turns so far (by pointer, not copy).
+    def fork(self, new_id: str, *, at: int | None = None, namespace: str | None = None) -> "Conversation":
+        """A new conversation that shares this one's turns so far (by pointer, not copy), then
+        diverges: neither side changes or reads the other's later state (issue 15, point 5; see
+        :mod:`memfold.window.forks`).
 
         :param at: fork after this seq instead of at the end: the fork sees turns ``1..at`` and
-            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's, a
-            card that reaches past ``at`` replaced by its children.
-        :raises InvalidInput: for an id in use or ``at`` outside ``0..`` the last seq.
+            nothing after (``0``: none; see :meth:`clear`). Its catalog starts from this one's;
+            the one card that reaches past ``at`` is expanded one level and the rest backfilled
+            with raw turns.
+        :param namespace: give the fork its own namespace (new), seeded with a copy of this
+            one's memory records and namespace-wide protected records; by default the fork
+            shares this conversation's namespace and its facts (they are about the user).
+        :raises InvalidInput: for an id in use, a namespace in use, or ``at`` outside ``0..`` the last seq.
         """
-        self.archive.create_conversation(new_id, self.namespace, parent_id=self.id, fork_after_seq=at)
+        from .forks import fork_conversation
+
+        fork_conversation(self.parts, self.ref, new_id, at=at, namespace=namespace)
         return Conversation(self.parts, ConversationRef.load(self.archive, new_id))
+
+    def fork_info(self, new_id: str, *, at: int | None = None, namespace: str | None = None) -> dict[str, Any]:
+        """:meth:`fork`, returning what the fork was made with (catalog items seeded, protected
+        and memory records copied) instead of the conversation (the CLI and benchmarks read it)."""
+        from .forks import fork_conversation
+
+        return fork_conversation(self.parts, self.ref, new_id, at=at, namespace=namespace)
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: Callable[[int, int], None] | None = None) -> list[int]:
         """Append every message of a JSONL transcript, all or nothing.
@@ -247,7 +266,7 @@ class Conversation:
         (``budget``/``output_reserve`` aliases accepted). :raises InvalidInput: for a bad value."""
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
-    def _after_append(self) -> None:
+    def _after_append(self, outcome: AppendOutcome | None = None) -> None:
         """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
 
         Past the hard watermark the fold runs here, in the foreground; past the soft one the
@@ -255,19 +274,38 @@ class Conversation:
         too with ``compact_on_append``. Nothing here raises for reasons of concurrency: the turn
         is committed, so a lost race or a busy database leaves a note instead (the worker or the
         scanner finishes the job) and the append returns its ids.
+
+        :param outcome: the append just committed: the pressure bound of
+            :mod:`memfold.window.pressure` is carried over its turns, and the window is measured
+            only when the bound reaches the soft line without a note waiting, or the hard line.
+            ``None`` (usage reported, protected records made) measures in full.
         """
         from ..memory.errors import StorageError
+        from .context import note_text
 
-        settings = self.parts.window
+        settings, bounds = self.parts.window, self.parts.pressure_bounds
+        bound = None if outcome is None else bounds.after_append(
+            self.id, settings, first_seq=outcome.first_seq, last_seq=outcome.last_seq, tokens=outcome.tokens)
         pressure = 0
         try:
+            if bound is not None and bound < settings.soft_tokens:
+                return  # below the soft line whatever folded meanwhile: nothing to do, nothing read
+            if (bound is not None and bound < settings.hard_tokens and not settings.compact_on_append
+                    and self.storage.runs.compaction_note(self.id) is not None):
+                return  # a note is waiting for the worker already
+            bounds.forget(self.id)
             pressure = self.pressure()
             if pressure >= settings.hard_tokens or (settings.compact_on_append and pressure >= settings.soft_tokens):
                 report = self.compact()
                 pressure = max(report.after_tokens, self.reported_usage() or 0)
             if pressure >= settings.soft_tokens:
                 self.leave_note(pressure)
+            if outcome is not None:
+                note = note_text(settings)
+                bounds.measured(self.id, settings, pressure=pressure, last_seq=outcome.last_seq,
+                                note_tokens=self.parts.token_counter.count(note) if note else 0)
         except StorageError:
+            bounds.forget(self.id)
             try:
                 self.leave_note(pressure)
             except StorageError:
@@ -325,16 +363,26 @@ class Conversation:
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         if self.storage.folds.frames(self.id, status="closing"):  # a yield whose result arrived (issue 14)
             self._settle_frames()
+        cache = self.parts.context_cache  # issue 15, point 6 (memfold.window.context_cache)
+        now = self.parts.clock.now()
+        # a deadline that is due leaves the channel at the next compile: no cached context then
+        use_cache = cache is not None and not self.storage.protected.due_ids(now)
+        if use_cache:
+            hit = cache.get(cache.key(self.parts, self.ref, settings, reader), now)
+            if hit is not None:
+                return hit
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
         ctx = self._compile(settings, reader)
         if ctx.fold_menu is not None:  # issue 14, point 8: a fold card shown counts as proposed once per unit
             from .folds import record_proposal
 
             record_proposal(self.parts, self.ref, ctx.fold_menu)
+        if use_cache:
+            cache.put(cache.key(self.parts, self.ref, settings, reader), ctx)
         return ctx
 
     def _compile(self, settings, reader):
-        """The body of :meth:`context` after the settings and the catalog sync."""
+        """The body of :meth:`context` after the settings and the catalog sync (no cache)."""
         from .compactor import Compactor
         from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
 
@@ -381,6 +429,7 @@ class Conversation:
             raise InvalidInput(f"reported usage must be a non-negative integer number of tokens, got {tokens!r}")
         with self.storage.transaction():
             self.storage.archive.set_reported_usage(self.id, tokens, self.parts.clock.now())
+        self.parts.pressure_bounds.forget(self.id)
         self._after_append()
 
     def reported_usage(self) -> int | None:

@@ -72,6 +72,8 @@ class Eraser:
         self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
+        #: called after every committed erasure (the facade drops its compiled-context cache here)
+        self.listeners: list[Any] = []
 
     def plan(self, *, namespace: str | None = None, conversation_id: str | None = None,
              turn_ids: Iterable[int] | None = None, record_ids: Iterable[int] | None = None,
@@ -116,11 +118,17 @@ class Eraser:
             conv_turns, conv_protected = store.conversation_ids(conversation_id)
             turns.update(conv_turns)
             protected.update(conv_protected)
-        # derived content: anything whose provenance cites an erased turn
-        if turns:
-            citing_records, citing_protected = store.citing_ids(turns)
-            records |= citing_records
+        # derived content: anything whose provenance cites an erased turn or an erased record
+        # (a fact consolidated from an episode cites "record:<id>", issue 15), transitively
+        frontier = {f"turn:{t}" for t in turns} | {f"record:{r}" for r in records}
+        seen: set[str] = set()
+        while frontier:
+            seen |= frontier
+            citing_records, citing_protected = store.citing_sources(sorted(frontier))
             protected |= citing_protected
+            new = citing_records - records
+            records |= citing_records
+            frontier = {f"record:{r}" for r in new} - seen
         cards: list[int] = []
         if turns and store.has_cards():
             from .staleness import cards_derived_from  # the window's cards exist from migration 3
@@ -135,13 +143,22 @@ class Eraser:
 
     def erase(self, *, namespace: str | None = None, conversation_id: str | None = None,
               turn_ids: Iterable[int] | None = None, record_ids: Iterable[int] | None = None,
-              protected_ids: Iterable[int] | None = None, cause: str = "", vacuum: bool = False) -> ErasurePlan:
+              protected_ids: Iterable[int] | None = None, cause: str = "", vacuum: bool = False,
+              vacuum_wait: float | None = None) -> ErasurePlan:
         """Erase a scope in one transaction (see the module docstring), then optionally VACUUM.
+
+        Besides the items themselves: the slot keys of erased records (a key may be built from
+        content) and the events that logged them are blanked, and the texts of erased protected
+        records leave the "this replaces" history of the records that replaced them (issue 15).
 
         :param cause: why (kept in the event; never put the erased content here).
         :param vacuum: also run :meth:`vacuum` so the bytes leave the file now.
+        :param vacuum_wait: seconds :meth:`vacuum` waits for another connection's reader (default 10).
         :returns: the :class:`ErasurePlan` that was carried out.
         :raises InvalidInput: / :raises NotFound: as :meth:`plan`; nothing is written then.
+        :raises ErasureIncomplete: with ``vacuum``, when another connection still holds the WAL
+            open after the wait: the erasure is committed (hidden everywhere), but its bytes may
+            remain until :meth:`vacuum` succeeds.
         """
         store = self.storage.erasure
         store.secure_delete()  # freed pages are zeroed, not left behind (set outside a transaction)
@@ -149,7 +166,11 @@ class Eraser:
             plan = self.plan(namespace=namespace, conversation_id=conversation_id, turn_ids=turn_ids,
                              record_ids=record_ids, protected_ids=protected_ids)
             now = self.clock.now()
+            gone = set(plan.records)
+            keys = [k for k in {r.key for r in self.storage.records.get_many(plan.records).values() if r.key}
+                    if all(o.id in gone or o.status == "erased" for o in self.storage.records.list(key=k))]
             store.blank_turns(plan.turns)
+            store.scrub_replaced_texts(plan.protected)
             store.blank_records(plan.records)
             store.blank_protected(plan.protected, changed_at=now)
             store.blank_cards(plan.cards)
@@ -157,18 +178,27 @@ class Eraser:
                 from .staleness import mark_stale
 
                 mark_stale(self.storage, plan.cards, at=now, cause="erase", counter=self.token_counter)
+            store.scrub_events(subjects=[f"record:{r}" for r in plan.records] + [f"protected:{p}" for p in plan.protected]
+                               + [f"t{t}" for t in plan.turns], record_ids=plan.records, texts=keys)
             scope = {"namespace": namespace, "conversation": conversation_id}
             log_event(self.storage, at=now, kind="erase", subject=f"erasure:{plan.total}", namespace=namespace,
                       cause=cause, details={**plan.to_dict(), "scope": scope})
+        for listener in self.listeners:  # in-memory caches built from erased content (compiled contexts)
+            listener()
         if vacuum:
-            self.vacuum()
+            self.vacuum(wait_seconds=vacuum_wait)
         return plan
 
-    def vacuum(self) -> None:
+    def vacuum(self, *, wait_seconds: float | None = None) -> None:
         """Make erased bytes leave the database's files (the backend's ``erasure.vacuum()``: on
         SQLite FTS5 merges, WAL checkpoints and ``VACUUM`` with ``secure_delete``; on PostgreSQL
         ``VACUUM FULL`` of every table that may have held the text).
 
-        :raises StorageError: if called inside a transaction or the database is busy.
+        :param wait_seconds: how long to wait for another connection's open reader (default 10 s).
+        :raises StorageError: if called inside a transaction.
+        :raises ErasureIncomplete: when another connection still holds the WAL open after the wait.
         """
-        self.storage.erasure.vacuum()
+        if wait_seconds is None:
+            self.storage.erasure.vacuum()
+        else:
+            self.storage.erasure.vacuum(wait_seconds=wait_seconds)

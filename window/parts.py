@@ -25,6 +25,7 @@ from .archive import Archive
 from .cards import CardStore
 from .catalog import Catalog
 from .constraints import ConstraintTracker
+from .pressure import PressureBounds
 from .protected import ProtectedChannel
 from .secrets import SecretDetectorLike
 from .settings import WindowSettings
@@ -65,6 +66,14 @@ class ConversationRef:
     family_id: str
     parent_id: str | None
     lineage: tuple[tuple[str, int | None], ...]
+    #: ``((ancestor_id, newest card id it may show), ...)``: an ancestor's cards made after the
+    #: fork are never this conversation's (issue 15; :mod:`memfold.window.forks`)
+    marks: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+
+    @property
+    def card_marks(self) -> dict[str, int]:
+        """``{ancestor id: newest card id of it this conversation may show}``."""
+        return dict(self.marks)
 
     @property
     def fork_after_seq(self) -> int | None:
@@ -80,12 +89,18 @@ class ConversationRef:
         """
         row = archive.conversation_row(conversation_id)
         chain: list[tuple[str, int | None]] = [(conversation_id, None)]
-        limit, parent = row["fork_after_seq"], row["parent_id"]
+        marks: list[tuple[str, int]] = []
+        limit, parent, child = row["fork_after_seq"], row["parent_id"], conversation_id
         while parent is not None:
             parent_row = archive.conversation_row(parent)
             chain.append((parent, limit))
+            mark = archive.storage.meta.get(f"fork_card_mark:{child}")  # window/forks.py CARD_MARK_KEY
+            if mark is not None:
+                marks.append((parent, int(mark)))
+            child = parent
             limit, parent = parent_row["fork_after_seq"], parent_row["parent_id"]
-        return cls(conversation_id, row["namespace"], row["family_id"], row["parent_id"], tuple(reversed(chain)))
+        return cls(conversation_id, row["namespace"], row["family_id"], row["parent_id"], tuple(reversed(chain)),
+                   tuple(marks))
 
 
 @dataclass
@@ -111,6 +126,9 @@ class WindowParts:
     :ivar cards: the card store over ``storage`` (built from it when not given).
     :ivar strategies: the strategies conversations may enter (``None``: the built-ins plus
         ``MEMFOLD_STRATEGY_PATH``; see :mod:`memfold.window.strategies`).
+    :ivar context_cache: a :class:`~memfold.window.context_cache.ContextCache`, or ``None``.
+    :ivar pressure_bounds: this process's pressure bounds, so an append checks the watermarks
+        without measuring the window each time (:mod:`memfold.window.pressure`).
     """
 
     storage: Storage
@@ -126,6 +144,9 @@ class WindowParts:
     searcher: RecallSearcher | None = None
     cards: CardStore = field(default=None)  # type: ignore[assignment]
     strategies: Any = None  #: a :class:`~memfold.window.strategies.StrategyBook`, or None for the default (issue 14)
+    #: compiled contexts by state version, settings and reader (issue 15), or ``None``: no cache
+    context_cache: Any = None
+    pressure_bounds: PressureBounds = field(default_factory=PressureBounds)
 
     def __post_init__(self) -> None:
         if self.cards is None:

@@ -73,14 +73,19 @@ def _check_state(state: object) -> str:
     return state  # type: ignore[return-value]
 
 
-def render_line(record: ProtectedRecord, clock: Clock) -> str:
+def render_line(record: ProtectedRecord, clock: Clock, replaced: Sequence[str] | None = None) -> str:
     """One line of the channel: ``[P<id> <kind>, due <time>] <text verbatim>``; a record that
-    replaced others also names what it replaced (``replaces`` in metadata, verbatim)."""
+    replaced others also names what it replaced (``replaces`` in metadata, verbatim).
+
+    :param replaced: the replaced texts to name, as the reader may see them (see
+        :meth:`ProtectedChannel.replaced_texts`); ``None``: every text in the metadata (the owner).
+    """
     tag = f"P{record.id} {record.kind}"
     if record.due_at is not None:
         tag += f", due {clock.format(record.due_at)}"
     line = f"[{tag}] {record.text}"
-    replaced = record.metadata.get("replaces_text") or []
+    if replaced is None:
+        replaced = record.metadata.get("replaces_text") or []
     for old in replaced:
         line += f"\n    (this replaces, no longer in force: {old})"
     return line
@@ -272,14 +277,19 @@ class ProtectedChannel:
         return [r for r in records if can_read(rdr, r.labels)]
 
     def active_for(self, conversation_id: str, *, reader: object = None, namespace: str | None = None,
-                   lineage: Sequence[tuple[str, int | None]] | None = None) -> list[ProtectedRecord]:
-        """The active records in force for a conversation, in id order: the namespace-wide ones,
-        its own, and, for a fork, its ancestors' records extracted from the turns it shares.
+                   lineage: Sequence[tuple[str, int | None]] | None = None, inherit: bool = False,
+                   inherit_manual: bool = False) -> list[ProtectedRecord]:
+        """The active records in force for a conversation, in id order: the namespace-wide ones
+        and its own. A fork gets copies of the records in force for its parent when it is made
+        (:mod:`memfold.window.forks`), so what it withdraws never touches the parent's (issue 15).
         Due deadlines are expired first; records the reader may not see are left out.
 
         :param namespace: / :param lineage: the conversation's namespace and lineage when the
             caller holds them (a :class:`~memfold.window.parts.ConversationRef`); read from the
             ``conversations`` rows otherwise.
+        :param inherit: also the ancestors' records extracted from the turns the fork shares (what
+            a fork copies when it is made); ``inherit_manual``: and their records without turn
+            provenance (a fork at the parent's end).
         :raises ConversationNotFound: for an unknown conversation.
         """
         self.expire_due()
@@ -295,8 +305,10 @@ class ProtectedChannel:
             if due_by is not None and rec.due_at is not None and rec.due_at <= due_by:
                 continue  # read-only (issue 19): a due deadline is shown as expired without writing it
             if rec.conversation_id not in (None, conversation_id):
+                if not inherit:
+                    continue
                 upto = limits[rec.conversation_id]
-                if not self._within_fork(archive, rec, rec.conversation_id, upto):
+                if not self._within_fork(archive, rec, rec.conversation_id, upto, manual=inherit_manual):
                     continue
             if can_read(rdr, rec.labels):
                 out.append(rec)
@@ -327,11 +339,12 @@ class ProtectedChannel:
                 out.append(rec)
         return out
 
-    def _within_fork(self, archive: Any, record: ProtectedRecord, conversation_id: str, upto: int | None) -> bool:
+    def _within_fork(self, archive: Any, record: ProtectedRecord, conversation_id: str, upto: int | None, *,
+                     manual: bool = False) -> bool:
         """True if an ancestor's record comes from turns a fork shares (seq <= fork point)."""
         turn_ids = [int(p.split(":", 1)[1]) for p in record.provenance if p.startswith("turn:")]
         if not turn_ids or upto is None:
-            return upto is None
+            return upto is None or manual
         seqs = [t.seq for t in archive.get_many(turn_ids).values() if t.conversation_id == conversation_id]
         return bool(seqs) and max(seqs) <= upto
 
@@ -348,12 +361,36 @@ class ProtectedChannel:
         records = self.active_for(conversation_id, reader=reader, namespace=namespace, lineage=lineage)
         if not records:
             return ChannelRendering(messages=[], tokens=0, record_ids=[])
-        content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock) for r in records)
+        content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock, self.replaced_texts(r, reader))
+                                                     for r in records)
         return ChannelRendering(
             messages=[{"role": "system", "content": content}],
             tokens=self.token_counter.count(content),
             record_ids=[r.id for r in records],
         )
+
+    def replaced_texts(self, record: ProtectedRecord, reader: object = None) -> list[str]:
+        """The texts a record replaced (its "no longer in force" lines) that ``reader`` may read
+        (issue 15, point 2): each replaced record's own text, shown only when the record is not
+        erased and the reader holds every label it requires; a text with no record behind it
+        (older metadata) is shown only to the owner (``reader=None``)."""
+        ids = [i for i in record.metadata.get("replaces", []) if isinstance(i, int)]
+        texts = list(record.metadata.get("replaces_text") or [])
+        if not ids and not texts:
+            return []
+        rdr = as_reader(reader)
+        olds = [self.storage.protected.get(i) for i in ids]
+        out: list[str] = []
+        for old in olds:
+            if old is None or old.state == "erased" or not old.text:
+                continue
+            if can_read(rdr, old.labels) and old.text not in out:
+                out.append(old.text)
+        if rdr is None:
+            known = {o.text for o in olds if o is not None}
+            gone = {o.text for o in olds if o is not None and o.state == "erased"}
+            out.extend(t for t in texts if t not in out and t not in known and t not in gone and t)
+        return out
 
     def texts_for_family(self, family_id: str) -> list[str]:
         """Texts of every non-erased protected record scoped to conversations of a family or its

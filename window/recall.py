@@ -103,8 +103,10 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
         return []
     rdr = as_reader(reader)
     if parts.searcher is not None:  # hybrid with an embedder, else the same BM25 ranking alone
-        return _hybrid_search(parts, ref, query, match, k, kind, rdr)
-    fetch = k if rdr is None else MAX_K * 10  # over-fetch, then drop what the reader may not see
+        return _scoped(parts, ref, _hybrid_search(parts, ref, query, match, k if len(ref.lineage) == 1 else MAX_K * 10,
+                                                  kind, rdr), k)
+    # over-fetch, then drop what the reader (or, in a fork, the fork point) does not allow
+    fetch = k if rdr is None and len(ref.lineage) == 1 else MAX_K * 10
     hits: list[RecallHit] = []
     fulltext = parts.storage.fulltext
     lineage = list(ref.lineage)
@@ -115,7 +117,22 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
         hits.extend(_hit(m, -m.score, m.snippet) for m in fulltext.match_cards(match, ref.family_id, lineage, fetch)
                     if can_read(rdr, list(m.labels)))
     hits.sort(key=lambda h: (-h.score, h.kind != "turn", h.id))  # SQLite's BM25 is negative: negated, higher is better
-    return hits[:k]
+    return _scoped(parts, ref, hits, k)
+
+
+def _scoped(parts: WindowParts, ref: ConversationRef, hits: list[RecallHit], k: int) -> list[RecallHit]:
+    """The first ``k`` hits the conversation may show (issue 15): in a fork, no quoted turn of an
+    ancestor and no ancestor card made after the fork point (:mod:`memfold.window.forks`). A root
+    conversation's lineage is itself, so nothing is read for it."""
+    if len(ref.lineage) == 1:
+        return hits[:k]
+    from .forks import card_visible, turn_visible
+
+    turns = parts.turns([h.id for h in hits if h.kind == "turn"])
+    cards = parts.cards.get_many([h.id for h in hits if h.kind == "card"])
+    out = [h for h in hits if (turn_visible(ref, turns[h.id]) if h.kind == "turn" and h.id in turns
+                               else card_visible(ref, cards[h.id]) if h.kind == "card" and h.id in cards else False)]
+    return out[:k]
 
 
 def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: str, k: int, kind: str | None,
@@ -141,17 +158,45 @@ def _hybrid_search(parts: WindowParts, ref: ConversationRef, query: str, match: 
 
 
 def get_card(parts: WindowParts, ref: ConversationRef, card_id: int) -> Card:
-    """A card of this conversation's family. :raises CardNotFound: otherwise."""
+    """A card this conversation may show: of its lineage, existing when a fork was made, not
+    stale (issue 15, points 3 and 5; :func:`memfold.window.forks.card_visible`).
+
+    :raises CardNotFound: otherwise; a stale card is refused by name (its sources were relabelled
+        or erased, so its text and frozen labels are no longer what its sources allow)."""
+    from .forks import card_visible
+
     card = parts.cards.get(card_id)
     if card.family_id != ref.family_id:
         raise CardNotFound(f"no summary card c{card_id} in conversation {ref.id!r}")
+    if card.stale:
+        raise CardNotFound(f"summary card c{card_id} is stale (a source was relabelled or erased) and is never "
+                           "served: search, or expand the card that replaced it in the context")
+    if not card_visible(ref, card) and _receipt_scope(parts, ref, card) is ref:
+        raise CardNotFound(f"no summary card c{card_id} in conversation {ref.id!r} (it belongs to another branch "
+                           "of the family, or was made after the fork point)")
     return card
 
 
+def _receipt_scope(parts: WindowParts, ref: ConversationRef, card: Card) -> ConversationRef:
+    """The conversation whose view a card is read in: a subagent's receipt card (issue 14, point
+    6) that was handed to ``ref`` is read in the child's view, so the parent expands it down to
+    the child's archive; any other card in ``ref``'s own (issue 15's fork rules)."""
+    if card.conversation_id == ref.id:
+        return ref
+    fold = parts.storage.folds.fold_of_card(card.id)
+    if fold is None or fold.kind != "receipt" or fold.conversation_id != ref.id:
+        return ref
+    return ConversationRef.load(parts.archive, card.conversation_id)
+
+
 def get_turn(parts: WindowParts, ref: ConversationRef, turn_id: int) -> Turn:
-    """An archived turn of this conversation's family. :raises TurnNotFound: otherwise."""
+    """An archived turn this conversation may show: of its lineage up to the fork point, and a
+    quoted turn only in the conversation that quoted it (issue 15, points 4-5).
+    :raises TurnNotFound: otherwise."""
+    from .forks import turn_visible
+
     turn = parts.archive.get(turn_id)
-    if turn.family_id != ref.family_id:
+    if turn.family_id != ref.family_id or not turn_visible(ref, turn):
         raise TurnNotFound(f"no archived turn t{turn_id} in conversation {ref.id!r}")
     return turn
 
@@ -170,16 +215,21 @@ def describe(parts: WindowParts, conv: ConversationRef, ref: int | str, *, reade
         require(rdr, turn.labels, f"t{turn.id}")
         return {"ref": f"t{turn.id}", "kind": "turn", "seq": turn.seq, "role": turn.role, "tokens": turn.tokens,
                 "created_at": turn.created_at, "labels": list(turn.labels), "sha256": turn.sha256,
-                "parents": [f"c{p}" for p in parts.cards.parent_of("turn", turn.id)]}
+                "parents": _visible_parents(parts, conv, "turn", turn.id, rdr)}
     card = get_card(parts, conv, item_id)
     require(rdr, card.labels, card.ref)
+    conv = _receipt_scope(parts, conv, card)
+    from .forks import card_visible
+
+    parents = [p for p in parts.cards.get_many(parts.cards.parent_of("card", card.id)).values()
+               if card_visible(conv, p) and can_read(rdr, p.labels)]
     return {
         "ref": card.ref, "kind": "card", "depth": card.depth, "first_seq": card.first_seq, "last_seq": card.last_seq,
         "first_turn_id": card.first_turn_id, "last_turn_id": card.last_turn_id, "start_at": card.start_at,
         "end_at": card.end_at, "children": list(card.covers), "tokens": card.tokens,
         "source_tokens": card.source_tokens, "labels": list(card.labels), "summarizer": card.summarizer,
         "stale": card.stale, "created_at": card.created_at,
-        "parents": [f"c{p}" for p in parts.cards.parent_of("card", card.id)],
+        "parents": [p.ref for p in sorted(parents, key=lambda p: p.id)],
     }
 
 
@@ -198,7 +248,16 @@ def expand(parts: WindowParts, conv: ConversationRef, ref: int | str, *, to_turn
         return [turn]
     card = get_card(parts, conv, item_id)
     require(rdr, card.labels, card.ref)
-    visible = lambda item: can_read(rdr, item.labels) and not getattr(item, "erased", False)  # noqa: E731
+    conv = _receipt_scope(parts, conv, card)
+    from .forks import turn_visible
+
+    def visible(item: Turn | Card) -> bool:
+        # a child card's labels are frozen when it was made: one whose source was relabelled is
+        # stale, and is left out (its turns are reachable through expand(to_turns) and search)
+        if isinstance(item, Card):
+            return not item.stale and not getattr(item, "erased", False) and can_read(rdr, item.labels)
+        return turn_visible(conv, item) and can_read(rdr, item.labels)  # an erased turn stays, as a marker
+
     if to_turns:
         turns = parts.turns(sorted(_turn_ids_under(parts, card)))
         return [t for t in sorted(turns.values(), key=lambda t: t.seq) if visible(t)]
@@ -209,6 +268,14 @@ def expand(parts: WindowParts, conv: ConversationRef, ref: int | str, *, to_turn
         if visible(item):
             out.append(item)
     return out
+
+
+def _visible_parents(parts: WindowParts, conv: ConversationRef, kind: str, item_id: int, rdr: Any) -> list[str]:
+    """Refs of the cards rolling up an item that this conversation and reader may see."""
+    from .forks import card_visible
+
+    cards = parts.cards.get_many(parts.cards.parent_of(kind, item_id)).values()
+    return [c.ref for c in sorted(cards, key=lambda c: c.id) if card_visible(conv, c) and can_read(rdr, c.labels)]
 
 
 def _turn_ids_under(parts: WindowParts, card: Card) -> set[int]:
@@ -252,6 +319,8 @@ def format_item(item: Turn | Card) -> str:
     """One item as tool-result text: a turn verbatim with its id, or a card with its header."""
     if isinstance(item, Card):
         return f"{item.ref} [card depth {item.depth}, turns {item.first_seq}-{item.last_seq}] {item.text}"
+    if item.erased:  # issue 15: an erased turn is a marker, never a silent gap
+        return f"t{item.id} [turn {item.seq}] [erased t{item.id}]"
     who = item.role + (f"({item.name})" if item.name else "")
     calls = f" tool_calls={json.dumps(item.tool_calls, ensure_ascii=False)}" if item.tool_calls else ""
     return f"t{item.id} [turn {item.seq}, {who}] {item.content}{calls}"

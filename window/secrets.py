@@ -87,7 +87,27 @@ _ALTERNATIVE = re.compile(r"(?:\s*(?:,|/|\bor\b|\band\b|\bmaybe\b|\bperhaps\b))+
 _REACH = 60  # characters between a keyword and a number that still go together
 _USER_SECRET_WORDS = re.compile(
     r"\b(?:security (?:answer|question)s?|password|passcode|maiden|pet'?s? name|"
-    r"name of (?:my|the) (?:\w+ )?pet)\b", re.IGNORECASE)
+    r"name of (?:my|the) (?:\w+ )?pet|mother'?s (?:maiden )?name|(?:first|childhood|old) pet)\b", re.IGNORECASE)
+#: a pet next to its name, said in passing ("Like my pet Poppy's name?"): case matters for the name
+_PET_NAMED = re.compile(r"\b[Pp]ets?,? (?:named |called )?[A-Z][a-z]+")
+#: an animal and its name in one breath ("my dog was named Buddy", "my pet his name was Nemo")
+_ANIMAL_NAMED = re.compile(r"\b(?:pets?|dogs?|cats?|parrots?|fish|birds?|hamsters?|rabbits?|bunny|bunnies|puppy|"
+                           r"puppies|kittens?|horses?|pony|ponies|turtles?|goldfish)\b[^.!?]{0,25}?"
+                           r"\b(?:named|called|name (?:is|was)|name's)\b", re.IGNORECASE)
+#: a number offered as a guess: "9431, does that sound right?", "is it 7402?"
+_GUESSED_NUMBER = re.compile(r"(?<![\d/.-])\d{4,6}(?![\d/])(?=[^.!?]{0,30}\b(?:does that sound right|is that right|"
+                             r"is that correct|right\?|correct\?))|(?:is it|was it|maybe|try)\s+(\d{4,6})(?![\d/])",
+                             re.IGNORECASE)
+#: a short reply that only agrees, declines or thanks: never a security answer by itself
+_PLAIN_REPLY = re.compile(r"(?:yes|yeah|yep|no|nope|ok(?:ay)?|sure|thanks?(?: you)?|thank you|great|fine|"
+                          r"hi|hello|hey|bye|goodbye|cool|perfect|correct|right|definitely|please)[\s,.!]*",
+                          re.IGNORECASE)
+#: a 4-6 digit number said on its own: the shape of a PIN or a guess at one (not a date, not an
+#: 8-digit account number)
+_PIN_SHAPED = re.compile(r"(?<![\d/.-])\d{4,6}(?![\d/])")
+#: words that open a question back ("why do you need that?")
+_QUESTION_WORD = re.compile(r"(?:why|what|how|who|whom|when|where|which|can|could|do|does|did|is|are|will|would|"
+                            r"should|shall|may|must|have|has)\b", re.IGNORECASE)
 #: words in an assistant's turn that ask for (or about) a secret: the user's reply is secret. A
 #: pet counts only next to a name ("the name of the pet you had"): chit-chat about pets is not
 #: a security question.
@@ -162,12 +182,13 @@ class SecretDetector:
         if earlier is None:
             earlier = [previous] if previous is not None else []
         role = turn.get("role")
-        if role == "user" and _USER_SECRET_WORDS.search(text):
+        if role == "user" and (_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text)
+                               or _ANIMAL_NAMED.search(text)):
             return [(0, len(text))]
         found = merge_spans(_values_next_to_keywords(text, role))
         if role == "user" and _question_pending(earlier) and _answers(text, found):
             return [(0, len(text))]
-        return found
+        return merge_spans(found + _in_secret_talk(text, role, earlier))
 
     def detect(self, turn: Mapping[str, Any]) -> list[Span]:
         """:meth:`spans` of ``turn`` after the turns fed before; call once per turn, in order."""
@@ -182,6 +203,75 @@ class SecretDetector:
     def labels(self, turn: Mapping[str, Any]) -> list[str]:
         """``["secret"]`` or ``[]`` for ``turn`` (see :meth:`is_secret`)."""
         return [SECRET_LABEL] if self.is_secret(turn) else []
+
+
+def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]]) -> list[Span]:
+    """Rules 4-6 (issue 15, point 8: where a rule cannot decide, label rather than leak), for a
+    turn said while secrets are being talked about, that is, when one of ``earlier`` (the
+    context turns) asked for or named a secret:
+
+    4. a user turn's PIN-shaped numbers (4-6 digits on their own: "Either 9503 or 1596",
+       "Oh wait... try 7402 or 3941", "0314"), guesses included;
+    5. a short user reply (at most three words) that is more than a yes, no or thanks ("Sanchez"),
+       unless the assistant's last turn asked another question (the reply answers that one): a
+       security answer given late, whole;
+    6. an assistant turn right after a user turn naming a secret ("what was my PIN?" -> "9431"):
+       its numbers;
+    and, in any turn, a word the user gave as a security answer a few turns before (a
+    capitalised word of a whole secret user reply: "... his name. That's right Nemo." ->
+    "... feeding Nemo"; "Poppy" -> "I miss Poppy"). Also, always: an animal named in passing
+    ("my dog was named Buddy"), a number offered as a guess ("9431, does that sound right?"), and
+    a bare name asked back while secrets are talked about ("Wong?").
+    """
+    if not earlier:
+        return []
+    out: list[Span] = []
+    talk = any(ASKS_SECRET.search(_content(t)) or _KEYWORD.search(_content(t)) for t in earlier)
+    if role == "user" and talk:
+        out += [m.span() for m in _PIN_SHAPED.finditer(text)]
+        words = re.findall(r"[\w'-]+", text)
+        asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
+                     "")
+        other_question = asked.rstrip().endswith("?") and not ASKS_SECRET.search(asked)  # it answers that one
+        users = [_content(t) for t in earlier if isinstance(t, Mapping) and t.get("role") == "user"][-2:]
+        if any(_USER_SECRET_WORDS.search(u) or _KEYWORD.search(u) for u in users):
+            other_question = False  # the user just named a secret ("Do you need my childhood pet name?")
+        guess = re.fullmatch(r"\s*[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s*\?\s*", text) is not None  # "Wong?"
+        if (0 < len(words) <= 3 and (not other_question or guess) and not _PLAIN_REPLY.fullmatch(text.strip())
+                and not _STALL.fullmatch(text.strip())):
+            out.append((0, len(text)))
+    last = earlier[-1] if isinstance(earlier[-1], Mapping) else {}
+    if role == "assistant" and last.get("role") == "user" and (
+            ASKS_SECRET.search(_content(last)) or _KEYWORD.search(_content(last))):
+        out += [m.span() for m in _NUMBER.finditer(text)]
+    if role == "user":
+        out += [m.span(1) if m.group(1) else m.span() for m in _GUESSED_NUMBER.finditer(text)]
+    for word in _answer_words(earlier):
+        out += [m.span() for m in re.finditer(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text)]
+    return out
+
+
+def _answer_words(earlier: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Capitalised words (not sentence openers, not "I") of the user turns in ``earlier`` that
+    were whole secret replies (rules 2-3): the names a security answer gave."""
+    words: set[str] = set()
+    for i, t in enumerate(earlier):
+        if not isinstance(t, Mapping) or t.get("role") != "user":
+            continue
+        text = _content(t)
+        whole = bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)) or (
+            _question_pending(earlier[:i]) and _answers(text, merge_spans(_values_next_to_keywords(text, "user"))))
+        if not whole:
+            continue
+        bare = re.findall(r"[\w'-]+", text)
+        if 0 < len(bare) <= 3:  # a bare answer ("Poppy"): its capitalised words, sentence opener included
+            words.update(w for w in bare if w[:1].isupper() and w != "I" and len(w) > 2)
+        for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b", text):
+            start = m.start(1)
+            before = text[:start].rstrip()
+            if before and before[-1] not in ".!?\"'":
+                words.add(m.group(1))
+    return words
 
 
 def _content(turn: Any) -> str:
@@ -227,9 +317,10 @@ def _answers(text: str, found: Sequence[Span]) -> bool:
         return False
     if _INSTRUCTION.match(stripped):
         return False
-    last = re.split(r"(?<=[.!])\s+", stripped)[-1]
-    if last.endswith("?") and len(re.findall(r"\w+", last)) >= 3 and not _GUESS.match(last):
-        return False
+    first = re.split(r"(?<=[.!?])\s+", stripped)[0]
+    if (first.endswith("?") and len(re.findall(r"\w+", first)) >= 3 and not _GUESS.match(first)
+            and _QUESTION_WORD.match(first)):
+        return False  # a question back ("Why do you need that?"); "Cooper and ... would ya?" answers
     return True
 
 

@@ -112,7 +112,66 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
         put(item, label_list)
         log_event(storage, at=at, kind="relabel", subject=ref, cause=cause,
                   details={"from": before, "to": label_list})
+        if before != label_list and kind in ("turn", "record"):
+            propagate_labels(storage, f"{kind}:{item}", before, label_list, at=at, cause=f"relabel {ref}")
         if kind == "turn" and before != label_list:
             return mark_stale(storage, cards_derived_from(storage, turn_ids=[item]), at=at, cause=f"relabel {ref}",
                               counter=counter)
     return []
+
+
+def _source_labels(storage: Storage, source: str) -> list[str]:
+    kind, _, raw = source.partition(":")
+    if not raw.isdigit():
+        return []
+    got = (storage.archive.turn_labels(int(raw)) if kind == "turn"
+           else storage.records.record_labels(int(raw)) if kind == "record" else None)
+    return list(got or [])
+
+
+def propagate_labels(storage: Storage, source: str, before: Iterable[str], after: Iterable[str], *,
+                     at: float, cause: str) -> list[str]:
+    """Carry a source's relabel to everything derived from it (issue 15, point 1; DESIGN.md
+    §4.11): every memory record and protected record whose provenance cites ``source``
+    (``"turn:12"``, ``"record:3"``), and, through records, what was derived from them in turn.
+
+    A label the source gained is added to each derived item (``secret`` excepted: what is derived
+    from a secret turn was read with its spans masked); a label the source lost is removed unless
+    another source of the item still carries it. Each change is logged as a ``relabel`` event.
+    Call inside the relabel's transaction. :returns: the refs relabelled (``record:3``, ``P5``).
+    """
+    from .labels import SECRET_LABEL
+
+    changed: list[str] = []
+    frontier = [(source, set(before), set(after))]
+    seen: set[str] = {source}
+    while frontier:
+        src, old, new = frontier.pop()
+        added, removed = (new - old) - {SECRET_LABEL}, old - new
+        records, protected = storage.erasure.citing_sources([src])
+        for kind, ids in (("record", records), ("protected", protected)):
+            for i in sorted(ids):
+                ref = f"record:{i}" if kind == "record" else f"P{i}"
+                item = storage.records.get(i) if kind == "record" else storage.protected.get(i)
+                if item is None or getattr(item, "status", getattr(item, "state", "")) == "erased":
+                    continue
+                others: set[str] = set()
+                for p in item.provenance:
+                    if p != src:
+                        others.update(_source_labels(storage, p))
+                current = set(item.labels)
+                updated = (current - (removed - others)) | added
+                if updated == current:
+                    continue
+                labels = sorted(updated)
+                if kind == "record":
+                    storage.records.set_record_labels(i, labels)
+                else:
+                    storage.protected.set_protected_labels(i, labels)
+                log_event(storage, at=at, kind="relabel", subject=ref, cause=cause,
+                          details={"from": sorted(current), "to": labels, "derived_from": src})
+                changed.append(ref)
+                if kind == "record" and ref not in seen:
+                    seen.add(ref)
+                    frontier.append((ref, current, updated))
+    return changed

@@ -423,6 +423,10 @@ class RunStorage(Protocol):
     def finish_run(self, run_id: int, status: str, at: float, errors: "list[str]") -> None:
         """Close a run with its final status, time and errors."""
 
+    def abandon_runs(self, trigger: str, at: float, error: str) -> int:
+        """Close every ``running`` run of ``trigger`` as ``abandoned`` at ``at``, ``error`` added to
+        its errors (its holder died: its lease expired unfinished); returns how many."""
+
     def get_run(self, run_id: int) -> "ConsolidationRun | None":
         """The run with this id, or None."""
 
@@ -539,6 +543,10 @@ class ErasureStorage(Protocol):
     def citing_ids(self, turn_ids: Iterable[int]) -> "tuple[set[int], set[int]]":
         """Ids of memory records and protected records whose provenance cites one of ``turn_ids``."""
 
+    def citing_sources(self, sources: Iterable[str]) -> "tuple[set[int], set[int]]":
+        """Ids of memory records and protected records whose provenance cites one of ``sources``
+        (``"turn:<id>"``, ``"record:<id>"``), erased or not (issue 15)."""
+
     def has_cards(self) -> bool:
         """True when the file has the window's summary cards (their cover lists)."""
 
@@ -555,7 +563,8 @@ class ErasureStorage(Protocol):
         """Blank archived turns (erased 0 -> 1); their full-text entries and vectors go too."""
 
     def blank_records(self, record_ids: Iterable[int]) -> None:
-        """Blank memory records (status ``erased``); their full-text entries and vectors go too."""
+        """Blank memory records (status ``erased``: content, metadata and slot key); their
+        full-text entries and vectors go too."""
 
     def blank_protected(self, protected_ids: Iterable[int], *, changed_at: float) -> None:
         """Blank protected records (state ``erased`` at ``changed_at``)."""
@@ -565,8 +574,21 @@ class ErasureStorage(Protocol):
         and so do the mechanical index of a fold whose result the card is and its strategy frame's
         brief and report (issue 14)."""
 
-    def vacuum(self) -> None:
-        """Make erased bytes leave the storage (indexes merged, log truncated, file rewritten); not inside a transaction."""
+    def scrub_events(self, *, subjects: Iterable[str], record_ids: Iterable[int], texts: Iterable[str]) -> int:
+        """Blank details and cause of the events about erased items (by subject or record id) or
+        naming one of ``texts``; time, kind and subject stay (issue 15). Returns how many."""
+
+    def scrub_replaced_texts(self, protected_ids: Iterable[int]) -> int:
+        """Drop erased protected records' texts from the ``replaces_text`` of the records that
+        replaced them (issue 15). Returns how many records were rewritten."""
+
+    def fts_integrity(self) -> "list[str]":
+        """The full-text indexes that fail their own integrity check (empty when all pass)."""
+
+    def vacuum(self, *, wait_seconds: float = 10.0) -> None:
+        """Make erased bytes leave the storage (indexes merged, log truncated, file rewritten); not
+        inside a transaction. Waits up to ``wait_seconds`` for other connections' readers.
+        :raises ErasureIncomplete: when another connection still holds the log open after that."""
 
 
 # --- folds: model-chosen folds, strategy frames, their counters (window/folds.py, issue 14) -------
@@ -636,6 +658,10 @@ class MetaStorage(Protocol):
 
     def delete(self, keys: Iterable[str]) -> int:
         """Remove those ``keys``; returns how many were there."""
+
+    def state_version(self) -> "tuple[int, int]":
+        """A value that changes whenever anything is committed to the storage, by this
+        connection or another (a cache key: equal values mean nothing changed in between)."""
 
     def clock_kind(self) -> str | None:
         """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""

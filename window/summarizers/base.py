@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ...memory.errors import MemfoldError, SummarizerError
+from ...memory.errors import MemfoldError, SummarizerError, SummarizerInputTooLarge
 from ...memory.tokens import TokenCounter
 
 
@@ -32,9 +32,18 @@ class FoldItem:
 
 
 class Summarizer(ABC):
-    """Folds items into one summary. ``id`` names the summarizer (stored on every card)."""
+    """Folds items into one summary. ``id`` names the summarizer (stored on every card).
+
+    ``max_input_tokens`` is the most a summarizer accepts in one request, counted as the tokens
+    of the items it is given (the window's token counter; leave room for the prompt around them):
+    the compactor never sends more, so a leaf chunk, a roll-up or a shrink that would be larger
+    is made of fewer items (issue 13, point 6). ``None``: no limit. A summarizer that finds out
+    only when the request is refused raises :class:`~memfold.SummarizerInputTooLarge`; the
+    compactor then splits the request in smaller chunks for the rest of its pass.
+    """
 
     id: str = ""
+    max_input_tokens: int | None = None
 
     @abstractmethod
     def summarize(self, items: Sequence[FoldItem], depth: int, *, target_tokens: int | None = None) -> str:
@@ -66,6 +75,10 @@ def run_summarizer(summarizer: Summarizer, items: Sequence[FoldItem], depth: int
     name = getattr(summarizer, "id", "") or type(summarizer).__name__
     try:
         text: Any = summarizer.summarize(list(items), depth, target_tokens=target_tokens)
+    except SummarizerInputTooLarge as exc:
+        if exc.input_tokens is None:
+            exc.input_tokens = sum(counter.count(item.text) for item in items)
+        raise
     except SummarizerError:
         raise
     except MemfoldError as exc:

@@ -9,9 +9,10 @@ summarizer: depth 1 keeps specifics, deeper cards keep decisions still in force.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
-from ...memory.errors import InvalidInput, SummarizerError
+from ...memory.errors import InvalidInput, SummarizerError, SummarizerInputTooLarge
 from ...memory.llm import ChatClient, LLMError, LLMSettings
 from .base import FoldItem, Summarizer
 
@@ -27,21 +28,36 @@ ROLLUP_PROMPT = (
 )
 
 
+#: how an endpoint says a request was too large for the model: HTTP 413, or a 400 whose body
+#: says so (OpenAI's ``context_length_exceeded``, vLLM's and llama.cpp's wordings)
+TOO_LARGE = re.compile(r"context.length|context window|maximum context|too (?:long|large|many tokens)|"
+                       r"exceeds? the (?:maximum|limit)", re.I)
+
+
 class LLMSummarizer(Summarizer):
     """Summaries from a chat-completions endpoint.
 
     :param settings: the endpoint; ``None`` reads the ``MEMFOLD_LLM_*`` environment variables.
-    :raises InvalidInput: when no endpoint is configured.
+    :param max_input_tokens: the most the model takes in one request, counted as the tokens of
+        the items folded (see :class:`~memfold.window.summarizers.base.Summarizer`); ``None``:
+        no limit declared. Whatever it says, an answer "request too large" (HTTP 413, or a 400
+        naming the context length) raises :class:`~memfold.SummarizerInputTooLarge`, and the
+        compactor splits the request.
+    :raises InvalidInput: when no endpoint is configured, or for a bad ``max_input_tokens``.
     """
 
-    def __init__(self, settings: LLMSettings | None = None) -> None:
+    def __init__(self, settings: LLMSettings | None = None, *, max_input_tokens: int | None = None) -> None:
         settings = settings or LLMSettings.from_env()
         if settings is None:
             raise InvalidInput(
                 "the LLM summarizer needs an endpoint: pass LLMSettings or set MEMFOLD_LLM_BASE_URL and MEMFOLD_LLM_MODEL"
             )
+        if max_input_tokens is not None and (isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int)
+                                             or max_input_tokens < 2):
+            raise InvalidInput(f"max_input_tokens must be a whole number of tokens >= 2 or None, got {max_input_tokens!r}")
         self.client = ChatClient(settings)
         self.id = f"llm:{settings.model}"
+        self.max_input_tokens = max_input_tokens
 
     def messages(self, items: Sequence[FoldItem], depth: int, target_tokens: int | None) -> list[dict]:
         """The chat messages sent for one fold."""
@@ -64,4 +80,6 @@ class LLMSummarizer(Summarizer):
             return self.client.complete(self.messages(items, depth, target_tokens),
                                         max_tokens=(2 * target_tokens if target_tokens else None))
         except LLMError as exc:
+            if exc.status_code == 413 or (exc.status_code == 400 and TOO_LARGE.search(exc.body)):
+                raise SummarizerInputTooLarge(f"LLM summarizer {self.id}: the request was too large: {exc}") from exc
             raise SummarizerError(f"LLM summarizer {self.id}: {exc}") from exc

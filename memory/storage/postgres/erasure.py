@@ -12,6 +12,9 @@ import json
 from typing import Iterable
 
 from ...errors import InvalidInput, StorageError
+
+#: what an erased event's details become (migration 15 lets an event be updated to exactly this)
+SCRUBBED_DETAILS = '{"erased":true}'
 from .db import PostgresDB
 
 #: the erasable items: kind -> (table, the column saying "erased", its erased value)
@@ -66,12 +69,18 @@ class PostgresErasure:
     def citing_ids(self, turn_ids: Iterable[int]) -> tuple[set[int], set[int]]:
         """Ids of the memory records and of the protected records whose provenance cites one of
         ``turn_ids`` (``"turn:<id>"``), erased or not (spans ``records`` and ``protected``)."""
-        cites = {f"turn:{t}" for t in turn_ids}
+        return self.citing_sources(f"turn:{t}" for t in turn_ids)
+
+    def citing_sources(self, sources: Iterable[str]) -> tuple[set[int], set[int]]:
+        """Ids of the memory records and of the protected records whose provenance cites one of
+        ``sources`` (``"turn:<id>"`` or ``"record:<id>"``), erased or not (issue 15)."""
+        cites = sorted(set(sources))
         out: tuple[set[int], set[int]] = (set(), set())
+        if not cites:
+            return out
         for table, target in (("records", out[0]), ("protected", out[1])):
-            for rid, prov in self.c.all(f"SELECT id, provenance FROM {table} WHERE provenance != '[]'"):
-                if cites & set(json.loads(prov)):
-                    target.add(rid)
+            target.update(r[0] for r in self.c.all(
+                f"SELECT id FROM {table} WHERE provenance != '[]' AND provenance::jsonb ?| %s", [cites]))
         return out
 
     def has_cards(self) -> bool:
@@ -111,11 +120,13 @@ class PostgresErasure:
         self.c.run("DELETE FROM embeddings WHERE kind = 'turn' AND item_id = ANY(%s)", [ids])
 
     def blank_records(self, record_ids: Iterable[int]) -> None:
-        """Blank memory records (status ``erased``); their full-text entries and vectors go too."""
+        """Blank memory records (status ``erased``: content, metadata and the slot key, which may be
+        built from content, issue 15); their full-text entries and vectors go too."""
         ids = [int(r) for r in record_ids]
         if not ids:
             return
-        self.c.run("UPDATE records SET content = '', metadata = '{}', status = 'erased' WHERE id = ANY(%s)", [ids])
+        self.c.run("UPDATE records SET content = '', metadata = '{}', key = NULL, status = 'erased' WHERE id = ANY(%s)",
+                   [ids])
         self.c.run("DELETE FROM records_fts WHERE id = ANY(%s)", [ids])
         self.c.run("DELETE FROM embeddings WHERE kind = 'record' AND item_id = ANY(%s)", [ids])
 
@@ -141,17 +152,80 @@ class PostgresErasure:
         self.c.run("DELETE FROM cards_fts WHERE id = ANY(%s)", [ids])
         self.c.run("DELETE FROM embeddings WHERE kind = 'card' AND item_id = ANY(%s)", [ids])
 
+    def scrub_events(self, *, subjects: Iterable[str], record_ids: Iterable[int], texts: Iterable[str]) -> int:
+        """Blank the details and cause of every event about an erased item (its ``subject`` is one
+        of ``subjects``, or its ``record_id`` one of ``record_ids``) or naming one of ``texts``;
+        the event's time, kind and subject stay. :returns: how many events were scrubbed."""
+        subs, rids = sorted(set(subjects)), sorted(set(int(r) for r in record_ids))
+        words = sorted({t for t in texts if t and len(t) >= 3})
+        clauses, params = [], []
+        if subs:
+            clauses.append("subject = ANY(%s)")
+            params.append(subs)
+        if rids:
+            clauses.append("record_id = ANY(%s)")
+            params.append(rids)
+        for w in words:
+            clauses.append("(strpos(details, %s) > 0 OR strpos(cause, %s) > 0)")
+            params += [w, w]
+        if not clauses:
+            return 0
+        return self.c.run(f"UPDATE events SET details = %s, cause = '' WHERE kind != 'erase' AND details != %s AND "
+                          f"({' OR '.join(clauses)})", [SCRUBBED_DETAILS, SCRUBBED_DETAILS, *params]).rowcount
+
+    def scrub_replaced_texts(self, protected_ids: Iterable[int]) -> int:
+        """Remove the text of erased protected records from the ``replaces_text`` of every record
+        that names them as replaced (issue 15). :returns: how many records were rewritten."""
+        gone = set(int(p) for p in protected_ids)
+        if not gone:
+            return 0
+        rows = self.c.all("SELECT id, metadata FROM protected WHERE metadata LIKE '%%replaces%%'")
+        texts = {r[0]: r[1] for r in self.c.all("SELECT id, text FROM protected WHERE id = ANY(%s)", [sorted(gone)])}
+        changed = 0
+        for rid, raw in rows:
+            meta = json.loads(raw)
+            ids = [i for i in meta.get("replaces", []) if isinstance(i, int)]
+            if not gone & set(ids):
+                continue
+            drop = {texts.get(i) for i in gone & set(ids)}
+            meta["replaces_text"] = [t for t in meta.get("replaces_text", []) if t not in drop]
+            meta["replaces"] = [i for i in ids if i not in gone]
+            meta["replaces_erased"] = sorted(set(meta.get("replaces_erased", [])) | (gone & set(ids)))
+            self.c.run("UPDATE protected SET metadata = %s WHERE id = %s",
+                       [json.dumps(meta, sort_keys=True, ensure_ascii=False), rid])
+            changed += 1
+        return changed
+
+    def fts_integrity(self) -> list[str]:
+        """The full-text tables whose rows disagree with their items (an index row for an erased
+        item, or a live item without one); :returns: their names (empty when all agree)."""
+        checks = {
+            "turns_fts": "SELECT (SELECT COUNT(*) FROM turns_fts f JOIN turns t ON t.id = f.id AND t.erased = 0) "
+                         "= (SELECT COUNT(*) FROM turns_fts) AND (SELECT COUNT(*) FROM turns_fts) = "
+                         "(SELECT COUNT(*) FROM turns WHERE erased = 0)",
+            "cards_fts": "SELECT (SELECT COUNT(*) FROM cards_fts f JOIN cards k ON k.id = f.id AND k.erased = 0) "
+                         "= (SELECT COUNT(*) FROM cards_fts) AND (SELECT COUNT(*) FROM cards_fts) = "
+                         "(SELECT COUNT(*) FROM cards WHERE erased = 0)",
+            "records_fts": "SELECT (SELECT COUNT(*) FROM records_fts f JOIN records r ON r.id = f.id "
+                           "AND r.status != 'erased') = (SELECT COUNT(*) FROM records_fts) AND "
+                           "(SELECT COUNT(*) FROM records_fts) = (SELECT COUNT(*) FROM records WHERE status != 'erased')",
+        }
+        return [name for name, sql in checks.items() if not self.c.value(sql, default=False)]
+
     # -- making the bytes leave the files --------------------------------------------------
     #: the tables whose rows may have held erased text (``VACUUM FULL`` rewrites their files)
     VACUUM_TABLES = ("turns", "turns_fts", "records", "records_fts", "cards", "cards_fts", "protected",
                      "embeddings", "events", "catalog_items", "folds", "strategy_frames")
 
-    def vacuum(self) -> None:
+    def vacuum(self, *, wait_seconds: float = 10.0) -> None:
         """``VACUUM FULL`` every table that may have held erased text: each is rewritten into new
         files without the dead row versions the blanking left, and its indexes (the GIN
         full-text ones included) are rebuilt. What stays outside memfold's reach is stated in the
         README ("Running on PostgreSQL", erasure): WAL segments not yet recycled, base backups
         and replicas' copies.
+
+        ``wait_seconds`` is accepted for the Protocol: ``VACUUM FULL`` waits for the table locks
+        itself (no reader can hold erased bytes in a log only it keeps open, as on SQLite).
 
         :raises StorageError: if called inside a transaction.
         """

@@ -55,6 +55,14 @@ class PostgresMeta:
         qs = marks(len(keys))
         return self.c.run(f"DELETE FROM meta WHERE key IN ({qs})", keys).rowcount
 
+    def state_version(self) -> tuple[int, int]:
+        """A value that changes whenever anything is committed to the database, by this handle or
+        another process (a cache key, issue 15): the newest transaction id that wrote any row
+        (``pg_current_snapshot``'s xmax moves on every commit of a writing transaction) and this
+        handle's count of statements. One statement."""
+        xmax = self.c.value("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint", default=0)
+        return (int(xmax), 0)
+
     # -- the settings memfold itself keeps ---------------------------------------------------
     def clock_kind(self) -> str | None:
         """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""

@@ -6,7 +6,8 @@ caller's write transaction and records its ``schema_version`` row; a database wh
 above the newest known migration is refused with both versions named. Numbers mean the same
 concept on both backends (1 foundation, 2 forgetting policies, 3 window, 4 consolidation,
 5 embeddings and record search, 6 protected channel / erasable cards, 7 append idempotency keys,
-8 compaction notes, 14 folds and strategy frames, 20 the standing system turn), so a version names the same schema on both.
+8 compaction notes, 13 abandoned runs, 14 folds and strategy frames, 15 erasure scrubs events,
+20 the standing system turn), so a version names the same schema on both.
 
 Dialect choices: times are ``DOUBLE PRECISION`` (SQLite's REAL is a double), flags stay ``0/1``
 integers and JSON lists stay text, so every family reads rows in the same shape on both
@@ -442,6 +443,32 @@ def m008_compaction_notes(c: PostgresDB) -> None:
         );
         CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
     """)
+
+
+@migration(13, "abandoned_runs")
+def m013_abandoned_runs(c: PostgresDB) -> None:
+    """A consolidation run whose holder died is closed as ``abandoned`` (issue 13): the run status
+    CHECK gains that value."""
+    run_script(c, """
+        ALTER TABLE consolidation_runs DROP CONSTRAINT consolidation_runs_status_check;
+        ALTER TABLE consolidation_runs ADD CONSTRAINT consolidation_runs_status_check
+            CHECK (status IN ('running', 'ok', 'failed', 'stopped', 'abandoned'));
+    """)
+
+
+@migration(15, "erasure_scrubs_events")
+def m015_erasure_scrubs_events(c: PostgresDB) -> None:
+    """Erasure reaches the event log (issue 15): the log stays append-only, except that erasure
+    may blank an event's details and cause (to exactly ``{"erased":true}`` and ``''``); its time,
+    kind, subject and record id never change."""
+    run_script(c, """
+        DROP TRIGGER events_append_only ON events;
+        DROP FUNCTION events_append_only();
+    """ + _refuse(
+        "events_append_only", "the event log is append-only (only erasure may blank an event''s details)",
+        """NOT (NEW.details = '{"erased":true}' AND NEW.cause = '' AND NEW.id = OLD.id AND NEW.at = OLD.at """
+        "AND NEW.kind = OLD.kind AND NEW.subject = OLD.subject AND NEW.namespace IS NOT DISTINCT FROM OLD.namespace "
+        "AND NEW.record_id IS NOT DISTINCT FROM OLD.record_id)", "BEFORE UPDATE", "events"))
 
 
 @migration(14, "folds_and_strategy_frames")

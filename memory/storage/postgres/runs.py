@@ -69,6 +69,13 @@ class PostgresRuns:
         self.c.run("UPDATE consolidation_runs SET status = %s, finished_at = %s, errors = %s WHERE id = %s",
                    [status, at, json.dumps(errors), run_id])
 
+    def abandon_runs(self, trigger: str, at: float, error: str) -> int:
+        """Close every ``running`` run of ``trigger`` as ``abandoned`` (its holder died); returns how many."""
+        return self.c.run(
+            "UPDATE consolidation_runs SET status = 'abandoned', finished_at = %s, "
+            "errors = (errors::jsonb || jsonb_build_array(%s::text))::text WHERE trigger = %s AND status = 'running'",
+            [at, error, trigger]).rowcount
+
     def get_run(self, run_id: int) -> ConsolidationRun | None:
         """The run with this id, or None."""
         row = self.c.one(f"SELECT {RUN_COLUMNS} FROM consolidation_runs WHERE id = %s", [run_id])

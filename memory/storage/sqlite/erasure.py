@@ -12,8 +12,13 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from ...errors import InvalidInput, StorageError
+from ...errors import ErasureIncomplete, InvalidInput, StorageError
 from .db import SqliteDB
+
+#: what an erased event's details become (migration 15 lets an event be updated to exactly this)
+SCRUBBED_DETAILS = '{"erased":true}'
+#: how long :meth:`SqliteErasure.vacuum` waits for other connections' readers by default, in seconds
+VACUUM_WAIT_SECONDS = 10.0
 
 #: the erasable items: kind -> (table, the column saying "erased", its erased value)
 _ERASABLE = {
@@ -67,8 +72,16 @@ class SqliteErasure:
     def citing_ids(self, turn_ids: Iterable[int]) -> tuple[set[int], set[int]]:
         """Ids of the memory records and of the protected records whose provenance cites one of
         ``turn_ids`` (``"turn:<id>"``), erased or not (spans ``records`` and ``protected``)."""
-        cites = {f"turn:{t}" for t in turn_ids}
+        return self.citing_sources(f"turn:{t}" for t in turn_ids)
+
+    def citing_sources(self, sources: Iterable[str]) -> tuple[set[int], set[int]]:
+        """Ids of the memory records and of the protected records whose provenance cites one of
+        ``sources`` (``"turn:<id>"`` or ``"record:<id>"``), erased or not (issue 15: a fact
+        consolidated from an episode cites ``record:<id>``)."""
+        cites = set(sources)
         out: tuple[set[int], set[int]] = (set(), set())
+        if not cites:
+            return out
         for table, target in (("records", out[0]), ("protected", out[1])):
             for rid, prov in self.c.all(f"SELECT id, provenance FROM {table} WHERE provenance != '[]'"):
                 if cites & set(json.loads(prov)):
@@ -108,9 +121,61 @@ class SqliteErasure:
                        "sha256 = 'erased', erased = 1 WHERE id = ? AND erased = 0", [t])
 
     def blank_records(self, record_ids: Iterable[int]) -> None:
-        """Blank memory records (status ``erased``)."""
+        """Blank memory records (status ``erased``): content, metadata and the slot key (a key
+        may be built from content, ``user.preference.<thing>``, issue 15)."""
         for r in record_ids:
-            self.c.run("UPDATE records SET content = '', metadata = '{}', status = 'erased' WHERE id = ?", [r])
+            self.c.run("UPDATE records SET content = '', metadata = '{}', key = NULL, status = 'erased' WHERE id = ?",
+                       [r])
+
+    def scrub_events(self, *, subjects: Iterable[str], record_ids: Iterable[int], texts: Iterable[str]) -> int:
+        """Blank the details and cause of every event about an erased item (its ``subject`` is one
+        of ``subjects``, or its ``record_id`` one of ``record_ids``) or naming one of ``texts``
+        (slot keys built from content, issue 15); the event's time, kind and subject stay, so
+        the log still says that something happened. :returns: how many events were scrubbed."""
+        subs, rids = sorted(set(subjects)), sorted(set(record_ids))
+        words = sorted({t for t in texts if t and len(t) >= 3})
+        clauses, params = [], []
+        if subs:
+            clauses.append(f"subject IN ({', '.join('?' for _ in subs)})")
+            params += subs
+        if rids:
+            clauses.append(f"record_id IN ({', '.join('?' for _ in rids)})")
+            params += rids
+        for w in words:
+            clauses.append("(instr(details, ?) > 0 OR instr(cause, ?) > 0)")
+            params += [w, w]
+        if not clauses:
+            return 0
+        ids = [r[0] for r in self.c.all(f"SELECT id FROM events WHERE kind != 'erase' AND details != ? AND "
+                                        f"({' OR '.join(clauses)})", [SCRUBBED_DETAILS, *params])]
+        for i in ids:
+            self.c.run("UPDATE events SET details = ?, cause = '' WHERE id = ?", [SCRUBBED_DETAILS, i])
+        return len(ids)
+
+    def scrub_replaced_texts(self, protected_ids: Iterable[int]) -> int:
+        """Remove the text of erased protected records from the ``replaces_text`` of every record
+        that names them as replaced (issue 15: "this replaces, no longer in force: ..." must not
+        keep erased words). :returns: how many records were rewritten."""
+        gone = set(protected_ids)
+        if not gone:
+            return 0
+        rows = self.c.all("SELECT id, metadata FROM protected WHERE metadata LIKE '%replaces%'")
+        texts = {r[0]: r[1] for r in self.c.all(
+            f"SELECT id, text FROM protected WHERE id IN ({', '.join('?' for _ in gone)})", sorted(gone))}
+        changed = 0
+        for rid, raw in rows:
+            meta = json.loads(raw)
+            ids = [i for i in meta.get("replaces", []) if isinstance(i, int)]
+            if not gone & set(ids):
+                continue
+            drop = {texts.get(i) for i in gone & set(ids)}
+            meta["replaces_text"] = [t for t in meta.get("replaces_text", []) if t not in drop]
+            meta["replaces"] = [i for i in ids if i not in gone]
+            meta["replaces_erased"] = sorted(set(meta.get("replaces_erased", [])) | (gone & set(ids)))
+            self.c.run("UPDATE protected SET metadata = ? WHERE id = ?",
+                       [json.dumps(meta, sort_keys=True, ensure_ascii=False), rid])
+            changed += 1
+        return changed
 
     def blank_protected(self, protected_ids: Iterable[int], *, changed_at: float) -> None:
         """Blank protected records (state ``erased`` at ``changed_at``)."""
@@ -129,20 +194,56 @@ class SqliteErasure:
                        "(SELECT id FROM folds WHERE card_id = ?)", [c])
 
     # -- making the bytes leave the file ----------------------------------------------------
-    def vacuum(self) -> None:
+    def fts_integrity(self) -> list[str]:
+        """Run FTS5's own ``integrity-check`` on every full-text index; :returns: the names of
+        the indexes that fail it (empty when all pass)."""
+        bad = []
+        for name in self._fts_tables():
+            try:
+                self.c.run(f'INSERT INTO "{name}"("{name}") VALUES (\'integrity-check\')')
+            except StorageError:
+                bad.append(name)
+        return bad
+
+    def _fts_tables(self) -> list[str]:
+        return [r[0] for r in self.c.all(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")]
+
+    def vacuum(self, *, wait_seconds: float = VACUUM_WAIT_SECONDS) -> None:
         """Merge every FTS5 index (dropping deleted postings), checkpoint and truncate the WAL,
         VACUUM with ``secure_delete`` on, truncate the WAL again.
 
-        :raises StorageError: if called inside a transaction or the database is busy.
+        A checkpoint cannot move the WAL's pages into the file, nor truncate it, while another
+        connection holds a read transaction open on it, and those pages may still hold erased
+        bytes. So each checkpoint waits up to ``wait_seconds`` (SQLite's busy handler) for
+        readers to finish; if one still holds the WAL open, nothing reports success.
+
+        :raises StorageError: if called inside a transaction.
+        :raises ErasureIncomplete: when another connection still holds the WAL open after the wait.
         """
         if self.c.in_transaction:
             raise StorageError("vacuum cannot run inside a transaction: call it after the erasure commits")
-        fts = [r[0] for r in self.c.all(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")]
+        fts = self._fts_tables()
         with self.c.transaction():
             for name in fts:
                 self.c.run(f'INSERT INTO "{name}"("{name}") VALUES (\'optimize\')')
         self.c.run("PRAGMA secure_delete = ON")
-        self.c.run("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.c.run("VACUUM")
-        self.c.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        (before,) = self.c.one("PRAGMA busy_timeout")
+        self.c.run(f"PRAGMA busy_timeout = {max(0, int(wait_seconds * 1000))}")
+        try:
+            self._checkpoint(wait_seconds)
+            self.c.run("VACUUM")
+            self._checkpoint(wait_seconds)
+        finally:
+            self.c.run(f"PRAGMA busy_timeout = {int(before)}")
+
+    def _checkpoint(self, wait_seconds: float) -> None:
+        """``wal_checkpoint(TRUNCATE)``. :raises ErasureIncomplete: when a reader kept it from completing."""
+        busy, log, done = self.c.one("PRAGMA wal_checkpoint(TRUNCATE)")
+        if busy or (log > 0 and done < log):
+            path = self.c.one("PRAGMA database_list")[2] or "the database"
+            raise ErasureIncomplete(
+                f"erased content may remain in {path}-wal: another connection (another process or MemFold on "
+                f"the file) held a read transaction open for {wait_seconds:g} s, so the write-ahead log could not "
+                f"be checkpointed and truncated ({log} frames, {max(done, 0)} copied); the erasure is committed "
+                "and hidden, but do not report it complete: close that reader and call vacuum() again")

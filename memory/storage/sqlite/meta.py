@@ -55,6 +55,13 @@ class SqliteMeta:
         marks = ", ".join("?" for _ in keys)
         return self.c.run(f"DELETE FROM meta WHERE key IN ({marks})", keys).rowcount
 
+    def state_version(self) -> tuple[int, int]:
+        """A value that changes whenever anything is committed to the file, by this connection
+        (its count of changed rows) or another one (``PRAGMA data_version``); a cache key
+        (issue 15, point 6: the compiled-context cache). One statement."""
+        with self.c.lock:
+            return (self.c.one("PRAGMA data_version")[0], self.c.conn.total_changes)
+
     # -- the settings memfold itself keeps ---------------------------------------------------
     def clock_kind(self) -> str | None:
         """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""

@@ -10,8 +10,9 @@ Numbers are reserved by concept so parallel work does not collide:
 1 foundation (archive, conversations, memory records, events), 2 forgetting policies,
 3 window (cards, catalog, full-text search), 4 consolidation (runs, leases),
 5 embeddings, 6 protected channel / labels / erasure, 7 append idempotency keys,
-8 compaction notes (the background worker's queue), 14 folds and strategy frames (issue 14),
-20 the system-turn index (issue 20).
+8 compaction notes (the background worker's queue), 13 abandoned consolidation runs (issue 13),
+14 folds and strategy frames (issue 14), 15 erasure scrubs events (issue 15), 20 the standing system turn
+index (issue 20).
 """
 
 from __future__ import annotations
@@ -93,6 +94,27 @@ def apply_migrations(db: sqlite_utils.Database) -> list[int]:
             db.execute("INSERT INTO schema_version(version, name) VALUES (?, ?)", [version, name])
             applied.append(version)
     return applied
+
+
+@migration(15, "erasure_scrubs_events")
+def m015_erasure_scrubs_events(db: sqlite_utils.Database) -> None:
+    """Erasure reaches the event log (issue 15, point 7): the log stays append-only, except that
+    erasure may blank an event's details and cause (to exactly ``{"erased":true}`` and ``''``)
+    when they name erased content, such as a slot key built from it. Its time, kind, subject
+    and record id never change. (Number 15 is the issue's.)"""
+    run_script(
+        db,
+        """
+        DROP TRIGGER events_append_only_update;
+        CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        WHEN NOT (NEW.details = '{"erased":true}' AND NEW.cause = '' AND NEW.id IS OLD.id AND NEW.at IS OLD.at
+                  AND NEW.kind IS OLD.kind AND NEW.subject IS OLD.subject AND NEW.namespace IS OLD.namespace
+                  AND NEW.record_id IS OLD.record_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'the event log is append-only (only erasure may blank an event''s details)');
+        END;
+        """
+    )
 
 
 @migration(20, "system_turn_index")
@@ -594,6 +616,30 @@ def m008_compaction_notes(db: sqlite_utils.Database) -> None:
         CREATE INDEX compaction_notes_due ON compaction_notes(not_before, generation);
         """
     )
+
+
+@migration(13, "abandoned_runs")
+def m013_abandoned_runs(db: sqlite_utils.Database) -> None:
+    """A consolidation run whose holder died (its lease expired unfinished) is closed as
+    ``abandoned`` (issue 13, point 7), so the run status CHECK gains that value. Widening a CHECK
+    changes no stored row, so this edits the table's schema text in place, in the caller's
+    transaction, as SQLite's ALTER TABLE documentation describes for constraint changes that leave
+    the on-disk format alone (writable_schema, then a schema_version bump so every connection
+    re-reads it); rebuilding the table would break the ledger's foreign keys. (Number 13 is the
+    issue's.)"""
+    old = "CHECK (status IN ('running', 'ok', 'failed', 'stopped'))"
+    new = "CHECK (status IN ('running', 'ok', 'failed', 'stopped', 'abandoned'))"
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'consolidation_runs'").fetchone()[0]
+    if old not in sql:
+        raise RuntimeError("migration 13: the consolidation_runs status CHECK is not the one migration 4 wrote")
+    version = db.execute("PRAGMA schema_version").fetchone()[0]
+    db.execute("PRAGMA writable_schema = ON")
+    try:
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'consolidation_runs'",
+                   [sql.replace(old, new)])
+        db.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        db.execute("PRAGMA writable_schema = OFF")
 
 
 @migration(14, "folds_and_strategy_frames")

@@ -69,6 +69,12 @@ class SqliteRuns:
         self.c.run("UPDATE consolidation_runs SET status = ?, finished_at = ?, errors = ? WHERE id = ?",
                    [status, at, json.dumps(errors), run_id])
 
+    def abandon_runs(self, trigger: str, at: float, error: str) -> int:
+        """Close every ``running`` run of ``trigger`` as ``abandoned`` (its holder died); returns how many."""
+        return self.c.run(
+            "UPDATE consolidation_runs SET status = 'abandoned', finished_at = ?, errors = json_insert(errors, '$[#]', ?) "
+            "WHERE trigger = ? AND status = 'running'", [at, error, trigger]).rowcount
+
     def get_run(self, run_id: int) -> ConsolidationRun | None:
         """The run with this id, or None."""
         row = self.c.one(f"SELECT {RUN_COLUMNS} FROM consolidation_runs WHERE id = ?", [run_id])
