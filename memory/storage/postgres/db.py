@@ -63,6 +63,7 @@ class PostgresDB:
         self._local = threading.local()
         self.statements = 0  #: statements run since open (tests and benchmarks read it)
         self.read_only = False  #: set by ``meta.set_read_only()``: every write is refused
+        self.writes = 0  #: writing statements run since open (part of ``meta.state_version()``)
 
     # -- connections ----------------------------------------------------------------------
     def _held(self) -> "psycopg.Connection | None":
@@ -110,6 +111,7 @@ class PostgresDB:
     def run(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one writing statement; ``rowcount`` and any ``RETURNING`` rows stay readable."""
         self._refuse_if_read_only(sql)
+        self.writes += 1
         return self._execute(sql, params, "run")
 
     def _refuse_if_read_only(self, sql: str) -> None:
@@ -119,6 +121,7 @@ class PostgresDB:
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row (in one transaction); returns the rows given."""
         self._refuse_if_read_only(sql)
+        self.writes += 1
         rows = [tuple(r) for r in rows]
         if not rows:
             return 0

@@ -224,12 +224,35 @@ class PostgresErasure:
         README ("Running on PostgreSQL", erasure): WAL segments not yet recycled, base backups
         and replicas' copies.
 
-        ``wait_seconds`` is accepted for the Protocol: ``VACUUM FULL`` waits for the table locks
-        itself (no reader can hold erased bytes in a log only it keeps open, as on SQLite).
+        ``VACUUM FULL`` needs each table to itself: another connection's open read holds it, and
+        the wait for it is bounded by ``wait_seconds`` (``lock_timeout``).
 
         :raises StorageError: if called inside a transaction.
+        :raises ErasureIncomplete: when another connection still holds a table after the wait.
         """
         if self.c.in_transaction:
             raise StorageError("vacuum cannot run inside a transaction: call it after the erasure commits")
-        for table in self.VACUUM_TABLES:
-            self.c.run(f"VACUUM FULL {table}")
+        import psycopg
+
+        from ...errors import ErasureIncomplete
+
+        self.c.statements += len(self.VACUUM_TABLES)
+        with self.c.pool.connection() as conn:  # one connection: its lock_timeout bounds the wait
+            try:
+                conn.execute(f"SET lock_timeout = {max(1, int(wait_seconds * 1000))}")
+                for table in self.VACUUM_TABLES:
+                    try:
+                        conn.execute(f"VACUUM FULL {table}")
+                    except psycopg.errors.LockNotAvailable as exc:
+                        raise ErasureIncomplete(
+                            f"erased content may remain in the old files of table {table}: another connection "
+                            f"(another process or MemFold on the database) held it open for {wait_seconds:g} s, so "
+                            "VACUUM FULL could not rewrite it; the erasure is committed and hidden, but do not "
+                            "report it complete: let that reader finish and call vacuum() again") from exc
+                    except psycopg.Error as exc:
+                        raise StorageError(f"VACUUM FULL {table} failed: {str(exc).strip()}") from exc
+            finally:
+                try:
+                    conn.execute("RESET lock_timeout")
+                except psycopg.Error:
+                    pass

@@ -57,11 +57,13 @@ class PostgresMeta:
 
     def state_version(self) -> tuple[int, int]:
         """A value that changes whenever anything is committed to the database, by this handle or
-        another process (a cache key, issue 15): the newest transaction id that wrote any row
-        (``pg_current_snapshot``'s xmax moves on every commit of a writing transaction) and this
-        handle's count of statements. One statement."""
-        xmax = self.c.value("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint", default=0)
-        return (int(xmax), 0)
+        another process (a cache key, issue 15): a checksum of the server's current snapshot
+        (``xmin:xmax:in-progress ids``, which moves whenever a writing transaction starts or
+        commits) and this handle's count of writing statements. One statement."""
+        import zlib
+
+        snapshot = self.c.value("SELECT pg_current_snapshot()::text", default="")
+        return (zlib.crc32(snapshot.encode()), self.c.writes)
 
     # -- the settings memfold itself keeps ---------------------------------------------------
     def clock_kind(self) -> str | None:
