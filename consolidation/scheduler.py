@@ -53,7 +53,7 @@ from apscheduler.triggers.cron import CronTrigger
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import InvalidInput
 from ..memory.events import log_event
-from ..memory.storage import open_storage
+from ..memory.storage import job_store_options, open_storage, resolve_target
 from . import lease
 from .consolidate import DEFAULT_BATCH_SIZE, consolidate_all
 from .extractors import EXTRACTOR_NAMES, make_extractor
@@ -172,7 +172,7 @@ def holder_id() -> str:
 def stop_event(db_path: str | os.PathLike) -> threading.Event:
     """The event that asks a running pass on ``db_path`` to stop after its current batch (one per
     resolved path in this process; :meth:`ConsolidationScheduler.shutdown` sets it)."""
-    return _stop_events.setdefault(str(Path(db_path).resolve()), threading.Event())
+    return _stop_events.setdefault(resolve_target(db_path), threading.Event())
 
 
 def run_job(parts: ConsolidationParts, settings: dict[str, Any], *, clock: Clock | None = None,
@@ -333,13 +333,13 @@ class ConsolidationScheduler:
         from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
-        self.db_path = str(Path(db_path).resolve())
+        self.db_path = resolve_target(db_path)
         self.settings = settings or SchedulerSettings()
         _prepare(self.db_path)  # create / migrate the file and the job table before the job store starts
         self.stop_event = stop_event(self.db_path)
         self.stop_event.clear()
-        self.jobstore = SQLAlchemyJobStore(url=f"sqlite:///{self.db_path}", tablename=JOBS_TABLE,
-                                           engine_options={"connect_args": {"timeout": 30}})
+        url, engine_options = job_store_options(self.db_path)
+        self.jobstore = SQLAlchemyJobStore(url=url, tablename=JOBS_TABLE, engine_options=engine_options)
         self.scheduler = BackgroundScheduler(timezone=self.settings.zone())
         self.scheduler.add_jobstore(self.jobstore, "default")
         self.on_result = on_result
@@ -418,10 +418,10 @@ def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str
     """
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
-    path = str(Path(db_path).resolve())
+    path = resolve_target(db_path)
     leases = _prepare(path, recent=recent)  # the probe's job store would otherwise create the table, racily
-    store = SQLAlchemyJobStore(url=f"sqlite:///{path}", tablename=JOBS_TABLE,
-                               engine_options={"connect_args": {"timeout": 30}})
+    url, engine_options = job_store_options(path)
+    store = SQLAlchemyJobStore(url=url, tablename=JOBS_TABLE, engine_options=engine_options)
     # The job is read from the store itself: a scheduler started (even paused) and shut down
     # processes due jobs once on its way out, which would move a missed fire's next run time on
     # without running it (or drop a job it cannot load). This scheduler is never started.

@@ -13,6 +13,15 @@ import tempfile
 from .errors import InvalidInput
 
 
+#: connection-string schemes that name a database server rather than a file (issue 17)
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
+
+def is_database_url(target: object) -> bool:
+    """True when a database target names a server (``postgresql://...``) rather than a file."""
+    return isinstance(target, str) and target.startswith(DATABASE_URL_SCHEMES)
+
+
 def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
     """Refuse an output path that cannot be written, before any work runs (so none is lost).
 

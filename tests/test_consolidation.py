@@ -10,6 +10,13 @@ from memfold.consolidation import runs as runs_db
 from memfold.consolidation.consolidate import consolidate
 from memfold.consolidation.extractors.base import Episode, Extractor, Proposal
 
+
+@pytest.fixture
+def db_path(backend_target):
+    """Issue 17: every test here runs on SQLite and on PostgreSQL (conftest's ``backend_target``)."""
+    return backend_target
+
+
 NS = "acme/dana"
 SEED = [
     "user asked whether a return after the window is allowed",
@@ -31,7 +38,12 @@ def write_seed(mf, namespace=NS):
 def dump(mf):
     """Every row of every table that consolidation may touch, for before/after comparisons."""
     tables = ("records", "events", "consolidation_runs", "consolidation_sources", "consolidation_cursors")
-    return {t: mf.db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables}
+    if mf.db is not None:
+        return {t: mf.db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables}
+    import psycopg  # PostgreSQL: the same rows through a connection of the test's own
+
+    with psycopg.connect(mf.storage.url) as conn:
+        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
 
 
 def test_seed_case_becomes_the_fact_and_the_rule_and_consumes_all_four(mf):

@@ -9,18 +9,18 @@ import pytest
 import memfold
 from memfold import InvalidInput, NotFound
 
+
+@pytest.fixture
+def db_path(backend_target):
+    """Issue 17: every test here runs on SQLite and on PostgreSQL (conftest's ``backend_target``)."""
+    return backend_target
+
+
 SECRET = "Zebracorn passphrase violet-kumquat-9931"
 SECRET_WORDS = [b"Zebracorn", b"zebracorn", b"kumquat", b"9931"]
 
 
-def file_bytes(db_path: Path) -> bytes:
-    """Every byte memfold keeps on disk for this database: the file, its WAL and shared memory."""
-    out = b""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        p = Path(str(db_path) + suffix)
-        if p.exists():
-            out += p.read_bytes()
-    return out
+from conftest import database_bytes as file_bytes  # noqa: E402  (the SQLite file and WAL, or PostgreSQL's table files)
 
 
 @pytest.fixture
@@ -49,7 +49,6 @@ def seed(m):
 
 def test_erased_text_is_nowhere_in_the_file_after_vacuum(mfh, db_path):
     secret_turn, rec = seed(mfh)
-    mfh.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = file_bytes(db_path)
     assert all(w in before for w in SECRET_WORDS)  # the check can fail: the bytes were there
     plan = mfh.erase(conversation_id="a", cause="GDPR request 17", vacuum=True)
@@ -61,18 +60,19 @@ def test_erased_text_is_nowhere_in_the_file_after_vacuum(mfh, db_path):
 
 def test_erasure_blanks_rows_indexes_and_vectors(mfh):
     secret_turn, rec = seed(mfh)
-    db = mfh.db
-    assert db.execute("SELECT COUNT(*) FROM embeddings WHERE kind = 'turn' AND item_id = ?", [secret_turn]).fetchone()[0] == 1
+    stored = mfh.storage  # the index reads go through the storage Protocols: the same on both backends
+    assert stored.vectors.get("turn", secret_turn) is not None
+    assert [i for i, _ in stored.fulltext.postings("turn", '"zebracorn"')] == [secret_turn]
+    assert [i for i, _ in stored.fulltext.postings("record", '"zebracorn"')] == [rec.id]
     mfh.erase(turn_ids=[secret_turn])
     turn = mfh.archive.get(secret_turn)
     assert (turn.content, turn.erased, turn.sha256) == ("", True, "erased")
     assert mfh.memory.get(rec.id).status == "erased" and mfh.memory.get(rec.id).content == ""
     assert [r.state for r in mfh.protected.list(state=None)] == ["erased"]
     assert mfh.protected.active_for("a") == []
-    assert db.execute("SELECT rowid FROM turns_fts WHERE turns_fts MATCH 'zebracorn'").fetchall() == []
-    assert db.execute("SELECT rowid FROM records_fts WHERE records_fts MATCH 'zebracorn'").fetchall() == []
-    assert db.execute("SELECT COUNT(*) FROM embeddings WHERE (kind = 'turn' AND item_id = ?) OR (kind = 'record' AND "
-                      "item_id = ?)", [secret_turn, rec.id]).fetchone()[0] == 0
+    assert stored.fulltext.postings("turn", '"zebracorn"') == []
+    assert stored.fulltext.postings("record", '"zebracorn"') == []
+    assert stored.vectors.get("turn", secret_turn) is None and stored.vectors.get("record", rec.id) is None
     assert mfh.archive.verify() == []  # the rest of the archive still verifies
     assert [t.content for t in mfh.conversation("a").history()] == ["", "Understood."]
 

@@ -12,6 +12,13 @@ from memfold import BudgetError, PermissionDenied, Reader, WindowSettings
 from memfold.window.summarizers import ExtractiveSummarizer
 from memfold.window.summarizers.base import Summarizer
 
+
+@pytest.fixture
+def db_path(backend_target):
+    """Issue 17: every test here runs on SQLite and on PostgreSQL (conftest's ``backend_target``)."""
+    return backend_target
+
+
 SMALL = dict(budget_tokens=300, output_reserve_tokens=20, hot_turns=4, leaf_chunk_tokens=60, card_target_tokens=25,
              rollup_fanin=3, compact_on_append=True, memories_k=3)
 
@@ -143,7 +150,9 @@ def test_erasing_a_source_erases_and_rebuilds_derived_cards(small, db_path):
     assert not any(i.kind == "card" and i.item_id in plan.cards for i in conv.catalog.items())
     assert "XYZZY" not in " ".join(m["content"] or "" for m in conv.context().messages)
     conv.compact()
-    assert b"XYZZY" not in open(db_path, "rb").read()
+    from conftest import database_bytes
+
+    assert b"XYZZY" not in database_bytes(db_path)
     assert conv.search("XYZZY") == []
 
 

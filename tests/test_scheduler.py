@@ -140,7 +140,10 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(db_path):
+def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(backend_target):
+    """Three scheduler processes on one database, a SQLite file or PostgreSQL (issue 17, point 3:
+    the nightly job run by several workers runs each fire time exactly once)."""
+    db_path = backend_target
     seed(db_path, n=40)
     ConsolidationScheduler(db_path).shutdown()  # create the file's tables once
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(db_path)], stdout=subprocess.PIPE,

@@ -133,8 +133,45 @@ class SqliteMemoryBackend:
         self.first.close()
 
 
-#: every backend the contract runs on; the PostgreSQL backend adds its adapter here
-BACKENDS = {"sqlite-file": SqliteFileBackend, "sqlite-memory": SqliteMemoryBackend}
+class PostgresBackend:
+    """A fresh PostgreSQL database (conftest's ``pg_url``): every handle has its own pool."""
+
+    shares_connection = False
+
+    def __init__(self, tmp_path, request) -> None:
+        self.url = request.getfixturevalue("pg_url")
+        self.handles: list = []
+
+    def open(self, clock_kind: str = "logical"):
+        handle = open_storage(self.url, clock_kind)
+        self.handles.append(handle)
+        return handle
+
+    def other_handle(self):
+        return self.open()
+
+    def reopen(self, clock_kind: str = "logical"):
+        return self.open(clock_kind)
+
+    def latest_version(self) -> int:
+        from memfold.memory.storage.postgres.migrations import latest_version
+
+        return latest_version()
+
+    def set_schema_version(self, version: int) -> None:
+        """Make the database look written by a newer memfold."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute("INSERT INTO schema_version(version, name) VALUES (%s, 'from a newer memfold')", [version])
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.close()
+
+
+#: every backend the contract runs on
+BACKENDS = {"sqlite-file": SqliteFileBackend, "sqlite-memory": SqliteMemoryBackend, "postgres": PostgresBackend}
 
 
 # --- the Protocols and the recording wrapper ----------------------------------------------------------
@@ -221,7 +258,8 @@ def covers(*methods: str):
 
 @pytest.fixture(params=sorted(BACKENDS))
 def storage(request, tmp_path):
-    backend = BACKENDS[request.param](tmp_path)
+    cls = BACKENDS[request.param]
+    backend = cls(tmp_path, request) if cls is PostgresBackend else cls(tmp_path)
     recording = RecordingStorage(backend.open(), backend)
     yield recording
     backend.close()

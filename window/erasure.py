@@ -11,9 +11,10 @@ Erasure is the one exception to "nothing is ever deleted" (DESIGN.md §4.1). Inv
   turn, and every card covering it (the card is blanked and marked stale, so it is unfolded and
   the window is rebuilt from what remains).
 * The ``erase`` event names ids and counts, never the content.
-* :meth:`Eraser.vacuum` then merges every FTS5 index (dropping deleted postings), checkpoints and
-  truncates the WAL, and VACUUMs with ``secure_delete`` on, so the erased text is nowhere in the
-  database file or its WAL (a test greps the bytes).
+* :meth:`Eraser.vacuum` then has the backend make the bytes leave its files
+  (``storage.erasure.vacuum()``: on SQLite FTS5 merges, WAL checkpoints and ``VACUUM`` with
+  ``secure_delete``; on PostgreSQL ``VACUUM FULL`` of the tables that held the text), so the
+  erased text is nowhere in the database's files (a test greps the bytes on both backends).
 """
 
 from __future__ import annotations
@@ -189,8 +190,9 @@ class Eraser:
         return plan
 
     def vacuum(self, *, wait_seconds: float | None = None) -> None:
-        """Make erased bytes leave the file: merge every FTS5 index (dropping deleted postings),
-        checkpoint and truncate the WAL, VACUUM with ``secure_delete`` on, truncate the WAL again.
+        """Make erased bytes leave the database's files (the backend's ``erasure.vacuum()``: on
+        SQLite FTS5 merges, WAL checkpoints and ``VACUUM`` with ``secure_delete``; on PostgreSQL
+        ``VACUUM FULL`` of every table that may have held the text).
 
         :param wait_seconds: how long to wait for another connection's open reader (default 10 s).
         :raises StorageError: if called inside a transaction.

@@ -2,7 +2,9 @@
 
 :func:`open_storage` is the only place a path (or an open database) becomes a backend. The
 Protocols every backend implements are in :mod:`.base`; the embedded SQLite backend is in
-:mod:`.sqlite`. Nothing outside this package runs SQL or sees a driver error.
+:mod:`.sqlite`, the scale-out PostgreSQL backend in :mod:`.postgres` (opened for a
+``postgresql://`` URL; its driver is imported only then). Nothing outside this package runs SQL
+or sees a driver error.
 """
 
 from __future__ import annotations
@@ -12,9 +14,32 @@ from typing import Any
 
 import sqlite_utils
 
+from ..paths import is_database_url
 from .base import Storage
 from .sqlite import SqliteStorage
 from .sqlite.connection import open_database
+
+
+def resolve_target(target: "str | os.PathLike") -> str:
+    """A stable name for a database: a URL as given, a file path made absolute (one name per
+    database in a process, e.g. for its stop events)."""
+    if is_database_url(target):
+        return str(target)
+    from pathlib import Path
+
+    return str(Path(target).resolve())
+
+
+def job_store_options(target: "str | os.PathLike") -> "tuple[str, dict[str, Any]]":
+    """``(SQLAlchemy URL, engine options)`` of APScheduler's job store living in the same database
+    as memfold's tables: ``sqlite:///<file>`` with a busy timeout, or ``postgresql+psycopg://...``
+    (the scheduler is the one part that reaches the database through SQLAlchemy)."""
+    if is_database_url(target):
+        from .postgres.connection import split_url
+
+        libpq, _ = split_url(str(target))
+        return "postgresql+psycopg://" + libpq.split("://", 1)[1], {"pool_pre_ping": True}
+    return f"sqlite:///{resolve_target(target)}", {"connect_args": {"timeout": 30}}
 
 
 def open_storage(
@@ -26,8 +51,9 @@ def open_storage(
     """Open a backend and bring it to the newest schema.
 
     :param target: a SQLite file path, ``None``/``":memory:"`` for an in-memory database, an open
-        ``sqlite_utils.Database``, or an already opened :class:`Storage` (returned as it is after
-        the clock check).
+        ``sqlite_utils.Database``, a ``postgresql://`` connection string (optionally with
+        ``?pool_size=N``), or an already opened :class:`Storage` (returned as it is after the
+        clock check).
     :param clock_kind: ``"logical"`` or ``"system"``: recorded on first open and checked after.
     :param create: when False, a file that is not a memfold database yet is refused.
     :raises SchemaTooNew: if the file was written by a newer memfold.
@@ -37,6 +63,16 @@ def open_storage(
     if isinstance(target, SqliteStorage):
         open_database(target.db, clock_kind, create=create)
         return target
+    if getattr(target, "kind", None) == "postgres":
+        from .postgres.connection import migrate
+
+        migrate(target.c, clock_kind, create=create)
+        return target
+    if is_database_url(target):
+        from .postgres import PostgresStorage
+        from .postgres.connection import open_database as open_postgres
+
+        return PostgresStorage(open_postgres(str(target), clock_kind, create=create))
     return SqliteStorage(open_database(target, clock_kind, create=create))
 
 
