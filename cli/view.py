@@ -35,7 +35,8 @@ from .core import cli, open_db
 @click.option("--hot-turns", type=click.IntRange(min=0), default=None, help="Default hot tail (turns).")
 @click.option("--tokens", default=None, help="Token counter (default: the one recorded in the file).")
 @click.option("--seed", is_flag=True,
-              help="Play the seed demo into a temporary file and view it (its window: 40 words, hot tail 2).")
+              help="Play the seed demo into a temporary file and view it (its window: 40 words, hot tail 2; "
+                   "its words counted as the demo counts them, 'seed-words').")
 @click.option("--embedder", default="none", show_default=True,
               help="Search ranking: 'none' (BM25 only, no model load), 'auto', 'hashing' or a local model path.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="warning",
@@ -72,7 +73,8 @@ def view(db: str | None, reader_labels: tuple[str, ...], owner: bool, host: str,
         db = os.path.join(scratch.name, "seed.db")
         play(db)
         window = WINDOW
-        tokens = tokens or "words"
+        # no --tokens: the counter the demo recorded in the file ('seed-words': a card's [cN] id is
+        # not counted), so the views replay the demo's meter; 'words' would count one more per card
     mf = open_db(db, embedder=embedder, read_only=True, **({"token_counter": tokens} if tokens else {}))
     try:
         base = window or mf.window

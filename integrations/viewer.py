@@ -143,7 +143,8 @@ def whoami(svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]
             "key": None if caller.key is None or caller.key.name == "viewer" else caller.key.name,
             "read_only": svc.memfold.storage.meta.read_only(),
             "window": {"budget": w.budget_tokens, "output_reserve": w.output_reserve_tokens, "hot_turns": w.hot_turns},
-            "clock": svc.memfold.clock.kind, "now": svc.memfold.clock.now()}
+            "clock": svc.memfold.clock.kind, "now": svc.memfold.clock.now(),
+            "token_counter": svc.memfold.token_counter.id}
 
 
 @router.get("/namespaces", summary="Namespaces with conversations or memories the caller may see")

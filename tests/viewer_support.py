@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -43,6 +44,13 @@ def build_replayed_db(path: Path) -> Path:
     return path
 
 
+def shows(text: str, secret: str) -> bool:
+    """Whether ``text`` holds ``secret`` other than as a few digits inside a longer number: the PIN
+    ``4471`` shows in ``"It's 4471."``, ``<mark>4471</mark>`` or ``"\\n4471"``, but not in the
+    digits of an unrelated number such as the score 0.999961594471015 or the time 1772504471."""
+    return re.search(rf"(?<![0-9.]){re.escape(secret)}(?!\.?[0-9])", text) is not None
+
+
 def build_seed_db(path: Path) -> Path:
     """The seed demo's database (``memfold demo --db``)."""
     result = CliRunner().invoke(cli, ["demo", "--db", str(path)])
@@ -60,8 +68,10 @@ def digest(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def served(path: Path, *, reader=None, keys=None, window=None, token_counter: str = "words") -> Iterator[str]:
-    """The viewer over ``path`` (opened read-only) on a free port; yields its base URL."""
+def served(path: Path, *, reader=None, keys=None, window=None, token_counter: str | None = None) -> Iterator[str]:
+    """The viewer over ``path`` (opened read-only) on a free port; yields its base URL. The file is
+    counted with the token counter it recorded (``words`` for the replayed sample, ``seed-words``
+    for the seed demo) unless ``token_counter`` names another."""
     from memfold.integrations.viewer import make_server
 
     mf = MemFold(path, embedder=None, token_counter=token_counter, read_only=True)
