@@ -48,3 +48,11 @@ def test_budget_alone_also_scales_the_fold_sizes():
     assert defaults.with_overrides(budget=1000, leaf_chunk_tokens=400).leaf_chunk_tokens == 400
     big = defaults.with_overrides(budget=200_000)
     assert (big.leaf_chunk_tokens, big.card_target_tokens) == (20_000, 1_200)
+
+
+@pytest.mark.parametrize("name", ["budget_tokens", "output_reserve_tokens", "hot_turns", "fold_card_tokens"])
+def test_a_count_beyond_two_to_the_53_is_refused_naming_the_setting(name):
+    values = {"budget_tokens": 2**53} if name == "output_reserve_tokens" else {}
+    with pytest.raises(memfold.InvalidInput, match=f"{name} must be at most 9,007,199,254,740,992"):
+        WindowSettings(**{**values, name: 10**20})
+    WindowSettings(budget_tokens=2**53, output_reserve_tokens=1)  # the largest accepted

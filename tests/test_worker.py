@@ -431,3 +431,53 @@ def test_a_hot_tail_larger_than_the_budget_shrinks_by_tokens_keeping_a_tool_call
     assert hot[0]["role"] != "tool" and hot[-1]["role"] == "tool"  # the result kept with its call
     assert any(m.get("tool_calls") for m in hot)
     mf.close()
+
+
+class GatedSummarizer(ExtractiveSummarizer):
+    """An extractive summarizer whose first call waits until the test opens the gate (a slow LLM)."""
+
+    def __init__(self, counter):
+        super().__init__(counter)
+        import threading
+
+        self.entered, self.gate = threading.Event(), threading.Event()
+
+    def summarize(self, items, depth, *, target_tokens=None):
+        self.entered.set()
+        assert self.gate.wait(DEADLINE), "the test never opened the gate"
+        return super().summarize(items, depth, target_tokens=target_tokens)
+
+
+def test_a_fold_slower_than_its_lease_keeps_the_lease_and_no_other_worker_takes_it(db_path):
+    import threading
+
+    mf = small_mf(db_path)
+    slow = GatedSummarizer(mf.token_counter)
+    mf.parts.summarizer = slow
+    conv = mf.conversation("c", namespace="default")
+    n = 0
+    while conv.compaction_note() is None:
+        talk(conv, 1, n)
+        n += 1
+    first = mf.worker(lease_seconds=0.6, holder="first")
+    runner = threading.Thread(target=first.run_once)
+    runner.start()
+    other_mf = small_mf(db_path)
+    try:
+        assert slow.entered.wait(DEADLINE)
+        [held] = other_mf.storage.runs.list_leases()
+        # the heartbeat renews every 0.2 s: wait until the lease outlived its first term twice over
+        wait_for(lambda: other_mf.storage.runs.list_leases()[0].expires_at >= held.acquired_at + 1.3,
+                 "the running fold to renew its lease")
+        second = other_mf.worker(lease_seconds=0.6, holder="second")
+        [note] = other_mf.storage.runs.compaction_notes()
+        assert second.take(note) is False and second.stats.notes_busy == 1  # still held: not taken
+        assert [l.holder for l in other_mf.storage.runs.list_leases()] == ["first"]
+    finally:
+        slow.gate.set()
+        runner.join(DEADLINE)
+    assert first.stats.folds == 1 and first.stats.lost_races == 0 and first.stats.abandoned == 0
+    assert [(l.holder, l.outcome) for l in other_mf.storage.runs.list_leases()] == [("first", "ok")]
+    assert orphan_cards(mf) == [] and conv.compaction_note() is None
+    other_mf.close()
+    mf.close()

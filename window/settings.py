@@ -18,6 +18,10 @@ from ..memory.errors import InvalidInput
 ALIASES = {"budget": "budget_tokens", "output_reserve": "output_reserve_tokens"}
 
 
+
+#: the largest count a window setting may hold (every integer up to it is exact as a float)
+MAX_SETTING = 2**53
+
 @dataclass(frozen=True)
 class WindowSettings:
     """How big the compiled context may be and how the window folds.
@@ -71,6 +75,10 @@ class WindowSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(f"{name} must be an integer >= 0, got {value!r}")
+        for name in ("budget_tokens", "leaf_chunk_tokens", "card_target_tokens", "output_reserve_tokens",
+                     "hot_turns", "memories_k", "fold_card_tool_calls", "fold_card_tokens"):
+            if getattr(self, name) > MAX_SETTING:  # stored in SQLite INTEGER columns and counted in floats
+                raise InvalidInput(f"{name} must be at most {MAX_SETTING:,} (2**53), got {getattr(self, name)!r}")
         if isinstance(self.rollup_fanin, bool) or not isinstance(self.rollup_fanin, int) or self.rollup_fanin < 2:
             raise InvalidInput(f"rollup_fanin must be an integer >= 2, got {self.rollup_fanin!r}")
         if self.output_reserve_tokens >= self.budget_tokens:

@@ -102,7 +102,7 @@ class Worker:
     :param parts: the window's parts (storage, clock, summarizer, window settings, ...).
     :param holder: this worker's name in the lease table (default ``host:pid:thread``).
     :param lease_seconds: how long a lease lasts; a worker killed mid-fold blocks its
-        conversation this long. Must exceed one fold's time (the lease is renewed between notes).
+        conversation this long. A running fold renews its lease every third of it (a heartbeat).
     :param poll_seconds: the wait between sweeps when no note is due.
     :param scan_every: run :func:`scan_for_notes` every this many sweeps (0 = never).
     :param backoff_base_seconds, backoff_cap_seconds: the wait after a failed attempt is
@@ -157,6 +157,10 @@ class Worker:
             return False
         self.stats.notes_taken += 1
         outcome = "ok"
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(name, note.generation, done), daemon=True,
+                                name=f"memfold-lease-{note.conversation_id}")
+        beat.start()  # the lease lives as long as the fold does, however slow the summarizer
         try:
             outcome = self._fold(note)
         except StorageError as exc:  # a busy database: the note stays, the next sweep retries
@@ -164,10 +168,24 @@ class Worker:
             self.stats.errors.append(f"{note.conversation_id}: {exc}")
             self._renote(note, attempts=note.attempts, not_before=0.0, error=str(exc))
         finally:
+            done.set()
+            beat.join()
             lease.release(storage, name, note.generation, self.holder, now=self.lease_clock.now(), outcome=outcome)
         if self.progress is not None:
             self.progress({"conversation": note.conversation_id, "outcome": outcome, **self.stats.to_dict()})
         return True
+
+    def _heartbeat(self, name: str, generation: int, done: threading.Event) -> None:
+        """Renew this worker's lease every third of ``lease_seconds`` until ``done`` (the fold
+        ended), so another worker never takes a conversation whose fold is still running; a
+        killed worker's heartbeat dies with it and the lease expires as before."""
+        while not done.wait(self.lease_seconds / 3):
+            try:
+                if not lease.renew(self.parts.storage, name, generation, self.holder, ttl_seconds=self.lease_seconds,
+                                   now=self.lease_clock.now()):
+                    return  # lost (expired and taken over): nothing left to keep alive
+            except StorageError:  # a busy database: try again at the next beat
+                continue
 
     def _reclaim(self, note: CompactionNote) -> CompactionNote:
         """A note whose lease expired unfinished (its worker died): mark that job ``abandoned``
