@@ -119,3 +119,11 @@ def test_a_word_said_before_the_answer_is_not_remembered_as_one(mf):
     assert stored[2][0] == ["secret"]
     assert stored[3] == ([], {})  # "Nate" and "Joanna" were said before: not masked later
     assert stored[4][0] == ["secret"] and stored[4][1]["secret_spans"] == [[6, 11]]
+
+
+def test_a_bare_pin_shaped_reply_to_an_identity_check_is_the_pin_given_unasked(mf):
+    conv, stored = _replay(mf, [("assistant", "Can you tell me your account number, please?"), ("user", "5380"),
+                                ("assistant", "Can you tell me your account number, please?"), ("user", "85731890")])
+    assert stored[1] == (["secret"], {"secret_spans": [[0, 4]]})
+    assert stored[3] == ([], {})  # an account number is longer than a PIN: it stays readable
+    assert "5380" not in _derived_text(mf) and "5380" not in _shown(conv) and "85731890" in _shown(conv)

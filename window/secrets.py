@@ -52,6 +52,7 @@ Numbers are 3-8 digits and not part of a date (``04/04/1990``) or a longer numbe
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..memory.errors import InvalidInput
@@ -127,6 +128,12 @@ _GUESSED_NUMBER = re.compile(r"(?<![\d/.-])\d{4,6}(?![\d/])(?=[^.!?]{0,30}\b(?:d
                              r"is that correct|right\?|correct\?))|(?:is it|was it|maybe|try|i think it(?:'s| is| was)|"
                              r"it (?:might|could|may|should) be|i believe it(?:'s| is| was)|probably)\s+(\d{4,6})(?![\d/])",
                              re.IGNORECASE)
+#: an assistant turn checking who the user is: a bare PIN-shaped reply to it is the PIN given
+#: unasked ("Can you tell me your account number?" -> "5380": an account number is longer)
+_IDENTITY_ASK = re.compile(r"\b(?:account (?:number|no)|verify|verification|identity|identify|date of birth|"
+                           r"d\.?o\.?b|full name|who (?:am i|i am) speaking)", re.IGNORECASE)
+#: a reply that is nothing but a PIN-shaped number ("5380", "it's 5380.")
+_BARE_PIN = re.compile(r"\s*(?:(?:it'?s|it is|sure|ok(?:ay)?|yes)[\s,]+)?(\d{4,6})\s*[.!]?\s*", re.IGNORECASE)
 #: a short reply that only agrees, declines or thanks: never a security answer by itself
 _PLAIN_REPLY = re.compile(r"(?:yes|yeah|yep|no|nope|ok(?:ay)?|sure|thanks?(?: you)?|thank you|great|fine|"
                           r"hi|hello|hey|bye|goodbye|cool|perfect|correct|right|definitely|please)[\s,.!]*",
@@ -173,6 +180,25 @@ Span = tuple[int, int]
 RECENT_TURNS = 6
 
 
+def _per_text(fn: Any) -> Any:
+    """``fn(text)`` remembered for short texts: every append reads the same turns before it again
+    (:attr:`SecretDetector.context_turns`), so each turn's verdicts are worked out about once."""
+    cached = lru_cache(maxsize=4096)(fn)
+
+    def call(text: str) -> Any:
+        return cached(text) if len(text) <= 2000 else fn(text)
+
+    call.__doc__ = fn.__doc__
+    return call
+
+
+@_per_text
+def _asks_secret(text: str) -> bool:
+    """Does an assistant turn ask for (or about) a secret (:data:`ASKS_SECRET`)?"""
+    return ASKS_SECRET.search(text) is not None
+
+
+@_per_text
 def _names_a_secret(text: str) -> bool:
     """Does a user turn name a secret or a security answer, where in it is not known (rule 2)?"""
     return bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)
@@ -261,7 +287,8 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
     turns before (:func:`_answer_words`, up to :attr:`SecretDetector.context_turns` back: "...
     his name. That's right Nemo." -> "... feeding Nemo"; "Buddy" -> "I miss Buddy!"). Also, always: an animal named in passing
     ("my dog was named Buddy"), a number offered as a guess ("9431, does that sound right?"), and
-    a bare name asked back while secrets are talked about ("Wong?").
+    a bare name asked back while secrets are talked about ("Wong?"), and a bare PIN-shaped
+    reply to an identity check ("Can you tell me your account number?" -> "5380").
     """
     out: list[Span] = []
     for word in answer_words:
@@ -282,6 +309,12 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
         if (0 < len(words) <= 3 and (not other_question or guess) and not _PLAIN_REPLY.fullmatch(text.strip())
                 and not _STALL.fullmatch(text.strip())):
             out.append((0, len(text)))
+    if role == "user":
+        bare = _BARE_PIN.fullmatch(text)
+        asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
+                     "")
+        if bare and _IDENTITY_ASK.search(asked):
+            out.append(bare.span(1))
     last = earlier[-1] if isinstance(earlier[-1], Mapping) else {}
     if role == "assistant" and last.get("role") == "user" and (
             ASKS_SECRET.search(_content(last)) or _KEYWORD.search(_content(last))):
@@ -296,22 +329,31 @@ def _answer_words(earlier: Sequence[Mapping[str, Any]]) -> set[str]:
     were whole secret replies (rules 2-3): the names a security answer gave. A word already said
     in a turn before the answer is not one: the names of the people talking ("Nate: ...") and of
     what they talk about are no security answers (and the customer's surname is no maiden name)."""
-    words: set[str] = set()
-    seen: set[str] = set()
+    answers: list[int] = []  # the whole secret user replies, by position
     open_turns = 0  # the state of :func:`_question_pending`, kept in one pass over the turns
-    for t in earlier:
-        role, text = t.get("role") if isinstance(t, Mapping) else None, _content(t)
-        tokens = re.findall(r"[\w'-]+", text)
+    turns = [_role_text(t) for t in earlier]
+    for i, (role, text) in enumerate(turns):
         if role == "assistant":
             open_turns = _after_assistant(open_turns, text)
         elif role == "user":
             answered = bool(open_turns) and _answers(text, merge_spans(_values_next_to_keywords(text, "user")))
             if open_turns:
                 open_turns = 0 if (answered or _USER_SECRET_WORDS.search(text)) else open_turns - 1
-            if _names_a_secret(text) or answered:
-                words.update(w for w in _capitalised_words(text, tokens) if w not in seen)
+            if answered or _names_a_secret(text):
+                answers.append(i)
+    words: set[str] = set()
+    seen: set[str] = set()
+    for i, (_, text) in enumerate(turns[:answers[-1] + 1] if answers else ()):
+        tokens = _tokens(text)
+        if i in answers:
+            words.update(w for w in _capitalised_words(text, tokens) if w not in seen)
         seen.update(tokens)
     return words
+
+
+@_per_text
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[\w'-]+", text))
 
 
 def _capitalised_words(text: str, tokens: Sequence[str]) -> set[str]:
@@ -325,6 +367,14 @@ def _capitalised_words(text: str, tokens: Sequence[str]) -> set[str]:
         if before and before[-1] not in ".!?\"'":
             out.add(m.group(1))
     return out
+
+
+def _role_text(turn: Any) -> tuple[Any, str]:
+    """A turn's role and text content ("" for none); plain dicts take the fast path."""
+    if type(turn) is not dict and not isinstance(turn, Mapping):
+        return None, ""
+    text = turn.get("content")
+    return turn.get("role"), text if isinstance(text, str) else ""
 
 
 def _content(turn: Any) -> str:
@@ -354,7 +404,7 @@ def _question_pending(earlier: Sequence[Mapping[str, Any]]) -> bool:
 def _after_assistant(open_turns: int, text: str) -> int:
     """The open user turns of a secret question after an assistant turn (rule 3): it asks (open
     anew), waits ("take your time": unchanged) or moves on (closed)."""
-    if ASKS_SECRET.search(text):
+    if _asks_secret(text):
         return PENDING_USER_TURNS
     return open_turns if open_turns and _WAITS.search(text) else 0
 
