@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import tempfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -198,6 +199,11 @@ API_CASES = [
      "reported usage must be a non-negative integer"),
     ("expand-unknown", lambda mf: mf.conversation("c1").expand("c999"), NotFound, "c999"),
     ("describe-bad-ref", lambda mf: mf.conversation("c1").describe("x1"), InvalidInput, "not a card or turn id"),
+    ("tool-call-arguments-list", lambda mf: mf.conversation("c1").handle_tool_call("search", [1, 2]), InvalidInput,
+     "tool 'search': arguments must be a JSON object (a dict of argument names and values) or the JSON text of "
+     "one, got list [1, 2]"),
+    ("tool-call-arguments-number", lambda mf: mf.conversation("c1").handle_tool_call("fold_unit", 7), InvalidInput,
+     "tool 'fold_unit': arguments must be a JSON object"),
     # labels
     ("relabel-str", lambda mf: mf.relabel("t1", "secret"), InvalidInput,
      "labels must be a list of label names, got the string 'secret': pass ['secret']"),
@@ -249,14 +255,23 @@ TOOL_CASES = [
     ("search-k-text", "search", {"query": "order", "k": "x"}, "error: search: the argument 'k' must be an integer, got 'x'"),
     ("search-k-too-big", "search", {"query": "order", "k": 500}, "error: k must be an integer from 1 to 100, got 500"),
     ("search-unknown-arg", "search", {"query": "order", "top": 3}, "error: search: unknown argument(s) top"),
-    ("search-bad-json", "search", "{not json", "error: arguments are not valid JSON"),
-    ("search-not-object", "search", "[1, 2]", "error: arguments must be a JSON object"),
+    ("search-bad-json", "search", "{not json", "error: tool 'search': arguments are not valid JSON"),
+    ("search-not-object", "search", "[1, 2]",
+     "error: tool 'search': arguments must be a JSON object of argument names and values, got a list"),
+    ("fold-not-object", "fold_unit", "[1, 7]",
+     "error: tool 'fold_unit': arguments must be a JSON object of argument names and values, got a list"),
+    ("strategy-not-object", "strategy_request", '"errand"',
+     "error: tool 'strategy_request': arguments must be a JSON object of argument names and values, got a string"),
     ("describe-missing-id", "describe", {}, "error: describe: the argument 'id' is required (a string)"),
     ("expand-id-number", "expand", {"id": 5}, "error: expand: the argument 'id' must be a string, got 5"),
     ("expand-to-turns-text", "expand", {"id": "t1", "to_turns": "yes"},
      "error: expand: the argument 'to_turns' must be true or false, got 'yes'"),
     ("expand-unknown-card", "expand", {"id": "c999"}, "error: no summary card c999"),
     ("unknown-tool", "delete", {"id": "t1"}, "error: unknown tool 'delete'"),
+    # issue 20 follow-up: with the fold card on (the default), every tool the dispatcher runs is named
+    ("unknown-tool-names-fold-tools", "delete", {"id": "t1"},
+     "error: unknown tool 'delete': the tools are search, describe, expand (recall), fold_unit (folds) and "
+     "strategy_request, strategy_report, strategy_yield (strategies)"),
 ]
 
 
@@ -418,7 +433,8 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], int, str]]:
     ]
 
 
-CLI_IDS = [c[0] for c in cli_cases(Path("."))]
+with tempfile.TemporaryDirectory() as _ids_dir:  # cli_cases writes its input files: never into the cwd
+    CLI_IDS = [c[0] for c in cli_cases(Path(_ids_dir))]
 
 
 @pytest.mark.parametrize("index", range(len(CLI_IDS)), ids=CLI_IDS)

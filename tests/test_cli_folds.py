@@ -56,6 +56,8 @@ def test_fold_prints_the_result_and_refuses_illegal_ranges(db):
     assert error["type"] == "IllegalFold" and "folds do not nest" in error["error"]
     assert run("fold", db, "-c", "coding", "5", "5").output.startswith(
         "Error: turns from #5 on are the unit in progress")
+    stats = json.loads(run("stats", db, "-c", "coding", "--json").stdout)["coding"]
+    assert (stats["accepted"], stats["refused"]) == (1, 2)  # both refusals of `memfold fold` counted
     expand = run("expand", db, "c1", "-c", "coding", "--turns")
     assert expand.output.splitlines()[0] == "t1 [turn 1, user] Please fix the failing test in src/app/cache.py"
 

@@ -169,11 +169,26 @@ def test_the_tool_answers_errors_as_text_and_counts_them(conv):
         "error: turns from #8 on are the unit in progress")
     assert conv.handle_tool_call("fold_unit", '{"from": 1}') == (
         "error: fold_unit needs 'from' and 'to': the first and last turn numbers of the unit")
-    assert conv.handle_tool_call("fold_unit", "{not json").startswith("error: arguments are not a JSON object")
+    assert conv.handle_tool_call("fold_unit", "{not json").startswith("error: tool 'fold_unit': arguments are not valid JSON")
     answer = conv.handle_tool_call("fold_unit", json.dumps({"from": 1, "to": 7}))
     assert answer.startswith("folded turns #1-#7") and "expand c1" in answer
     stats = conv.fold_stats()
     assert (stats["accepted"], stats["refused"]) == (1, 2)
+
+
+def test_a_refusal_from_the_library_counts_as_refused_too(conv):
+    """A fold refused through ``conv.fold_unit`` (the library, ``memfold fold``) counts in the fold
+    stats like one refused through the tool; nothing else is written."""
+    folds_before = conv.folds()
+    with pytest.raises(IllegalFold, match="the unit in progress"):
+        conv.fold_unit(1, 9)
+    with pytest.raises(IllegalFold, match="does not exist"):
+        conv.fold_unit(1, 99)
+    assert conv.fold_stats()["refused"] == 2 and conv.folds() == folds_before
+    assert conv.handle_tool_call("fold_unit", {"from": 1, "to": 9}).startswith("error: ")
+    assert conv.fold_stats()["refused"] == 3  # the tool counts once, not twice
+    conv.fold_unit(1, 7)
+    assert (conv.fold_stats()["accepted"], conv.fold_stats()["refused"]) == (1, 3)
 
 
 # -- the fold card (point 1) -----------------------------------------------------------------------------

@@ -522,24 +522,32 @@ class Conversation:
         **Pass the same ``reader`` as the agent's** :meth:`context`. ``reader=None`` runs the
         tools as the trusted owner, so an agent whose context was compiled for
         ``Reader.of([])`` could otherwise ``expand`` or ``search`` its way to the secret turns
-        its context hides (DESIGN.md §4.9)."""
-        import json
+        its context hides (DESIGN.md §4.9).
 
+        An unknown tool's error lists the tools this dispatcher runs: the recall tools, and with
+        the fold card on (``fold_card_tool_calls`` or ``fold_card_tokens``) ``fold_unit`` and the
+        strategy tools too. :raises InvalidInput: for ``arguments`` that are neither JSON text nor
+        a mapping (a list, a number: the caller's mistake), naming the tool; JSON text that is no
+        object is the model's, answered as ``"error: ..."`` text."""
+        from ..memory.errors import InvalidInput
         from .folds import handle_fold_call
-        from .recall import handle_tool_call
+        from .recall import TOOL_DEFINITIONS, check_arguments_type, handle_tool_call, tool_arguments
         from .strategies import TOOL_NAMES, handle_strategy_call
 
+        check_arguments_type(name, arguments)  # a Python value that is no arguments: the caller's mistake
         if name == "fold_unit" or name in TOOL_NAMES:
             try:
-                args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else (
-                    {} if isinstance(arguments, str) else dict(arguments or {}))
-            except (ValueError, TypeError) as exc:
-                return f"error: arguments are not a JSON object: {exc}"
-            if not isinstance(args, dict):
-                return "error: arguments must be a JSON object"
+                args = tool_arguments(name, arguments)
+            except InvalidInput as exc:
+                return f"error: {exc}"
             if name == "fold_unit":
                 return handle_fold_call(self.parts, self.ref, args)
             return handle_strategy_call(self.parts, self.ref, name, args)
+        recall = [t["function"]["name"] for t in TOOL_DEFINITIONS]
+        settings = self.parts.window
+        if name not in recall and (settings.fold_card_tool_calls or settings.fold_card_tokens):
+            return (f"error: unknown tool {name!r}: the tools are {', '.join(recall)} (recall), fold_unit (folds) "
+                    f"and {', '.join(TOOL_NAMES)} (strategies)")
         text = handle_tool_call(self.parts, self.ref, name, arguments, reader=reader)
         if name in ("search", "describe", "expand") and not text.startswith("error:"):
             self._count_read_back(name, text)

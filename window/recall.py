@@ -343,19 +343,13 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
     :returns: the result text; problems the model can fix (unknown tool, bad JSON, unknown id,
         an item the reader may not see) come back as ``"error: ..."`` text instead of an
         exception, so the agent loop goes on.
-    :raises InvalidInput: for a bad ``reader`` (the caller's mistake, not the model's).
+    :raises InvalidInput: for a bad ``reader``, or ``arguments`` that are neither text nor a
+        mapping (the caller's mistake, not the model's).
     """
     rdr = as_reader(reader)
+    check_arguments_type(name, arguments)
     try:
-        if isinstance(arguments, str):
-            try:
-                args = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                raise InvalidInput(f"arguments are not valid JSON: {exc}") from None
-        else:
-            args = dict(arguments or {})
-        if not isinstance(args, dict):
-            raise InvalidInput("arguments must be a JSON object")
+        args = tool_arguments(name, arguments)
         if name not in _TOOL_ARGUMENTS:
             raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
         args = _check_tool_arguments(name, args)
@@ -369,6 +363,55 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
         return "\n".join(format_item(i) for i in items)
     except MemfoldError as exc:
         return f"error: {exc}"
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (``a list``, ``a number``, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def check_arguments_type(name: Any, arguments: Any) -> None:
+    """Refuse a Python value that cannot be a tool call's arguments (the caller's mistake: a
+    model's arguments come as the JSON text it wrote, or as the dict parsed from it).
+
+    :raises InvalidInput: naming the tool and the object expected.
+    """
+    if arguments is None or isinstance(arguments, (str, Mapping)):
+        return
+    raise InvalidInput(f"tool {name!r}: arguments must be a JSON object (a dict of argument names and values) or "
+                       f"the JSON text of one, got {type(arguments).__name__} {arguments!r:.60}")
+
+
+def tool_arguments(name: Any, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """A tool call's arguments as a dict: the JSON text the model wrote (empty text: no
+    arguments) or a mapping.
+
+    :raises InvalidInput: for text that is not JSON, or JSON that is not an object, naming the
+        tool (never a Python internal such as ``cannot convert dictionary update sequence``).
+    """
+    check_arguments_type(name, arguments)
+    if isinstance(arguments, str):
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            raise InvalidInput(f"tool {name!r}: arguments are not valid JSON ({exc}): "
+                               "send a JSON object of argument names and values") from None
+    else:
+        args = dict(arguments or {})
+    if not isinstance(args, dict):
+        raise InvalidInput(f"tool {name!r}: arguments must be a JSON object of argument names and values, "
+                           f"got {_json_kind(args)}")
+    return args
 
 
 #: each recall tool's arguments: name -> (JSON type, required); ``limit`` is accepted for ``k``
