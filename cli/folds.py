@@ -45,7 +45,7 @@ def fold(db: str, conversation_id: str, first: int, last: int, as_json: bool) ->
 @click.argument("words", nargs=-1)
 @json_option
 def strategy(db: str, conversation_id: str, action: str, words: tuple[str, ...], as_json: bool) -> None:
-    """Strategy frames: `enter NAME [BRIEF...]` opens one (its standing rules are appended at the
+    """Strategy frames: `enter NAME BRIEF...` opens one (its standing rules are appended at the
     tail), `report TEXT...` replaces the open frame's report, `yield [REASON...]` folds the branch
     to the last report, `list` shows the frames."""
     mf = open_db(db)
@@ -65,7 +65,7 @@ def strategy(db: str, conversation_id: str, action: str, words: tuple[str, ...],
         return
     if action == "enter":
         if not words:
-            raise click.UsageError("enter needs a strategy name: memfold strategy DB -c ID enter NAME [BRIEF...]")
+            raise click.UsageError("enter needs a strategy name: memfold strategy DB -c ID enter NAME BRIEF...")
         outcome = conv.strategy_enter(words[0], " ".join(words[1:]))
     elif action == "report":
         outcome = conv.strategy_report(text)

@@ -226,6 +226,11 @@ API_CASES = [
     ("protect-no-scope", lambda mf: mf.protect("x"), InvalidInput, "namespace"),
     ("protect-unknown-conversation", lambda mf: mf.protect("x", conversation_id="nope"), ConversationNotFound, "nope"),
     ("protect-satisfy-missing", lambda mf: mf.protected.satisfy(999), NotFound, "999"),
+    ("strategy-enter-no-brief", lambda mf: mf.conversation("c1").strategy_enter("errand"), InvalidInput,
+     "strategy 'errand' needs a brief: the task this frame is for"),
+    ("strategy-enter-blank-brief", lambda mf: mf.conversation("c1").strategy_enter("errand", "  "), InvalidInput,
+     "needs a brief"),
+    ("spawn-no-brief", lambda mf: mf.conversation("c1").spawn(" "), InvalidInput, "a subagent needs a brief"),
     ("erase-no-scope", lambda mf: mf.erase(), InvalidInput, "scope"),
     ("erase-bad-id", lambda mf: mf.erase(turn_ids=["t1"]), InvalidInput, "integer"),
     ("consolidate-unknown", lambda mf: mf.consolidate("nope"), NotFound, "no namespace 'nope'"),
@@ -430,6 +435,8 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], int, str]]:
         ("export-unknown", ["export", "{db}", "-c", "nope", "-o", str(tmp / "out.jsonl")], 1, "nope"),
         ("policy-half-life", ["policy", "{db}", "-n", NS, "-t", "semantic", "--half-life", "0"], 1, "half"),
         ("consolidate-unknown", ["consolidate", "{db}", "-n", "nope"], 1, "no namespace 'nope'"),
+        ("strategy-enter-no-brief", ["strategy", "{db}", "-c", "c1", "enter", "errand"], 1,
+         "strategy 'errand' needs a brief"),
     ]
 
 

@@ -149,6 +149,22 @@ def test_strategy_errors_are_clear_and_write_nothing(setup):
     assert conv.strategy_frames()[0].status == "open" and len(conv.strategy_frames()) == 1
 
 
+def test_a_frame_without_a_brief_is_refused_and_writes_nothing(setup):
+    mf, conv, _ = setup
+    turns = len(conv.history())
+    for brief in ("", "   "):
+        with pytest.raises(IllegalFold, match="strategy 'errand' needs a brief: the task this frame is for"):
+            conv.strategy_enter("errand", brief)
+    assert conv.handle_tool_call("strategy_request", {"name": "errand"}).startswith(
+        "error: strategy 'errand' needs a brief")
+    assert conv.handle_tool_call("strategy_request", {"name": "errand", "brief": " "}).startswith(
+        "error: strategy 'errand' needs a brief")
+    assert conv.strategy_frames() == [] and len(conv.history()) == turns
+    conv.append({"role": "user", "content": "/strategy errand"})  # typed: the host says why at the tail
+    assert conv.strategy_frames() == []
+    assert conv.history()[-1].content.startswith("[memfold] strategy 'errand' needs a brief")
+
+
 def test_back_typed_by_the_user_closes_the_frame(setup):
     mf, conv, _ = setup
     conv.append({"role": "user", "content": "/back"})  # no frame open: the host says so at the tail

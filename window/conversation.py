@@ -599,7 +599,8 @@ class Conversation:
     def strategy_enter(self, name: str, brief: str = "", *, opened_by: str = "host"):
         """Open a strategy frame (issue 14, point 5): one message with the standing rules is
         appended at the tail (see :func:`memfold.window.strategies.enter`).
-        :returns: a :class:`~memfold.window.strategies.FrameOutcome`. :raises IllegalFold: for an unknown name."""
+        :returns: a :class:`~memfold.window.strategies.FrameOutcome`.
+        :raises IllegalFold: for an unknown name or an empty brief; nothing is written."""
         from .strategies import enter
 
         outcome = enter(self.parts, self.ref, name, brief, opened_by=opened_by)

@@ -192,7 +192,7 @@ def opening_message(strategy: Strategy, frame_id: int, brief: str, depth: int) -
     """The one message appended on entry: the standing rules and the brief."""
     nest = f", nested {depth} deep" if depth > 1 else ""
     return (f"[strategy {strategy.name}, frame f{frame_id}{nest}] {strategy.summary}\n{strategy.rules}\n"
-            f"Brief: {brief or '(none given)'}")
+            f"Brief: {brief}")
 
 
 def enter(parts: WindowParts, ref: ConversationRef, name: Any, brief: Any = "", *, opened_by: str = "host",
@@ -205,12 +205,17 @@ def enter(parts: WindowParts, ref: ConversationRef, name: Any, brief: Any = "", 
         starts at that user turn) or ``"host"`` (a library or CLI call); for the last two the host
         appends the opening message itself, as a ``user`` turn named ``memfold``.
     :param start_seq: the seq the branch starts at (default: see ``opened_by``).
-    :raises IllegalFold: for an unknown strategy or a brief that is not text; nothing is written.
+    :raises IllegalFold: for an unknown strategy, or a brief that is not text or is empty (a frame
+        without its task has nothing to do and no report to owe); nothing is written.
     """
     strategy = book_of(parts).get(name)
     if not isinstance(brief, str):
         raise IllegalFold(f"the brief must be text, not {type(brief).__name__}")
     brief = brief.strip()
+    if not brief:
+        raise IllegalFold(f"strategy {strategy.name!r} needs a brief: the task this frame is for, in a sentence or "
+                          f"two (strategy_request(name, brief), /strategy {strategy.name} BRIEF, or memfold strategy "
+                          f"DB -c ID enter {strategy.name} BRIEF...); no frame was opened")
     storage = parts.storage
     last = parts.archive.last_seq(ref.id, lineage=ref.lineage)
     if start_seq is None:
