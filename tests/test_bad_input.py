@@ -199,6 +199,17 @@ API_CASES = [
      "reported usage must be a non-negative integer"),
     ("expand-unknown", lambda mf: mf.conversation("c1").expand("c999"), NotFound, "c999"),
     ("describe-bad-ref", lambda mf: mf.conversation("c1").describe("x1"), InvalidInput, "not a card or turn id"),
+    ("context-at-zero", lambda mf: mf.conversation("c1").context_at(0), InvalidInput,
+     "turn 0 is out of range: 'c1' has turns 1 to 4"),
+    ("context-at-negative", lambda mf: mf.conversation("c1").context_at(-1), InvalidInput,
+     "turn -1 is out of range: 'c1' has turns 1 to 4"),
+    ("context-at-huge", lambda mf: mf.conversation("c1").context_at(10**9), InvalidInput,
+     "turn 1000000000 is out of range: 'c1' has turns 1 to 4"),
+    ("context-at-text", lambda mf: mf.conversation("c1").context_at("x"), InvalidInput,
+     "the turn number must be a whole number from 1 to 4 (the turns of 'c1'), got str 'x'"),
+    ("context-at-float", lambda mf: mf.conversation("c1").context_at(2.5), InvalidInput,
+     "must be a whole number from 1 to 4"),
+    ("window-at-zero", lambda mf: mf.conversation("c1").window_at(0), InvalidInput, "has turns 1 to 4"),
     ("tool-call-arguments-list", lambda mf: mf.conversation("c1").handle_tool_call("search", [1, 2]), InvalidInput,
      "tool 'search': arguments must be a JSON object (a dict of argument names and values) or the JSON text of "
      "one, got list [1, 2]"),
@@ -289,6 +300,14 @@ def test_recall_tool_bad_arguments_answer_clearly(db, name, arguments, answer):
     assert text.startswith(answer), text
     assert "invalid literal" not in text and "Traceback" not in text
     assert dump(db) == before
+
+
+def test_context_at_in_a_conversation_without_turns_names_it(tmp_path):
+    mf = MemFold(tmp_path / "a.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("fresh", namespace=NS)
+    with pytest.raises(InvalidInput, match="conversation 'fresh' has no turns yet: there is no turn 1 to look at"):
+        conv.context_at(1)
+    mf.close()
 
 
 # -- settings refused before any database exists ------------------------------------------------

@@ -774,14 +774,18 @@ class Conversation:
     def context_at(self, seq: int, budget: int | None = None, output_reserve: int | None = None, *,
                    reader: Iterable[str] | None = None, **overrides: Any) -> dict[str, Any]:
         """What the compiled context was right after turn ``seq``, rebuilt from the archive and the
-        event log without writing (:func:`memfold.window.timeline.context_at`)."""
+        event log without writing (:func:`memfold.window.timeline.context_at`).
+
+        :raises InvalidInput: for a ``seq`` that is not a whole number or lies outside ``1..`` the
+            last turn, naming the valid range (nothing is clamped)."""
         from .timeline import context_at
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         return context_at(self.parts, self.ref, settings, seq, reader=reader)
 
     def window_at(self, seq: int):
-        """The catalog right after turn ``seq`` (:func:`memfold.window.timeline.window_at`)."""
+        """The catalog right after turn ``seq`` (:func:`memfold.window.timeline.window_at`).
+        :raises InvalidInput: as :meth:`context_at`."""
         from .timeline import window_at
 
         return window_at(self.parts, self.ref, seq)
