@@ -136,6 +136,9 @@ def check_id(value: object, what: str) -> int:
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{what} must be an integer, got {value!r}")
-    if not 1 <= value <= MAX_ID:
-        raise InvalidInput(f"{what} {value} is out of range: ids run from 1 to {MAX_ID}")
+    if value < 1:
+        raise InvalidInput(f"{what} {value} is out of range: ids are whole numbers from 1 up (the first is 1)")
+    if value > MAX_ID:
+        raise InvalidInput(f"{what} {value} is out of range: no id is that large (ids are whole numbers from 1 "
+                           "up to the newest one written)")
     return value

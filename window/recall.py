@@ -165,6 +165,7 @@ def get_card(parts: WindowParts, ref: ConversationRef, card_id: int) -> Card:
         or erased, so its text and frozen labels are no longer what its sources allow)."""
     from .forks import card_visible
 
+    _check_in_range(parts, ref, "card", card_id)
     card = parts.cards.get(card_id)
     if card.family_id != ref.family_id:
         raise CardNotFound(f"no summary card c{card_id} in conversation {ref.id!r}")
@@ -189,12 +190,37 @@ def _receipt_scope(parts: WindowParts, ref: ConversationRef, card: Card) -> Conv
     return ConversationRef.load(parts.archive, card.conversation_id)
 
 
+def _check_in_range(parts: WindowParts, ref: ConversationRef, kind: str, item_id: int) -> None:
+    """Refuse an id no row can have (0, negative, past SQLite's range) naming the ids this
+    conversation really has (only read on that error path).
+
+    :raises InvalidInput: ``turn id 0 is out of range: the turns of 'x' are t1 to t57``.
+    """
+    from ..memory.validation import MAX_ID
+
+    if isinstance(item_id, int) and not isinstance(item_id, bool) and 1 <= item_id <= MAX_ID:
+        return
+    if kind == "turn":
+        first = parts.archive.history(ref.id, limit=1, lineage=ref.lineage)
+        last_seq = parts.archive.last_seq(ref.id, lineage=ref.lineage)
+        last = parts.archive.history(ref.id, after_seq=max(0, last_seq - 1), lineage=ref.lineage) if first else []
+        where = (f"the turns of {ref.id!r} are t{first[0].id} to t{last[-1].id}" if first and last
+                 else f"{ref.id!r} has no turns yet")
+    else:
+        cards = [i.item_id for i in parts.catalog(ref).view() if i.kind == "card"]
+        where = (f"the cards in {ref.id!r}'s window are {', '.join(f'c{c}' for c in cards[:8])}"
+                 + (" ..." if len(cards) > 8 else "") + " (the cards they fold can be expanded from them)"
+                 if cards else f"{ref.id!r} has no summary cards yet")
+    raise InvalidInput(f"{kind} id {item_id} is out of range: {where}")
+
+
 def get_turn(parts: WindowParts, ref: ConversationRef, turn_id: int) -> Turn:
     """An archived turn this conversation may show: of its lineage up to the fork point, and a
     quoted turn only in the conversation that quoted it (issue 15, points 4-5).
     :raises TurnNotFound: otherwise."""
     from .forks import turn_visible
 
+    _check_in_range(parts, ref, "turn", turn_id)
     turn = parts.archive.get(turn_id)
     if turn.family_id != ref.family_id or not turn_visible(ref, turn):
         raise TurnNotFound(f"no archived turn t{turn_id} in conversation {ref.id!r}")
