@@ -381,6 +381,31 @@ def test_read_only_database_is_one_storage_error_and_unchanged(db):
     assert dump(db) == before
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_memory_opened_read_only_says_so_and_how_to_write(request, template, tmp_path, backend):
+    """MemFold(read_only=True) on a writable file (the viewer's way): the refusal names the
+    read-only open and the fix, not the file's permissions."""
+    if backend == "sqlite":
+        target = tmp_path / "agent.db"
+        shutil.copyfile(template, target)
+    else:
+        target = request.getfixturevalue("pg_url")
+        MemFold(target, clock=LogicalClock(), token_counter="words", embedder=None).conversation(
+            "c1", namespace=NS).append({"role": "user", "content": "hello"})
+    ro = MemFold(target, embedder=None, read_only=True)
+    turns, records = len(ro.conversation("c1").history()), len(ro.memory.list(include_inactive=True))
+    for write in (lambda: ro.conversation("c1").append({"role": "user", "content": "hello"}),
+                  lambda: ro.remember(NS, "semantic", "a new fact")):
+        with pytest.raises(StorageError) as caught:
+            write()
+        message = str(caught.value)
+        assert message.startswith("the memory was opened read-only (MemFold(..., read_only=True), as `memfold "
+                                  "view` opens it): nothing was written; to write, open it without read_only"), message
+        assert "writable" not in message
+    assert len(ro.conversation("c1").history()) == turns and len(ro.memory.list(include_inactive=True)) == records
+    ro.close()
+
+
 def test_foreign_sqlite_file_keeps_its_journal_mode_and_gets_no_wal_files(tmp_path):
     foreign = tmp_path / "app.db"
     conn = sqlite3.connect(foreign)

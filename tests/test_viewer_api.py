@@ -99,7 +99,7 @@ def test_every_route_answers_and_nothing_is_written(replayed):
 def test_read_only_facade_refuses_writes(replayed):
     before = digest(replayed)
     with MemFold(replayed, embedder=None, read_only=True) as mf:
-        with pytest.raises(StorageError, match="readonly"):
+        with pytest.raises(StorageError, match="the memory was opened read-only"):
             mf.remember(CONV, "semantic", "a new fact")
         with pytest.raises(StorageError):
             mf.conversation(CONV, create=False).append({"role": "user", "content": "hello"})
