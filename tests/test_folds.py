@@ -213,6 +213,11 @@ def test_the_fold_card_appears_when_work_built_up_and_lists_turns_by_number(db_p
     assert ctx.total_tokens == sum(ctx.sections.values()) and conv.pressure() == ctx.total_tokens
     counter = mf.parts.token_counter
     assert ctx.fold_menu.tokens == counter.count(ctx.fold_card)
+    # its tokens are a section of their own, not turns (the message sits among the turns)
+    turn_tokens = sum(t.tokens for t in conv.history())
+    assert ctx.sections["fold_card"] == ctx.fold_menu.tokens
+    assert ctx.sections["turns"] + ctx.sections["hot_turns"] == turn_tokens
+    assert conv.window_status()["tokens"] == ctx.total_tokens
     conv.context()  # the same menu again is one proposal
     assert conv.fold_stats()["proposed"] == 1
     conv.fold_unit(ctx.fold_menu.first_seq, ctx.fold_menu.last_seq)
