@@ -123,7 +123,8 @@ class Conversation:
         if written:
             self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
         if compact and outcome.written:
-            self._after_append(outcome=None if protected else outcome)
+            results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
+            self._after_append(outcome=None if protected else outcome, tool_results=results)
         return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
@@ -266,7 +267,7 @@ class Conversation:
         (``budget``/``output_reserve`` aliases accepted). :raises InvalidInput: for a bad value."""
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
-    def _after_append(self, outcome: AppendOutcome | None = None) -> None:
+    def _after_append(self, outcome: AppendOutcome | None = None, tool_results: int = 0) -> None:
         """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
 
         Past the hard watermark the fold runs here, in the foreground; past the soft one the
@@ -285,7 +286,8 @@ class Conversation:
 
         settings, bounds = self.parts.window, self.parts.pressure_bounds
         bound = None if outcome is None else bounds.after_append(
-            self.id, settings, first_seq=outcome.first_seq, last_seq=outcome.last_seq, tokens=outcome.tokens)
+            self.id, settings, first_seq=outcome.first_seq, last_seq=outcome.last_seq, tokens=outcome.tokens,
+            tool_results=tool_results)
         pressure = 0
         try:
             if bound is not None and bound < settings.soft_tokens:
@@ -302,8 +304,10 @@ class Conversation:
                 self.leave_note(pressure)
             if outcome is not None:
                 note = note_text(settings)
+                card_on = settings.fold_card_tool_calls > 0 or settings.fold_card_tokens > 0
                 bounds.measured(self.id, settings, pressure=pressure, last_seq=outcome.last_seq,
-                                note_tokens=self.parts.token_counter.count(note) if note else 0)
+                                note_tokens=self.parts.token_counter.count(note) if note else 0,
+                                work=self.storage.folds.unfolded_totals(self.id) if card_on else (0, 0))
         except StorageError:
             bounds.forget(self.id)
             try:
