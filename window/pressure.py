@@ -71,8 +71,6 @@ class PressureBounds:
 
         :returns: the new bound, or ``None`` when there is none to carry (measure in full).
         """
-        from .folds import fold_card_due
-
         with self._lock:
             bound = self._bounds.pop(conversation_id, None)
             if (bound is None or bound.settings is not settings or bound.next_seq != first_seq
@@ -80,7 +78,8 @@ class PressureBounds:
                 return None
             bound.work_results += tool_results
             bound.work_tokens += tokens
-            if fold_card_due(settings, bound.work_results, bound.work_tokens):
+            calls_at, tokens_at = settings.fold_card_tool_calls, settings.fold_card_tokens  # as folds.fold_card_due
+            if (calls_at > 0 and bound.work_results >= calls_at) or (tokens_at > 0 and bound.work_tokens >= tokens_at):
                 return None  # a fold card may show now: its size is not bounded by the turns'
             bound.tokens += tokens
             bound.next_seq = last_seq + 1
