@@ -61,6 +61,8 @@ def strategy(db: str, conversation_id: str, action: str, words: tuple[str, ...],
                            + (f": {f.report}" if f.report else ""))
             if not frames:
                 click.echo("no strategy frames")
+            for message in conv.strategy_book().broken.values():  # a broken file disables only itself
+                click.echo(f"broken: {message} (the other strategies work)")
         mf.close()
         return
     if action == "enter":

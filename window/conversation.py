@@ -631,6 +631,13 @@ class Conversation:
 
         return open_frames(self.parts, self.ref) if open_only else self.storage.folds.frames(self.id)
 
+    def strategy_book(self):
+        """The strategies this conversation may enter (a :class:`~memfold.window.strategies.StrategyBook`:
+        ``names()``, and ``broken``, the strategy files that failed to load, by name, with why)."""
+        from .strategies import book_of
+
+        return book_of(self.parts)
+
     def tool_call_refusal(self, name: str, arguments: Any = None) -> str | None:
         """Why the agent's own tool call must not run now (an open read-only frame, such as
         ``intent``, and a call that writes), as the text to return to the model; ``None`` to run it."""
