@@ -13,7 +13,7 @@ import tempfile
 import click
 
 from .. import InvalidInput
-from .core import cli, open_db
+from .core import cli, ensure_port_free, open_db
 
 
 def _exit_on_sigterm() -> None:
@@ -81,6 +81,7 @@ def view(db: str | None, reader_labels: tuple[str, ...], owner: bool, host: str,
         raise click.ClickException(f"memfold view needs the server extra: pip install 'memfold[server]' ({exc})")
     keys = load_keys(keys_path)
     check_bind(host, keys)
+    ensure_port_free(host, port)
     window = None
     scratch = None
     if seed:
