@@ -137,8 +137,7 @@ def check_id(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{what} must be an integer, got {value!r}")
     if value < 1:
-        raise InvalidInput(f"{what} {value} is out of range: ids are whole numbers from 1 up (the first is 1)")
+        raise InvalidInput(f"{what} {value} is out of range: ids start at 1")
     if value > MAX_ID:
-        raise InvalidInput(f"{what} {value} is out of range: no id is that large (ids are whole numbers from 1 "
-                           "up to the newest one written)")
+        raise InvalidInput(f"{what} {value} is out of range: no id is that large (ids start at 1 and count up)")
     return value

@@ -241,11 +241,13 @@ def test_one_broken_strategy_file_disables_only_itself(tmp_path, db_path, monkey
         book.get("bad")
     # through a conversation, the tool and the CLI: the good ones work, the broken one is refused by name
     monkeypatch.setenv("MEMFOLD_STRATEGY_PATH", str(folder))
-    with pytest.warns(UserWarning, match="bad.toml"):
+    with pytest.warns(UserWarning) as caught:
         mf = MemFold(db_path, clock=LogicalClock(), token_counter="words", embedder=None)
         conv = mf.conversation("c", namespace="default")
         conv.append({"role": "user", "content": "which commit broke it?"})
         assert conv.strategy_enter("bisect", "v1.2..v1.3").message.startswith("[strategy bisect, frame f1]")
+    assert sorted(str(w.message).split(".toml")[0] for w in caught) == [
+        f"strategy file {folder / 'bad'}", f"strategy file {folder / 'garbled'}"]
     with pytest.raises(IllegalFold, match="strategy 'garbled' cannot be used: strategy file"):
         conv.strategy_enter("garbled", "anything")
     assert conv.handle_tool_call("strategy_request", {"name": "bad", "brief": "x"}).startswith(
