@@ -8,6 +8,7 @@ implementation (DESIGN.md §2). Everything the library raises derives from :clas
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Iterable
 
 import sqlite_utils
@@ -106,6 +107,23 @@ def _make_extractor(spec: "Extractor | str | None") -> "Extractor":
     if not isinstance(spec, Extractor):
         raise InvalidInput(f"extractor must be a memfold Extractor or 'rules'/'llm', got {type(spec).__name__}")
     return spec
+
+
+#: (file, recorded counter, given counter) already warned about in this process
+_COUNTER_WARNINGS: set[tuple[str, str, str]] = set()
+
+
+def _warn_counter_mismatch(where: Any, stored: str, given: str) -> None:
+    """Warn once per file and pair that ``token_counter=`` differs from the counter the file records."""
+    place = os.path.abspath(os.fspath(where)) if isinstance(where, (str, os.PathLike)) else f"object {id(where)}"
+    key = (place, stored, given)
+    if key in _COUNTER_WARNINGS:
+        return
+    _COUNTER_WARNINGS.add(key)
+    warnings.warn(
+        f"this memory records token counter {stored!r} (its turns and cards were counted with it), but "
+        f"token_counter={given!r} was given: new counts use {given!r}, so budgets add up figures of both; leave "
+        f"token_counter out to count with {stored!r}", UserWarning, stacklevel=4)
 
 
 def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: Any, extractor: Any,
@@ -237,7 +255,7 @@ class MemFold:
         #: no engine, command or server uses it (they go through :attr:`storage`)
         self.db = getattr(self.storage, "db", None)
         self.clock = clock
-        self.token_counter = self._token_counter(early.get("token_counter", token_counter))
+        self.token_counter = self._token_counter(early.get("token_counter", token_counter), where=path)
         self.memory = MemoryStore(self.storage, self.clock)
         # the consolidation pass's and the nightly job's parts (issue 12, point 2), built once
         self.consolidation_parts = ConsolidationParts(storage=self.storage, clock=self.clock, memory=self.memory,
@@ -333,14 +351,22 @@ class MemFold:
     def searcher(self, value: HybridSearch) -> None:
         self.parts.searcher = value
 
-    def _token_counter(self, spec: TokenCounter | str | None) -> TokenCounter:
+    def _token_counter(self, spec: TokenCounter | str | None, *, where: Any = None) -> TokenCounter:
         """The counter to use: the one given, else the one recorded in the file, else cl100k_base.
-        The first counter used on a file is recorded so later opens count the same way."""
+        The first counter used on a file is recorded so later opens count the same way.
+
+        A counter given that differs from the recorded one is used, with a :class:`UserWarning`
+        naming both (once per file and pair in a process): every stored turn and card keeps the
+        count it was written with, so the budget would add up figures of two counters. Unlike a
+        clock of another kind (refused: times could not be compared), nothing breaks, so it is a
+        warning, not an error."""
         stored = self.storage.meta.token_counter()
         counter = make_token_counter(spec if spec is not None else stored)
         if stored is None:
             with self.storage.transaction():
                 self.storage.meta.record_token_counter(counter.id)
+        elif spec is not None and counter.id != stored:
+            _warn_counter_mismatch(where, stored, counter.id)
         return counter
 
     # -- conversations -------------------------------------------------------------------

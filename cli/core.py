@@ -98,6 +98,34 @@ def open_db(db: str, *, must_exist: bool = True, **kwargs: Any):
     return MemFold(db, create=not must_exist, **kwargs)
 
 
+def ensure_port_free(host: str, port: int, option: str = "--port") -> None:
+    """Refuse, as a usage error (exit status 2), a TCP port another program already listens on,
+    before a server starts: uvicorn would otherwise log an ERROR line and exit on its own terms.
+    Binds a throw-away socket the way uvicorn binds (``SO_REUSEADDR``); port 0 always works.
+
+    :raises click.BadParameter: naming the address and what to do.
+    """
+    import socket
+
+    if not port:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return  # an address uvicorn cannot resolve either: it says so itself
+    family, kind, proto, _, address = infos[0]
+    probe = socket.socket(family, kind, proto)
+    try:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)
+    except OSError as exc:
+        raise click.BadParameter(
+            f"port {port} on {host} is already in use ({exc.strerror or exc}): stop the program holding it, "
+            f"choose another with {option} PORT, or {option} 0 for a free one", param_hint=f"'{option}'") from None
+    finally:
+        probe.close()
+
+
 def emit_json(data: Any) -> None:
     """Print ``data`` as indented JSON."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))

@@ -45,7 +45,7 @@ def fold(db: str, conversation_id: str, first: int, last: int, as_json: bool) ->
 @click.argument("words", nargs=-1)
 @json_option
 def strategy(db: str, conversation_id: str, action: str, words: tuple[str, ...], as_json: bool) -> None:
-    """Strategy frames: `enter NAME [BRIEF...]` opens one (its standing rules are appended at the
+    """Strategy frames: `enter NAME BRIEF...` opens one (its standing rules are appended at the
     tail), `report TEXT...` replaces the open frame's report, `yield [REASON...]` folds the branch
     to the last report, `list` shows the frames."""
     mf = open_db(db)
@@ -61,11 +61,13 @@ def strategy(db: str, conversation_id: str, action: str, words: tuple[str, ...],
                            + (f": {f.report}" if f.report else ""))
             if not frames:
                 click.echo("no strategy frames")
+            for message in conv.strategy_book().broken.values():  # a broken file disables only itself
+                click.echo(f"broken: {message} (the other strategies work)")
         mf.close()
         return
     if action == "enter":
         if not words:
-            raise click.UsageError("enter needs a strategy name: memfold strategy DB -c ID enter NAME [BRIEF...]")
+            raise click.UsageError("enter needs a strategy name: memfold strategy DB -c ID enter NAME BRIEF...")
         outcome = conv.strategy_enter(words[0], " ".join(words[1:]))
     elif action == "report":
         outcome = conv.strategy_report(text)

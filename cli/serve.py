@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from .. import InvalidInput
-from .core import cli, db_argument, open_db, plural
+from .core import cli, db_argument, ensure_port_free, open_db, plural
 
 @cli.command()
 @db_argument
@@ -34,6 +34,7 @@ def serve(db: str, host: str, port: int, keys_path: str | None, embedder: str, l
         raise click.ClickException(f"memfold serve needs the server extra: pip install 'memfold[server]' ({exc})")
     keys = load_keys(keys_path)
     check_bind(host, keys)
+    ensure_port_free(host, port)
     mf = open_db(db, embedder=embedder)
     auth = f"{plural(len(keys), 'API key')}" if keys else "no API keys: loopback only, every caller is the owner"
     click.echo(f"memfold: serving {db} on http://{host}:{port}/v1 ({auth})", err=True)
@@ -74,6 +75,8 @@ def mcp_command(db: str, http: bool, port: int | None, reader_labels: tuple[str,
         raise InvalidInput("--owner sees every label; it cannot be combined with --reader")
     if port is not None and not http:
         raise InvalidInput("--port is for --http: over stdio there is no port")
+    if http:
+        ensure_port_free("127.0.0.1", 8765 if port is None else port)
     try:
         from ..integrations.mcp import create_server, serve_http, serve_stdio
         mf = open_db(db, embedder=embedder)

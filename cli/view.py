@@ -13,7 +13,24 @@ import tempfile
 import click
 
 from .. import InvalidInput
-from .core import cli, open_db
+from .core import cli, ensure_port_free, open_db
+
+
+def _exit_on_sigterm() -> None:
+    """Turn SIGTERM into ``SystemExit(143)`` so ``finally`` blocks run. uvicorn catches SIGTERM and
+    SIGINT while it serves, shuts down, then raises the signal again with the previous handler:
+    Python's default for SIGTERM ends the process on the spot, leaving the scratch folder behind,
+    while SIGINT's raises KeyboardInterrupt, which unwinds. Only the main thread may set handlers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        def stop(signum, frame):
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, stop)
 
 
 @cli.command(name="view")
@@ -64,18 +81,29 @@ def view(db: str | None, reader_labels: tuple[str, ...], owner: bool, host: str,
         raise click.ClickException(f"memfold view needs the server extra: pip install 'memfold[server]' ({exc})")
     keys = load_keys(keys_path)
     check_bind(host, keys)
+    ensure_port_free(host, port)
     window = None
     scratch = None
     if seed:
         from ..demo.program import WINDOW, play
 
+        _exit_on_sigterm()  # so the scratch folder is removed on SIGTERM too, not only on Ctrl-C
         scratch = tempfile.TemporaryDirectory(prefix="memfold-view-")
-        db = os.path.join(scratch.name, "seed.db")
-        play(db)
+        try:
+            db = os.path.join(scratch.name, "seed.db")
+            play(db)
+        except BaseException:
+            scratch.cleanup()
+            raise
         window = WINDOW
         # no --tokens: the counter the demo recorded in the file ('seed-words': a card's [cN] id is
         # not counted), so the views replay the demo's meter; 'words' would count one more per card
-    mf = open_db(db, embedder=embedder, read_only=True, **({"token_counter": tokens} if tokens else {}))
+    try:
+        mf = open_db(db, embedder=embedder, read_only=True, **({"token_counter": tokens} if tokens else {}))
+    except BaseException:
+        if scratch is not None:
+            scratch.cleanup()
+        raise
     try:
         base = window or mf.window
         window = base.with_overrides(budget=budget, output_reserve=output_reserve, hot_turns=hot_turns)

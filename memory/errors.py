@@ -97,6 +97,13 @@ class StorageError(MemfoldError):
     """The database cannot be opened, migrated or written."""
 
 
+#: a :class:`StorageError`'s message for a write refused because memfold itself opened the memory
+#: read-only (``MemFold(read_only=True)``, as the viewer does): the file may be perfectly writable
+OPENED_READ_ONLY = ("the memory was opened read-only (MemFold(..., read_only=True), as `memfold view` opens it): "
+                    "nothing was written; to write, open it without read_only (MemFold(path), or a memfold "
+                    "command other than view)")
+
+
 class StorageConflict(StorageError):
     """A write broke a uniqueness rule of the storage (a row that may exist only once already
     does); the transaction it ran in rolls back. Storage backends raise it in place of their

@@ -136,6 +136,8 @@ def check_id(value: object, what: str) -> int:
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{what} must be an integer, got {value!r}")
-    if not 1 <= value <= MAX_ID:
-        raise InvalidInput(f"{what} {value} is out of range: ids run from 1 to {MAX_ID}")
+    if value < 1:
+        raise InvalidInput(f"{what} {value} is out of range: ids start at 1")
+    if value > MAX_ID:
+        raise InvalidInput(f"{what} {value} is out of range: no id is that large (ids start at 1 and count up)")
     return value

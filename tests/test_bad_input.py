@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import tempfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -198,6 +199,28 @@ API_CASES = [
      "reported usage must be a non-negative integer"),
     ("expand-unknown", lambda mf: mf.conversation("c1").expand("c999"), NotFound, "c999"),
     ("describe-bad-ref", lambda mf: mf.conversation("c1").describe("x1"), InvalidInput, "not a card or turn id"),
+    ("describe-turn-zero", lambda mf: mf.conversation("c1").describe("t0"), InvalidInput,
+     "turn id 0 is out of range: the turns of 'c1' are t1 to t4"),
+    ("describe-turn-huge", lambda mf: mf.conversation("c1").describe(f"t{10**30}"), InvalidInput,
+     "is out of range: the turns of 'c1' are t1 to t4"),
+    ("expand-card-zero", lambda mf: mf.conversation("c1").expand("c0"), InvalidInput,
+     "card id 0 is out of range: 'c1' has no summary cards yet"),
+    ("context-at-zero", lambda mf: mf.conversation("c1").context_at(0), InvalidInput,
+     "turn 0 is out of range: 'c1' has turns 1 to 4"),
+    ("context-at-negative", lambda mf: mf.conversation("c1").context_at(-1), InvalidInput,
+     "turn -1 is out of range: 'c1' has turns 1 to 4"),
+    ("context-at-huge", lambda mf: mf.conversation("c1").context_at(10**9), InvalidInput,
+     "turn 1000000000 is out of range: 'c1' has turns 1 to 4"),
+    ("context-at-text", lambda mf: mf.conversation("c1").context_at("x"), InvalidInput,
+     "the turn number must be a whole number from 1 to 4 (the turns of 'c1'), got str 'x'"),
+    ("context-at-float", lambda mf: mf.conversation("c1").context_at(2.5), InvalidInput,
+     "must be a whole number from 1 to 4"),
+    ("window-at-zero", lambda mf: mf.conversation("c1").window_at(0), InvalidInput, "has turns 1 to 4"),
+    ("tool-call-arguments-list", lambda mf: mf.conversation("c1").handle_tool_call("search", [1, 2]), InvalidInput,
+     "tool 'search': arguments must be a JSON object (a dict of argument names and values) or the JSON text of "
+     "one, got list [1, 2]"),
+    ("tool-call-arguments-number", lambda mf: mf.conversation("c1").handle_tool_call("fold_unit", 7), InvalidInput,
+     "tool 'fold_unit': arguments must be a JSON object"),
     # labels
     ("relabel-str", lambda mf: mf.relabel("t1", "secret"), InvalidInput,
      "labels must be a list of label names, got the string 'secret': pass ['secret']"),
@@ -220,6 +243,11 @@ API_CASES = [
     ("protect-no-scope", lambda mf: mf.protect("x"), InvalidInput, "namespace"),
     ("protect-unknown-conversation", lambda mf: mf.protect("x", conversation_id="nope"), ConversationNotFound, "nope"),
     ("protect-satisfy-missing", lambda mf: mf.protected.satisfy(999), NotFound, "999"),
+    ("strategy-enter-no-brief", lambda mf: mf.conversation("c1").strategy_enter("errand"), InvalidInput,
+     "strategy 'errand' needs a brief: the task this frame is for"),
+    ("strategy-enter-blank-brief", lambda mf: mf.conversation("c1").strategy_enter("errand", "  "), InvalidInput,
+     "needs a brief"),
+    ("spawn-no-brief", lambda mf: mf.conversation("c1").spawn(" "), InvalidInput, "a subagent needs a brief"),
     ("erase-no-scope", lambda mf: mf.erase(), InvalidInput, "scope"),
     ("erase-bad-id", lambda mf: mf.erase(turn_ids=["t1"]), InvalidInput, "integer"),
     ("consolidate-unknown", lambda mf: mf.consolidate("nope"), NotFound, "no namespace 'nope'"),
@@ -249,14 +277,23 @@ TOOL_CASES = [
     ("search-k-text", "search", {"query": "order", "k": "x"}, "error: search: the argument 'k' must be an integer, got 'x'"),
     ("search-k-too-big", "search", {"query": "order", "k": 500}, "error: k must be an integer from 1 to 100, got 500"),
     ("search-unknown-arg", "search", {"query": "order", "top": 3}, "error: search: unknown argument(s) top"),
-    ("search-bad-json", "search", "{not json", "error: arguments are not valid JSON"),
-    ("search-not-object", "search", "[1, 2]", "error: arguments must be a JSON object"),
+    ("search-bad-json", "search", "{not json", "error: tool 'search': arguments are not valid JSON"),
+    ("search-not-object", "search", "[1, 2]",
+     "error: tool 'search': arguments must be a JSON object of argument names and values, got a list"),
+    ("fold-not-object", "fold_unit", "[1, 7]",
+     "error: tool 'fold_unit': arguments must be a JSON object of argument names and values, got a list"),
+    ("strategy-not-object", "strategy_request", '"errand"',
+     "error: tool 'strategy_request': arguments must be a JSON object of argument names and values, got a string"),
     ("describe-missing-id", "describe", {}, "error: describe: the argument 'id' is required (a string)"),
     ("expand-id-number", "expand", {"id": 5}, "error: expand: the argument 'id' must be a string, got 5"),
     ("expand-to-turns-text", "expand", {"id": "t1", "to_turns": "yes"},
      "error: expand: the argument 'to_turns' must be true or false, got 'yes'"),
     ("expand-unknown-card", "expand", {"id": "c999"}, "error: no summary card c999"),
     ("unknown-tool", "delete", {"id": "t1"}, "error: unknown tool 'delete'"),
+    # issue 20 follow-up: with the fold card on (the default), every tool the dispatcher runs is named
+    ("unknown-tool-names-fold-tools", "delete", {"id": "t1"},
+     "error: unknown tool 'delete': the tools are search, describe, expand (recall), fold_unit (folds) and "
+     "strategy_request, strategy_report, strategy_yield (strategies)"),
 ]
 
 
@@ -269,6 +306,14 @@ def test_recall_tool_bad_arguments_answer_clearly(db, name, arguments, answer):
     assert text.startswith(answer), text
     assert "invalid literal" not in text and "Traceback" not in text
     assert dump(db) == before
+
+
+def test_context_at_in_a_conversation_without_turns_names_it(tmp_path):
+    mf = MemFold(tmp_path / "a.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("fresh", namespace=NS)
+    with pytest.raises(InvalidInput, match="conversation 'fresh' has no turns yet: there is no turn 1 to look at"):
+        conv.context_at(1)
+    mf.close()
 
 
 # -- settings refused before any database exists ------------------------------------------------
@@ -336,6 +381,31 @@ def test_read_only_database_is_one_storage_error_and_unchanged(db):
     assert dump(db) == before
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_memory_opened_read_only_says_so_and_how_to_write(request, template, tmp_path, backend):
+    """MemFold(read_only=True) on a writable file (the viewer's way): the refusal names the
+    read-only open and the fix, not the file's permissions."""
+    if backend == "sqlite":
+        target = tmp_path / "agent.db"
+        shutil.copyfile(template, target)
+    else:
+        target = request.getfixturevalue("pg_url")
+        MemFold(target, clock=LogicalClock(), token_counter="words", embedder=None).conversation(
+            "c1", namespace=NS).append({"role": "user", "content": "hello"})
+    ro = MemFold(target, embedder=None, read_only=True)
+    turns, records = len(ro.conversation("c1").history()), len(ro.memory.list(include_inactive=True))
+    for write in (lambda: ro.conversation("c1").append({"role": "user", "content": "hello"}),
+                  lambda: ro.remember(NS, "semantic", "a new fact")):
+        with pytest.raises(StorageError) as caught:
+            write()
+        message = str(caught.value)
+        assert message.startswith("the memory was opened read-only (MemFold(..., read_only=True), as `memfold "
+                                  "view` opens it): nothing was written; to write, open it without read_only"), message
+        assert "writable" not in message
+    assert len(ro.conversation("c1").history()) == turns and len(ro.memory.list(include_inactive=True)) == records
+    ro.close()
+
+
 def test_foreign_sqlite_file_keeps_its_journal_mode_and_gets_no_wal_files(tmp_path):
     foreign = tmp_path / "app.db"
     conn = sqlite3.connect(foreign)
@@ -389,7 +459,9 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], int, str]]:
         ("remember-importance", ["remember", "{db}", "x", "-n", NS, "-i", "2"], 1, "importance 2.0 is outside [0, 1]"),
         ("remember-type", ["remember", "{db}", "x", "-n", NS, "-t", "facts"], 2, "Invalid value for '--type'"),
         ("pin-zero", ["pin", "{db}", "0"], 1, "record id 0 is out of range"),
-        ("pin-huge", ["pin", "{db}", "99999999999999999999999"], 1, "is out of range: ids run from 1 to"),
+        ("pin-huge", ["pin", "{db}", "99999999999999999999999"], 1, "is out of range: no id is that large"),
+        ("describe-turn-zero", ["describe", "{db}", "t0", "-c", "c1"], 1,
+         "turn id 0 is out of range: the turns of 'c1' are t1 to t4"),
         ("pin-text", ["pin", "{db}", "abc"], 2, "'abc' is not a valid integer"),
         ("pin-missing", ["pin", "{db}", "999"], 1, "999"),
         ("satisfy-missing", ["protect", "satisfy", "{db}", "999"], 1, "999"),
@@ -415,10 +487,13 @@ def cli_cases(tmp: Path) -> list[tuple[str, list[str], int, str]]:
         ("export-unknown", ["export", "{db}", "-c", "nope", "-o", str(tmp / "out.jsonl")], 1, "nope"),
         ("policy-half-life", ["policy", "{db}", "-n", NS, "-t", "semantic", "--half-life", "0"], 1, "half"),
         ("consolidate-unknown", ["consolidate", "{db}", "-n", "nope"], 1, "no namespace 'nope'"),
+        ("strategy-enter-no-brief", ["strategy", "{db}", "-c", "c1", "enter", "errand"], 1,
+         "strategy 'errand' needs a brief"),
     ]
 
 
-CLI_IDS = [c[0] for c in cli_cases(Path("."))]
+with tempfile.TemporaryDirectory() as _ids_dir:  # cli_cases writes its input files: never into the cwd
+    CLI_IDS = [c[0] for c in cli_cases(Path(_ids_dir))]
 
 
 @pytest.mark.parametrize("index", range(len(CLI_IDS)), ids=CLI_IDS)

@@ -43,6 +43,32 @@ def run(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
+def test_context_meter_counts_the_fold_card_on_its_own_line(tmp_path):
+    path = tmp_path / "card.db"
+    mf = MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("coding", namespace="default")
+    work = [{"role": "user", "content": "Please fix the failing tests in src/app/"}]
+    for i in range(20):  # the default card shows at 20 tool calls since the last fold
+        work += [{"role": "assistant", "content": "", "tool_calls": [call(f"a{i}", "read_file", path=f"src/app/m{i}.py")]},
+                 {"role": "tool", "tool_call_id": f"a{i}", "content": f"def f{i}(): return {i}"}]
+    work += [{"role": "assistant", "content": "Fixed all twenty modules."},
+             {"role": "user", "content": "Now add a retry option to src/app/client.py"}]
+    conv.append_many(work)
+    turns = sum(t.tokens for t in conv.history())
+    mf.close()
+    settings = ["--budget", "200000", "--reserve", "1000"]
+    data = json.loads(run("context", str(path), "-c", "coding", *settings, "--json").stdout)
+    card = data["sections"]["fold_card"]
+    assert data["fold_card"] and card > 0
+    assert data["sections"]["turns"] + data["sections"]["hot_turns"] == turns  # the card is not a turn
+    out = run("context", str(path), "-c", "coding", *settings)
+    assert out.exit_code == 0, out.output
+    older, hot = data["sections"]["turns"], data["sections"]["hot_turns"]
+    assert out.output.splitlines()[-1].endswith(f"turns {older}, hot_turns {hot}, fold_card {card})")
+    status = MemFold(path, embedder=None).conversation("coding").window_status(budget=200000, output_reserve=1000)
+    assert status["tokens"] == data["total_tokens"] == sum(data["sections"].values())
+
+
 def test_fold_prints_the_result_and_refuses_illegal_ranges(db):
     out = run("fold", db, "-c", "coding", "1", "4")
     assert out.exit_code == 0, out.output
@@ -56,6 +82,8 @@ def test_fold_prints_the_result_and_refuses_illegal_ranges(db):
     assert error["type"] == "IllegalFold" and "folds do not nest" in error["error"]
     assert run("fold", db, "-c", "coding", "5", "5").output.startswith(
         "Error: turns from #5 on are the unit in progress")
+    stats = json.loads(run("stats", db, "-c", "coding", "--json").stdout)["coding"]
+    assert (stats["accepted"], stats["refused"]) == (1, 2)  # both refusals of `memfold fold` counted
     expand = run("expand", db, "c1", "-c", "coding", "--turns")
     assert expand.output.splitlines()[0] == "t1 [turn 1, user] Please fix the failing test in src/app/cache.py"
 

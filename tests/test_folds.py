@@ -169,11 +169,26 @@ def test_the_tool_answers_errors_as_text_and_counts_them(conv):
         "error: turns from #8 on are the unit in progress")
     assert conv.handle_tool_call("fold_unit", '{"from": 1}') == (
         "error: fold_unit needs 'from' and 'to': the first and last turn numbers of the unit")
-    assert conv.handle_tool_call("fold_unit", "{not json").startswith("error: arguments are not a JSON object")
+    assert conv.handle_tool_call("fold_unit", "{not json").startswith("error: tool 'fold_unit': arguments are not valid JSON")
     answer = conv.handle_tool_call("fold_unit", json.dumps({"from": 1, "to": 7}))
     assert answer.startswith("folded turns #1-#7") and "expand c1" in answer
     stats = conv.fold_stats()
     assert (stats["accepted"], stats["refused"]) == (1, 2)
+
+
+def test_a_refusal_from_the_library_counts_as_refused_too(conv):
+    """A fold refused through ``conv.fold_unit`` (the library, ``memfold fold``) counts in the fold
+    stats like one refused through the tool; nothing else is written."""
+    folds_before = conv.folds()
+    with pytest.raises(IllegalFold, match="the unit in progress"):
+        conv.fold_unit(1, 9)
+    with pytest.raises(IllegalFold, match="does not exist"):
+        conv.fold_unit(1, 99)
+    assert conv.fold_stats()["refused"] == 2 and conv.folds() == folds_before
+    assert conv.handle_tool_call("fold_unit", {"from": 1, "to": 9}).startswith("error: ")
+    assert conv.fold_stats()["refused"] == 3  # the tool counts once, not twice
+    conv.fold_unit(1, 7)
+    assert (conv.fold_stats()["accepted"], conv.fold_stats()["refused"]) == (1, 3)
 
 
 # -- the fold card (point 1) -----------------------------------------------------------------------------
@@ -198,6 +213,11 @@ def test_the_fold_card_appears_when_work_built_up_and_lists_turns_by_number(db_p
     assert ctx.total_tokens == sum(ctx.sections.values()) and conv.pressure() == ctx.total_tokens
     counter = mf.parts.token_counter
     assert ctx.fold_menu.tokens == counter.count(ctx.fold_card)
+    # its tokens are a section of their own, not turns (the message sits among the turns)
+    turn_tokens = sum(t.tokens for t in conv.history())
+    assert ctx.sections["fold_card"] == ctx.fold_menu.tokens
+    assert ctx.sections["turns"] + ctx.sections["hot_turns"] == turn_tokens
+    assert conv.window_status()["tokens"] == ctx.total_tokens
     conv.context()  # the same menu again is one proposal
     assert conv.fold_stats()["proposed"] == 1
     conv.fold_unit(ctx.fold_menu.first_seq, ctx.fold_menu.last_seq)

@@ -97,3 +97,34 @@ def test_usage_reported_and_new_settings_measure_in_full(db_path):
     mf.window = WindowSettings(**dict(SETTINGS, budget_tokens=200))
     assert mf.parts.pressure_bounds.after_append("c", mf.window, first_seq=2, last_seq=2, tokens=1) is None
     mf.close()
+
+
+def tool_call(cid, path):
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": "read_file", "arguments": f'{{"path": "{path}"}}'}}]}
+
+
+def test_a_fold_card_appearing_never_leaves_the_bound_below_the_pressure(db_path):
+    """The fold card (issue 14) joins the window once enough work built up since the last card:
+    an append of a few tokens can add the whole card (its question alone is ~50 words). The bound
+    must cover it, so an append where a card may show measures in full."""
+    mf = MemFold(db_path, clock=LogicalClock(), token_counter="words",
+                 window=WindowSettings(**dict(SETTINGS, budget_tokens=600, fold_card_tool_calls=2)))
+    conv = mf.conversation("c", namespace="default")
+    carried = shown = folded = 0
+    for i in range(12):
+        for t in ({"role": "user", "content": f"please read module {i}"}, tool_call(f"a{i}", f"src/m{i}.py"),
+                  {"role": "tool", "tool_call_id": f"a{i}", "content": f"def f{i}(): pass"}):
+            conv.append(t)
+            b = bound_of(mf, "c")
+            real = conv.pressure()
+            if b is not None:
+                carried += 1
+                assert b >= real, (i, t["role"], b, real)
+            shown += conv.context().fold_card is not None
+        menu = conv.context().fold_menu
+        if i % 4 == 3 and menu is not None:  # the model folds the unit the card offers: the work starts over
+            conv.fold_unit(menu.first_seq, menu.last_seq)
+            folded += 1
+    assert shown > 0 and folded > 0 and carried > 0  # cards showed and folded; appends still skip measuring
+    mf.close()

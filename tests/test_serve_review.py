@@ -125,3 +125,31 @@ def test_http_events_about_a_record_the_key_cannot_read_are_hidden(db_path):
         r = client.get("/v1/events?namespace=acme/dana", headers={"X-API-Key": "hr-key-0123456789abcdefgh"})
         assert any(e["record_id"] == hidden_id for e in r.json()["events"])  # the label holder sees them
     mf.close()
+
+
+def test_serve_view_and_mcp_on_a_port_in_use_are_one_usage_error(db_path):
+    """A real socket holds the port: each server command refuses before starting, naming the port,
+    with exit status 2 like other usage errors (uvicorn used to log an ERROR line and exit 3)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    _seeded(db_path).close()
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        for args in (["serve", str(db_path), "--embedder", "none"], ["view", str(db_path)],
+                     ["mcp", str(db_path), "--http", "--embedder", "none"]):
+            done = subprocess.run([sys.executable, "-c", "from memfold.cli import cli; cli()", *args, "--port", str(port)],
+                                  capture_output=True, text=True, timeout=120, env={**os.environ})
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            errors = [line for line in done.stderr.splitlines() if "rror" in line]
+            assert errors == [f"Error: Invalid value for '--port': port {port} on 127.0.0.1 is already in use (Address "
+                              f"already in use): stop the program holding it, choose another with --port PORT, or "
+                              f"--port 0 for a free one"], (args, done.stderr)
+            assert "Traceback" not in done.stderr and "uvicorn" not in done.stderr.lower()
+    finally:
+        holder.close()

@@ -149,6 +149,22 @@ def test_strategy_errors_are_clear_and_write_nothing(setup):
     assert conv.strategy_frames()[0].status == "open" and len(conv.strategy_frames()) == 1
 
 
+def test_a_frame_without_a_brief_is_refused_and_writes_nothing(setup):
+    mf, conv, _ = setup
+    turns = len(conv.history())
+    for brief in ("", "   "):
+        with pytest.raises(IllegalFold, match="strategy 'errand' needs a brief: the task this frame is for"):
+            conv.strategy_enter("errand", brief)
+    assert conv.handle_tool_call("strategy_request", {"name": "errand"}).startswith(
+        "error: strategy 'errand' needs a brief")
+    assert conv.handle_tool_call("strategy_request", {"name": "errand", "brief": " "}).startswith(
+        "error: strategy 'errand' needs a brief")
+    assert conv.strategy_frames() == [] and len(conv.history()) == turns
+    conv.append({"role": "user", "content": "/strategy errand"})  # typed: the host says why at the tail
+    assert conv.strategy_frames() == []
+    assert conv.history()[-1].content.startswith("[memfold] strategy 'errand' needs a brief")
+
+
 def test_back_typed_by_the_user_closes_the_frame(setup):
     mf, conv, _ = setup
     conv.append({"role": "user", "content": "/back"})  # no frame open: the host says so at the tail
@@ -199,10 +215,63 @@ def test_strategies_are_data_a_user_extends(tmp_path, db_path, monkeypatch):
     assert names == ["search", "describe", "expand", "fold_unit", "strategy_request", "strategy_report",
                      "strategy_yield"]
     assert "bisect" in conv.tool_definitions(folds=True)[4]["function"]["parameters"]["properties"]["name"]["enum"]
-    (folder / "bad.toml").write_text('name = "bad"\nsummary = ""\nrules = "x"\n')
-    with pytest.raises(Exception, match=r"bad.toml: 'summary' must be non-empty text"):
-        StrategyBook([folder])
     mf.close()
+
+
+def test_one_broken_strategy_file_disables_only_itself(tmp_path, db_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from memfold.cli import cli
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "bisect.toml").write_text('name = "bisect"\nsummary = "Halve the range."\nrules = "Test the middle."\n')
+    (folder / "bad.toml").write_text('name = "bad"\nsummary = ""\nrules = "x"\n')
+    (folder / "garbled.toml").write_text('name = "garbled\nsummary = ')
+    with pytest.warns(UserWarning) as caught:
+        book = StrategyBook([folder])
+    warned = sorted(str(w.message) for w in caught)
+    assert len(warned) == 2 and warned[0].startswith(f"strategy file {folder / 'bad.toml'}: 'summary' must be "
+                                                     "non-empty text; the other strategies load")
+    assert warned[1].startswith(f"strategy file {folder / 'garbled.toml'}: ")
+    assert book.names() == ["bisect", "counsel", "errand", "intent", "triage"]  # the good ones all load
+    assert sorted(book.broken) == ["bad", "garbled"]
+    with pytest.raises(IllegalFold, match=r"strategy 'bad' cannot be used: strategy file .*bad.toml: 'summary' "
+                                          r"must be non-empty text; fix the file \(the strategies that work are bisect"):
+        book.get("bad")
+    # through a conversation, the tool and the CLI: the good ones work, the broken one is refused by name
+    monkeypatch.setenv("MEMFOLD_STRATEGY_PATH", str(folder))
+    with pytest.warns(UserWarning) as caught:
+        mf = MemFold(db_path, clock=LogicalClock(), token_counter="words", embedder=None)
+        conv = mf.conversation("c", namespace="default")
+        conv.append({"role": "user", "content": "which commit broke it?"})
+        assert conv.strategy_enter("bisect", "v1.2..v1.3").message.startswith("[strategy bisect, frame f1]")
+    assert sorted(str(w.message).split(".toml")[0] for w in caught) == [
+        f"strategy file {folder / 'bad'}", f"strategy file {folder / 'garbled'}"]
+    with pytest.raises(IllegalFold, match="strategy 'garbled' cannot be used: strategy file"):
+        conv.strategy_enter("garbled", "anything")
+    assert conv.handle_tool_call("strategy_request", {"name": "bad", "brief": "x"}).startswith(
+        "error: strategy 'bad' cannot be used")
+    assert len(conv.strategy_frames()) == 1
+    mf.close()
+    out = CliRunner().invoke(cli, ["strategy", str(db_path), "-c", "c", "list"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[0] == "f1 bisect [open] from #2, 0 reports"
+    assert [line.split(".toml")[0] for line in lines[1:]] == [f"broken: strategy file {folder / 'bad'}",
+                                                              f"broken: strategy file {folder / 'garbled'}"]
+    assert lines[1].endswith("'summary' must be non-empty text (the other strategies work)")
+
+
+def test_a_broken_file_replacing_a_built_in_refuses_it_rather_than_falling_back(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "errand.toml").write_text('name = "errand"\nrules = 3\n')
+    with pytest.warns(UserWarning, match="errand.toml"):
+        book = StrategyBook([folder])
+    assert "errand" not in book.names() and "errand" in book.broken
+    with pytest.raises(IllegalFold, match="strategy 'errand' cannot be used"):
+        book.get("errand")
 
 
 # -- subagent receipts (point 6) ------------------------------------------------------------------------------

@@ -69,3 +69,30 @@ def test_word_counter():
     counter = WordCounter()
     assert counter.count("") == 0
     assert counter.count("  Oh interesting, thanks   for checking \n that ") == 6
+
+
+def test_a_counter_other_than_the_recorded_one_warns_once_naming_both(tmp_path):
+    """README: an existing file keeps its recorded settings. A clock of another kind is refused;
+    a token counter of another kind is used (nothing breaks) but warned about, once per file and pair."""
+    import warnings
+
+    from memfold import MemFold
+
+    path = tmp_path / "agent.db"
+    MemFold(path, token_counter="words", embedder=None).close()
+    with pytest.warns(UserWarning) as caught:
+        mf = MemFold(path, token_counter="cl100k_base", embedder=None)
+    messages = [str(w.message) for w in caught if "token counter" in str(w.message)]
+    assert messages == [
+        "this memory records token counter 'words' (its turns and cards were counted with it), but "
+        "token_counter='tiktoken:cl100k_base' was given: new counts use 'tiktoken:cl100k_base', so budgets add up "
+        "figures of both; leave token_counter out to count with 'words'"]
+    assert mf.token_counter.id == "tiktoken:cl100k_base"
+    mf.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MemFold(path, token_counter="cl100k_base", embedder=None).close()  # the same pair again: once is enough
+        MemFold(path, token_counter="words", embedder=None).close()  # the recorded one
+        reopened = MemFold(path, embedder=None)  # none given: the recorded one, silently
+        assert reopened.token_counter.id == "words"
+        reopened.close()

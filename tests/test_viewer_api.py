@@ -99,7 +99,7 @@ def test_every_route_answers_and_nothing_is_written(replayed):
 def test_read_only_facade_refuses_writes(replayed):
     before = digest(replayed)
     with MemFold(replayed, embedder=None, read_only=True) as mf:
-        with pytest.raises(StorageError, match="readonly"):
+        with pytest.raises(StorageError, match="the memory was opened read-only"):
             mf.remember(CONV, "semantic", "a new fact")
         with pytest.raises(StorageError):
             mf.conversation(CONV, create=False).append({"role": "user", "content": "hello"})
@@ -295,8 +295,8 @@ def test_a_page_may_choose_a_narrower_reader_never_a_wider_one(replayed):
 class ViewProcess:
     """``memfold view`` in a subprocess; :meth:`url` waits for the line it prints."""
 
-    def __init__(self, args: list[str]) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         env.pop("MEMFOLD_API_KEYS", None)
         self.proc = subprocess.Popen([sys.executable, "-c", "from memfold.cli import cli; cli()", "view", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -352,6 +352,24 @@ def test_memfold_view_seed_plays_the_demo_into_a_scratch_file():
             assert get(client, "/v1/view/conversations/ticket-42/at/4")["total_tokens"] == 29
     finally:
         view.stop()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_memfold_view_seed_removes_its_scratch_folder_when_stopped(tmp_path, signum):
+    """A real ``memfold view --seed`` process stopped by a signal removes its scratch folder (SIGTERM
+    used to end it on the spot, after uvicorn re-raised the signal, leaving the folder behind)."""
+    scratch_root = tmp_path / "tmp"
+    scratch_root.mkdir()
+    view = ViewProcess(["--seed", "--port", "0"], env={"TMPDIR": str(scratch_root)})
+    try:
+        view.url()
+        made = [p.name for p in scratch_root.iterdir()]
+        assert len(made) == 1 and made[0].startswith("memfold-view-")  # the scratch folder, while it serves
+    finally:
+        view.proc.send_signal(signum)
+        code = view.proc.wait(60)
+    assert list(scratch_root.iterdir()) == [], f"left behind after {signum.name} (exit {code})"
+    assert code != 0 and code != -signum  # it unwound (an exit status), it was not killed by the signal
 
 
 def test_memfold_view_refuses_bad_arguments(replayed, tmp_path):

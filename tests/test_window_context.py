@@ -37,7 +37,8 @@ def test_context_sections_and_accounting(mf):
     conv.append({"role": "user", "content": "my order ORD-1 is late"})
     conv.append({"role": "assistant", "content": "checking ORD-1 now"})
     ctx = conv.context(budget=100, output_reserve=10)
-    assert list(ctx.sections) == ["system", "system_note", "protected", "memories", "cards", "turns", "hot_turns"]
+    assert list(ctx.sections) == ["system", "system_note", "protected", "memories", "cards", "turns", "hot_turns",
+                                  "fold_card"]
     assert ctx.sections["protected"] == 0
     assert ctx.sections["hot_turns"] == 8
     assert ctx.total_tokens == sum(ctx.sections.values()) == 8

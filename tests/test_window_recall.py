@@ -71,7 +71,7 @@ def test_describe_and_tool_calls(db_path):
     assert "ORD" in conv.handle_tool_call("search", '{"query": "ORD", "k": 2}')
     assert conv.handle_tool_call("nope", "{}").startswith("error: unknown tool")
     assert conv.handle_tool_call("expand", '{"id": "c999999"}').startswith("error: no summary card")
-    assert conv.handle_tool_call("search", "{bad json").startswith("error: arguments are not valid JSON")
+    assert conv.handle_tool_call("search", "{bad json").startswith("error: tool 'search': arguments are not valid JSON")
     mf.close()
 
 

@@ -39,7 +39,9 @@ from .summarizers.base import clip_to_tokens
 SYSTEM_NOTE = (
     "Summaries [cN] are maps; expand or search first for exact ids, numbers, dates, paths, commands."
 )
-SECTION_NAMES = ("system", "system_note", "protected", "memories", "cards", "turns", "hot_turns")
+#: the sections' names, in the order their tokens are listed; ``fold_card`` counts the fold card
+#: (issue 14), whose message sits among the turns, right before the newest user turn
+SECTION_NAMES = ("system", "system_note", "protected", "memories", "cards", "turns", "hot_turns", "fold_card")
 
 
 @dataclass
@@ -58,7 +60,8 @@ class CompiledContext:
 
     ``messages`` are OpenAI-shaped chat messages in order; ``sections`` maps each section name
     (``system`` = the standing system turn, ``system_note``, ``protected``, ``memories``, ``cards``,
-    ``turns`` = older turns not folded yet, ``hot_turns``) to its tokens; ``total_tokens`` is their sum and never exceeds
+    ``turns`` = older turns not folded yet, ``hot_turns``, ``fold_card`` = the fold card of issue 14,
+    whose message sits among the turns) to its tokens; ``total_tokens`` is their sum and never exceeds
     ``usable_tokens`` = ``budget_tokens - output_reserve_tokens``. ``refs`` lists the catalog items
     shown (``c12``, ``t40``); ``glimpses`` the ids of turns shown as excerpts.
     """
@@ -417,8 +420,8 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
     for n, item in enumerate(lay.items):
         if lay.fold_card is not None and item.kind == "turn" and item.item_id == lay.fold_card.at_turn_id:
             section = sections["hot_turns" if n >= lay.hot else "turns"]  # the fold card: right before the
-            section.messages.append({"role": "system", "content": lay.fold_card.text})  # newest user turn
-            section.tokens += lay.fold_card.tokens
+            section.messages.append({"role": "system", "content": lay.fold_card.text})  # newest user turn,
+            sections["fold_card"].tokens = lay.fold_card.tokens  # counted on its own line, not as a turn
         if item.kind == "turn" and item.role == "system":
             continue  # never shown in place: the standing one has its own section, older ones were replaced
         source = cards[item.item_id] if item.kind == "card" else turns[item.item_id]

@@ -123,7 +123,8 @@ class Conversation:
         if written:
             self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
         if compact and outcome.written:
-            self._after_append(outcome=None if protected else outcome)
+            results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
+            self._after_append(outcome=None if protected else outcome, tool_results=results)
         return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
@@ -266,7 +267,7 @@ class Conversation:
         (``budget``/``output_reserve`` aliases accepted). :raises InvalidInput: for a bad value."""
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
-    def _after_append(self, outcome: AppendOutcome | None = None) -> None:
+    def _after_append(self, outcome: AppendOutcome | None = None, tool_results: int = 0) -> None:
         """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
 
         Past the hard watermark the fold runs here, in the foreground; past the soft one the
@@ -285,7 +286,8 @@ class Conversation:
 
         settings, bounds = self.parts.window, self.parts.pressure_bounds
         bound = None if outcome is None else bounds.after_append(
-            self.id, settings, first_seq=outcome.first_seq, last_seq=outcome.last_seq, tokens=outcome.tokens)
+            self.id, settings, first_seq=outcome.first_seq, last_seq=outcome.last_seq, tokens=outcome.tokens,
+            tool_results=tool_results)
         pressure = 0
         try:
             if bound is not None and bound < settings.soft_tokens:
@@ -302,8 +304,10 @@ class Conversation:
                 self.leave_note(pressure)
             if outcome is not None:
                 note = note_text(settings)
+                card_on = settings.fold_card_tool_calls > 0 or settings.fold_card_tokens > 0
                 bounds.measured(self.id, settings, pressure=pressure, last_seq=outcome.last_seq,
-                                note_tokens=self.parts.token_counter.count(note) if note else 0)
+                                note_tokens=self.parts.token_counter.count(note) if note else 0,
+                                work=self.storage.folds.unfolded_totals(self.id) if card_on else (0, 0))
         except StorageError:
             bounds.forget(self.id)
             try:
@@ -522,24 +526,32 @@ class Conversation:
         **Pass the same ``reader`` as the agent's** :meth:`context`. ``reader=None`` runs the
         tools as the trusted owner, so an agent whose context was compiled for
         ``Reader.of([])`` could otherwise ``expand`` or ``search`` its way to the secret turns
-        its context hides (DESIGN.md §4.9)."""
-        import json
+        its context hides (DESIGN.md §4.9).
 
+        An unknown tool's error lists the tools this dispatcher runs: the recall tools, and with
+        the fold card on (``fold_card_tool_calls`` or ``fold_card_tokens``) ``fold_unit`` and the
+        strategy tools too. :raises InvalidInput: for ``arguments`` that are neither JSON text nor
+        a mapping (a list, a number: the caller's mistake), naming the tool; JSON text that is no
+        object is the model's, answered as ``"error: ..."`` text."""
+        from ..memory.errors import InvalidInput
         from .folds import handle_fold_call
-        from .recall import handle_tool_call
+        from .recall import TOOL_DEFINITIONS, check_arguments_type, handle_tool_call, tool_arguments
         from .strategies import TOOL_NAMES, handle_strategy_call
 
+        check_arguments_type(name, arguments)  # a Python value that is no arguments: the caller's mistake
         if name == "fold_unit" or name in TOOL_NAMES:
             try:
-                args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else (
-                    {} if isinstance(arguments, str) else dict(arguments or {}))
-            except (ValueError, TypeError) as exc:
-                return f"error: arguments are not a JSON object: {exc}"
-            if not isinstance(args, dict):
-                return "error: arguments must be a JSON object"
+                args = tool_arguments(name, arguments)
+            except InvalidInput as exc:
+                return f"error: {exc}"
             if name == "fold_unit":
                 return handle_fold_call(self.parts, self.ref, args)
             return handle_strategy_call(self.parts, self.ref, name, args)
+        recall = [t["function"]["name"] for t in TOOL_DEFINITIONS]
+        settings = self.parts.window
+        if name not in recall and (settings.fold_card_tool_calls or settings.fold_card_tokens):
+            return (f"error: unknown tool {name!r}: the tools are {', '.join(recall)} (recall), fold_unit (folds) "
+                    f"and {', '.join(TOOL_NAMES)} (strategies)")
         text = handle_tool_call(self.parts, self.ref, name, arguments, reader=reader)
         if name in ("search", "describe", "expand") and not text.startswith("error:"):
             self._count_read_back(name, text)
@@ -591,7 +603,8 @@ class Conversation:
     def strategy_enter(self, name: str, brief: str = "", *, opened_by: str = "host"):
         """Open a strategy frame (issue 14, point 5): one message with the standing rules is
         appended at the tail (see :func:`memfold.window.strategies.enter`).
-        :returns: a :class:`~memfold.window.strategies.FrameOutcome`. :raises IllegalFold: for an unknown name."""
+        :returns: a :class:`~memfold.window.strategies.FrameOutcome`.
+        :raises IllegalFold: for an unknown name or an empty brief; nothing is written."""
         from .strategies import enter
 
         outcome = enter(self.parts, self.ref, name, brief, opened_by=opened_by)
@@ -617,6 +630,13 @@ class Conversation:
         from .strategies import open_frames
 
         return open_frames(self.parts, self.ref) if open_only else self.storage.folds.frames(self.id)
+
+    def strategy_book(self):
+        """The strategies this conversation may enter (a :class:`~memfold.window.strategies.StrategyBook`:
+        ``names()``, and ``broken``, the strategy files that failed to load, by name, with why)."""
+        from .strategies import book_of
+
+        return book_of(self.parts)
 
     def tool_call_refusal(self, name: str, arguments: Any = None) -> str | None:
         """Why the agent's own tool call must not run now (an open read-only frame, such as
@@ -765,14 +785,18 @@ class Conversation:
     def context_at(self, seq: int, budget: int | None = None, output_reserve: int | None = None, *,
                    reader: Iterable[str] | None = None, **overrides: Any) -> dict[str, Any]:
         """What the compiled context was right after turn ``seq``, rebuilt from the archive and the
-        event log without writing (:func:`memfold.window.timeline.context_at`)."""
+        event log without writing (:func:`memfold.window.timeline.context_at`).
+
+        :raises InvalidInput: for a ``seq`` that is not a whole number or lies outside ``1..`` the
+            last turn, naming the valid range (nothing is clamped)."""
         from .timeline import context_at
 
         settings = self.window_settings(overrides, budget=budget, output_reserve=output_reserve)
         return context_at(self.parts, self.ref, settings, seq, reader=reader)
 
     def window_at(self, seq: int):
-        """The catalog right after turn ``seq`` (:func:`memfold.window.timeline.window_at`)."""
+        """The catalog right after turn ``seq`` (:func:`memfold.window.timeline.window_at`).
+        :raises InvalidInput: as :meth:`context_at`."""
         from .timeline import window_at
 
         return window_at(self.parts, self.ref, seq)

@@ -450,18 +450,22 @@ def fold_unit(parts: WindowParts, ref: ConversationRef, first: Any, last: Any) -
         not be shorter than the turns; nothing is written.
     :raises CatalogChanged: when a concurrent fold changed the range (nothing is written).
     """
-    replaced, newest = check_range(parts, ref, first, last)
-    turns_by_id = parts.turns([i.item_id for i in replaced])
-    turns = [turns_by_id[i.item_id] for i in replaced]
-    texts = sanitized_texts(parts, ref, turns)
-    index = mechanical_index(turns, texts)
-    text = result_text(turns, index, texts)
-    tokens = parts.token_counter.count(text)
-    source = sum(t.tokens for t in turns)
-    if tokens >= source:
-        raise IllegalFold(
-            f"folding turns #{turns[0].seq}-#{turns[-1].seq} would not make the window smaller: the host-built "
-            f"result is {tokens} tokens, the turns are {source}; leave them, or fold a longer unit")
+    try:
+        replaced, newest = check_range(parts, ref, first, last)
+        turns_by_id = parts.turns([i.item_id for i in replaced])
+        turns = [turns_by_id[i.item_id] for i in replaced]
+        texts = sanitized_texts(parts, ref, turns)
+        index = mechanical_index(turns, texts)
+        text = result_text(turns, index, texts)
+        tokens = parts.token_counter.count(text)
+        source = sum(t.tokens for t in turns)
+        if tokens >= source:
+            raise IllegalFold(
+                f"folding turns #{turns[0].seq}-#{turns[-1].seq} would not make the window smaller: the host-built "
+                f"result is {tokens} tokens, the turns are {source}; leave them, or fold a longer unit")
+    except InvalidInput:
+        count_refusal(parts, ref)  # every refusal counts, from the tool, the library or `memfold fold`
+        raise
     card, fold_id = write_fold(parts, ref, "unit", replaced, turns, text, index, newest)
     return FoldOutcome(fold_id, "unit", card.ref, turns[0].seq, turns[-1].seq, source, tokens, text, index)
 
@@ -487,6 +491,15 @@ def bump(parts: WindowParts, ref: ConversationRef, name: str, by: int = 1) -> No
     """Add to one of the conversation's fold counters."""
     with parts.storage.transaction():
         parts.storage.folds.bump(ref.id, name, by)
+
+
+def count_refusal(parts: WindowParts, ref: ConversationRef, name: str = "refused") -> None:
+    """Count a refused fold (or strategy call) in the fold stats. The refusal itself is the news:
+    a counter that cannot be written (a read-only memory, a busy file) never hides it."""
+    try:
+        bump(parts, ref, name)
+    except MemfoldError:
+        pass
 
 
 def folded_spans(parts: WindowParts, ref: ConversationRef) -> list[tuple[int, int, int | None]]:
@@ -575,9 +588,12 @@ def handle_fold_call(parts: WindowParts, ref: ConversationRef, args: Mapping[str
             raise IllegalFold(f"fold_unit takes 'from' and 'to' only, not {', '.join(sorted(unknown))}")
         if "from" not in args or "to" not in args:
             raise IllegalFold("fold_unit needs 'from' and 'to': the first and last turn numbers of the unit")
-        outcome = fold_unit(parts, ref, args["from"], args["to"])
     except InvalidInput as exc:
-        bump(parts, ref, "refused")
+        count_refusal(parts, ref)
+        return f"error: {exc}"
+    try:
+        outcome = fold_unit(parts, ref, args["from"], args["to"])  # counts its own refusals
+    except InvalidInput as exc:
         return f"error: {exc}"
     except MemfoldError as exc:  # a concurrent fold changed the range, a busy database: the model may retry
         return f"error: {exc}"

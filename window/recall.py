@@ -165,6 +165,7 @@ def get_card(parts: WindowParts, ref: ConversationRef, card_id: int) -> Card:
         or erased, so its text and frozen labels are no longer what its sources allow)."""
     from .forks import card_visible
 
+    _check_in_range(parts, ref, "card", card_id)
     card = parts.cards.get(card_id)
     if card.family_id != ref.family_id:
         raise CardNotFound(f"no summary card c{card_id} in conversation {ref.id!r}")
@@ -189,12 +190,37 @@ def _receipt_scope(parts: WindowParts, ref: ConversationRef, card: Card) -> Conv
     return ConversationRef.load(parts.archive, card.conversation_id)
 
 
+def _check_in_range(parts: WindowParts, ref: ConversationRef, kind: str, item_id: int) -> None:
+    """Refuse an id no row can have (0, negative, past SQLite's range) naming the ids this
+    conversation really has (only read on that error path).
+
+    :raises InvalidInput: ``turn id 0 is out of range: the turns of 'x' are t1 to t57``.
+    """
+    from ..memory.validation import MAX_ID
+
+    if isinstance(item_id, int) and not isinstance(item_id, bool) and 1 <= item_id <= MAX_ID:
+        return
+    if kind == "turn":
+        first = parts.archive.history(ref.id, limit=1, lineage=ref.lineage)
+        last_seq = parts.archive.last_seq(ref.id, lineage=ref.lineage)
+        last = parts.archive.history(ref.id, after_seq=max(0, last_seq - 1), lineage=ref.lineage) if first else []
+        where = (f"the turns of {ref.id!r} are t{first[0].id} to t{last[-1].id}" if first and last
+                 else f"{ref.id!r} has no turns yet")
+    else:
+        cards = [i.item_id for i in parts.catalog(ref).view() if i.kind == "card"]
+        where = (f"the cards in {ref.id!r}'s window are {', '.join(f'c{c}' for c in cards[:8])}"
+                 + (" ..." if len(cards) > 8 else "") + " (the cards they fold can be expanded from them)"
+                 if cards else f"{ref.id!r} has no summary cards yet")
+    raise InvalidInput(f"{kind} id {item_id} is out of range: {where}")
+
+
 def get_turn(parts: WindowParts, ref: ConversationRef, turn_id: int) -> Turn:
     """An archived turn this conversation may show: of its lineage up to the fork point, and a
     quoted turn only in the conversation that quoted it (issue 15, points 4-5).
     :raises TurnNotFound: otherwise."""
     from .forks import turn_visible
 
+    _check_in_range(parts, ref, "turn", turn_id)
     turn = parts.archive.get(turn_id)
     if turn.family_id != ref.family_id or not turn_visible(ref, turn):
         raise TurnNotFound(f"no archived turn t{turn_id} in conversation {ref.id!r}")
@@ -343,19 +369,13 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
     :returns: the result text; problems the model can fix (unknown tool, bad JSON, unknown id,
         an item the reader may not see) come back as ``"error: ..."`` text instead of an
         exception, so the agent loop goes on.
-    :raises InvalidInput: for a bad ``reader`` (the caller's mistake, not the model's).
+    :raises InvalidInput: for a bad ``reader``, or ``arguments`` that are neither text nor a
+        mapping (the caller's mistake, not the model's).
     """
     rdr = as_reader(reader)
+    check_arguments_type(name, arguments)
     try:
-        if isinstance(arguments, str):
-            try:
-                args = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                raise InvalidInput(f"arguments are not valid JSON: {exc}") from None
-        else:
-            args = dict(arguments or {})
-        if not isinstance(args, dict):
-            raise InvalidInput("arguments must be a JSON object")
+        args = tool_arguments(name, arguments)
         if name not in _TOOL_ARGUMENTS:
             raise InvalidInput(f"unknown tool {name!r}: the recall tools are search, describe and expand")
         args = _check_tool_arguments(name, args)
@@ -369,6 +389,55 @@ def handle_tool_call(parts: WindowParts, conv: ConversationRef, name: str,
         return "\n".join(format_item(i) for i in items)
     except MemfoldError as exc:
         return f"error: {exc}"
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (``a list``, ``a number``, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def check_arguments_type(name: Any, arguments: Any) -> None:
+    """Refuse a Python value that cannot be a tool call's arguments (the caller's mistake: a
+    model's arguments come as the JSON text it wrote, or as the dict parsed from it).
+
+    :raises InvalidInput: naming the tool and the object expected.
+    """
+    if arguments is None or isinstance(arguments, (str, Mapping)):
+        return
+    raise InvalidInput(f"tool {name!r}: arguments must be a JSON object (a dict of argument names and values) or "
+                       f"the JSON text of one, got {type(arguments).__name__} {arguments!r:.60}")
+
+
+def tool_arguments(name: Any, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """A tool call's arguments as a dict: the JSON text the model wrote (empty text: no
+    arguments) or a mapping.
+
+    :raises InvalidInput: for text that is not JSON, or JSON that is not an object, naming the
+        tool (never a Python internal such as ``cannot convert dictionary update sequence``).
+    """
+    check_arguments_type(name, arguments)
+    if isinstance(arguments, str):
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            raise InvalidInput(f"tool {name!r}: arguments are not valid JSON ({exc}): "
+                               "send a JSON object of argument names and values") from None
+    else:
+        args = dict(arguments or {})
+    if not isinstance(args, dict):
+        raise InvalidInput(f"tool {name!r}: arguments must be a JSON object of argument names and values, "
+                           f"got {_json_kind(args)}")
+    return args
 
 
 #: each recall tool's arguments: name -> (JSON type, required); ``limit`` is accepted for ``k``

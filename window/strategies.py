@@ -113,30 +113,56 @@ class StrategyBook:
     """The strategies a conversation may enter: the built-ins plus every ``*.toml`` in ``dirs``
     (later folders replace earlier names).
 
+    A broken file (not TOML, a field missing or of the wrong type) disables only itself: the good
+    files load, the broken one is kept in :attr:`broken` by its name (the file's stem) with the
+    reason, a :class:`UserWarning` names the file, and :meth:`get` refuses that name with the same
+    reason. A broken file replaces an earlier strategy of its name (a fix it meant to make must not
+    silently fall back to the built-in); a later good file replaces a broken one.
+
     :param dirs: extra folders; ``None`` reads ``MEMFOLD_STRATEGY_PATH``.
-    :raises InvalidInput: for a bad strategy file or a folder that does not exist.
+    :param warn: warn about each broken file (once per book).
+    :raises InvalidInput: for a folder that does not exist.
     """
 
-    def __init__(self, dirs: Iterable[str | os.PathLike] | None = None) -> None:
+    def __init__(self, dirs: Iterable[str | os.PathLike] | None = None, *, warn: bool = True) -> None:
         if dirs is None:
             dirs = [d for d in os.environ.get(PATH_VARIABLE, "").split(os.pathsep) if d]
         self.strategies: dict[str, Strategy] = {}
+        #: broken strategy files by name (the file's stem): the message naming the file and the fault
+        self.broken: dict[str, str] = {}
         for folder in [BUILTIN_DIR, *map(Path, dirs)]:
             if not folder.is_dir():
                 raise InvalidInput(f"strategy folder {folder} does not exist (from {PATH_VARIABLE} or strategy_dirs)")
             for path in sorted(folder.glob("*.toml")):
-                strategy = Strategy.from_file(path)
+                try:
+                    strategy = Strategy.from_file(path)
+                except InvalidInput as exc:
+                    self.strategies.pop(path.stem, None)
+                    self.broken[path.stem] = str(exc)
+                    continue
+                self.broken.pop(strategy.name, None)
                 self.strategies[strategy.name] = strategy
+        if warn:
+            import warnings
+
+            for message in self.broken.values():
+                warnings.warn(f"{message}; the other strategies load, this one is refused until the file is fixed",
+                              UserWarning, stacklevel=3)
 
     def names(self) -> list[str]:
-        """The strategy names, sorted."""
+        """The strategy names, sorted (broken files left out: see :attr:`broken`)."""
         return sorted(self.strategies)
 
     def get(self, name: Any) -> Strategy:
-        """:raises IllegalFold: for an unknown name, listing the known ones."""
-        if not isinstance(name, str) or name.strip() not in self.strategies:
+        """:raises IllegalFold: for an unknown name, listing the known ones, or the name of a broken
+        file, naming the file and its fault."""
+        key = name.strip() if isinstance(name, str) else name
+        if isinstance(key, str) and key in self.broken:
+            raise IllegalFold(f"strategy {key!r} cannot be used: {self.broken[key]}; fix the file (the strategies "
+                              f"that work are {', '.join(self.names())})")
+        if not isinstance(key, str) or key not in self.strategies:
             raise IllegalFold(f"unknown strategy {name!r}: the strategies are {', '.join(self.names())}")
-        return self.strategies[name.strip()]
+        return self.strategies[key]
 
 
 _BOOKS: dict[str, StrategyBook] = {}
@@ -192,7 +218,7 @@ def opening_message(strategy: Strategy, frame_id: int, brief: str, depth: int) -
     """The one message appended on entry: the standing rules and the brief."""
     nest = f", nested {depth} deep" if depth > 1 else ""
     return (f"[strategy {strategy.name}, frame f{frame_id}{nest}] {strategy.summary}\n{strategy.rules}\n"
-            f"Brief: {brief or '(none given)'}")
+            f"Brief: {brief}")
 
 
 def enter(parts: WindowParts, ref: ConversationRef, name: Any, brief: Any = "", *, opened_by: str = "host",
@@ -205,12 +231,17 @@ def enter(parts: WindowParts, ref: ConversationRef, name: Any, brief: Any = "", 
         starts at that user turn) or ``"host"`` (a library or CLI call); for the last two the host
         appends the opening message itself, as a ``user`` turn named ``memfold``.
     :param start_seq: the seq the branch starts at (default: see ``opened_by``).
-    :raises IllegalFold: for an unknown strategy or a brief that is not text; nothing is written.
+    :raises IllegalFold: for an unknown strategy, or a brief that is not text or is empty (a frame
+        without its task has nothing to do and no report to owe); nothing is written.
     """
     strategy = book_of(parts).get(name)
     if not isinstance(brief, str):
         raise IllegalFold(f"the brief must be text, not {type(brief).__name__}")
     brief = brief.strip()
+    if not brief:
+        raise IllegalFold(f"strategy {strategy.name!r} needs a brief: the task this frame is for, in a sentence or "
+                          f"two (strategy_request(name, brief), /strategy {strategy.name} BRIEF, or memfold strategy "
+                          f"DB -c ID enter {strategy.name} BRIEF...); no frame was opened")
     storage = parts.storage
     last = parts.archive.last_seq(ref.id, lineage=ref.lineage)
     if start_seq is None:

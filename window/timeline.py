@@ -156,17 +156,39 @@ class WindowAt:
     next_turn: Turn | None = None
 
 
+def check_turn_number(seq: Any, last: int, conversation_id: str) -> int:
+    """``seq`` checked as a turn number of a conversation whose last turn is ``last``.
+
+    :raises InvalidInput: for a value that is not a whole number, or one outside ``1..last``,
+        naming the valid range (never clamped: turn 0 or 10**9 is a caller's mistake).
+    """
+    from ..memory.errors import InvalidInput
+
+    if last < 1:
+        raise InvalidInput(f"conversation {conversation_id!r} has no turns yet: there is no turn {seq!r} to look at")
+    import operator
+
+    try:
+        if isinstance(seq, bool):
+            raise TypeError
+        seq = operator.index(seq)  # an int, or a numpy integer
+    except TypeError:
+        raise InvalidInput(f"the turn number must be a whole number from 1 to {last} (the turns of "
+                           f"{conversation_id!r}), got {type(seq).__name__} {seq!r}") from None
+    if not 1 <= seq <= last:
+        raise InvalidInput(f"turn {seq} is out of range: {conversation_id!r} has turns 1 to {last}")
+    return seq
+
+
 def window_at(parts: WindowParts, ref: ConversationRef, seq: int, *, history: list[Turn] | None = None,
               cards: list[MadeCard] | None = None) -> WindowAt:
-    """The catalog as it stood after turn ``seq`` (1-based; clamped to the history), rebuilt from the
+    """The catalog as it stood after turn ``seq`` (1-based, at most the last turn), rebuilt from the
     archive and the fold/roll-up events: a card counts from the moment its event was logged, i.e.
     when it was made before the next turn's time (ties go to the later turn). ``folded`` names every
     turn and card that a card alive then covers (shown dimmed by the viewer)."""
     turns = parts.archive.history(ref.id, lineage=ref.lineage) if history is None else history
+    seq = check_turn_number(seq, len(turns), ref.id)
     made = made_cards(parts, ref) if cards is None else cards
-    if not turns:
-        return WindowAt(0, 0.0, [], {}, {}, set())
-    seq = max(1, min(int(seq), len(turns)))
     upto = turns[:seq]
     next_at = turns[seq].created_at if seq < len(turns) else float("inf")
     alive = [m.card for m in made if m.made_at < next_at and m.card.last_seq <= seq and not m.card.stale]

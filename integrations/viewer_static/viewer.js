@@ -80,7 +80,7 @@
   const labelList = (labels) => (labels && labels.length ? labels.join(", ") : "none");
   const timeSpan = (a, b) => (a === b ? a : `${a} – ${b}`);
   const span = (a, b) => (a === b ? `turn ${a}` : `turns ${a}–${b}`);
-  const SECTION_ORDER = ["system", "system_note", "protected", "memories", "cards", "turns", "hot_turns"];
+  const SECTION_ORDER = ["system", "system_note", "protected", "memories", "cards", "turns", "hot_turns", "fold_card"];
 
   function windowForm(settings, onChange) {
     const field = (name, label, value) => el("label", {}, label + " ",

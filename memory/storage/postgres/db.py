@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import psycopg
 from psycopg import errors as pg_errors
 
-from ...errors import StorageConflict, StorageError
+from ...errors import OPENED_READ_ONLY, StorageConflict, StorageError
 
 #: the advisory lock key every write transaction takes (``pg_advisory_xact_lock``): "memfold" in ASCII
 WRITE_LOCK = 0x6D656D666F6C64
@@ -116,7 +116,7 @@ class PostgresDB:
 
     def _refuse_if_read_only(self, sql: str) -> None:
         if self.read_only and not sql.lstrip().upper().startswith(("SELECT", "VACUUM")):
-            raise StorageError(f"this handle is read-only: refused {' '.join(sql.split()[:3])} ...")
+            raise StorageError(f"{OPENED_READ_ONLY} (refused {' '.join(sql.split()[:3])} ...)")
 
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row (in one transaction); returns the rows given."""

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import sqlite_utils
 
-from ...errors import ClockError, StorageError
+from ...errors import OPENED_READ_ONLY, ClockError, StorageError
 from .migrations import apply_migrations
 
 #: milliseconds SQLite waits on a lock before returning SQLITE_BUSY
@@ -34,8 +34,17 @@ BUSY_RETRY_SECONDS = 120.0
 _LOCKS_GUARD = threading.Lock()
 
 
-def read_only_message(exc: BaseException) -> str:
-    """The one-line message for a write refused because the file is read-only (issue 20, point 3)."""
+def read_only_message(exc: BaseException, conn: sqlite3.Connection | None = None) -> str:
+    """The one-line message for a write refused because the file is read-only (issue 20, point 3),
+    or because this connection was opened read-only on purpose (``PRAGMA query_only``, set by
+    :meth:`~memfold.memory.storage.base.MetaStore.set_read_only`): then the fix is to open it for
+    writing, not to change the file's permissions."""
+    try:
+        query_only = conn is not None and bool(conn.execute("PRAGMA query_only").fetchone()[0])
+    except sqlite3.Error:
+        query_only = False
+    if query_only:
+        return OPENED_READ_ONLY
     return (f"the database is read-only ({exc}): nothing was written; make the file, its -wal/-shm files "
             "and its folder writable, or work on a writable copy")
 
@@ -212,7 +221,7 @@ def _write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Datab
             break
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc).lower():
-                raise StorageError(read_only_message(exc)) from exc
+                raise StorageError(read_only_message(exc, conn)) from exc
             if not _is_busy(exc):
                 raise StorageError(f"cannot start a write: {exc}") from exc
             if time.monotonic() > deadline:

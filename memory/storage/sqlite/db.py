@@ -34,7 +34,7 @@ from .connection import connection_lock, read_only_message, write_transaction
 _UNIQUENESS = {"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT_ROWID"}
 
 
-def _translate(exc: sqlite3.DatabaseError, sql: str) -> StorageError:
+def _translate(exc: sqlite3.DatabaseError, sql: str, conn: sqlite3.Connection | None = None) -> StorageError:
     """memfold's error for a driver error raised by ``sql``: a broken uniqueness rule is a
     :class:`StorageConflict`; a refused write (a CHECK, NOT NULL, foreign key or trigger rule of
     the schema) and every other failure a :class:`StorageError`."""
@@ -44,7 +44,7 @@ def _translate(exc: sqlite3.DatabaseError, sql: str) -> StorageError:
             return StorageConflict(f"the write broke a uniqueness rule ({exc}) in: {head} ...")
         return StorageError(f"the write broke a rule of the schema ({exc}) in: {head} ...")
     if "readonly" in str(exc).lower() or "read-only" in str(exc).lower():
-        return StorageError(read_only_message(exc))
+        return StorageError(read_only_message(exc, conn))
     return StorageError(f"the database failed ({exc}) in: {head} ...")
 
 
@@ -65,7 +65,7 @@ class SqliteDB:
             try:
                 return self.conn.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as exc:
-                raise _translate(exc, sql) from exc
+                raise _translate(exc, sql, self.conn) from exc
 
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple | None:
         """The first row of one statement, or ``None``."""
@@ -74,7 +74,7 @@ class SqliteDB:
             try:
                 return self.conn.execute(sql, params).fetchone()
             except sqlite3.DatabaseError as exc:
-                raise _translate(exc, sql) from exc
+                raise _translate(exc, sql, self.conn) from exc
 
     def value(self, sql: str, params: Sequence[Any] | dict[str, Any] = (), default: Any = None) -> Any:
         """The first column of the first row, or ``default``."""
@@ -88,7 +88,7 @@ class SqliteDB:
             try:
                 return self.conn.execute(sql, params)
             except sqlite3.DatabaseError as exc:
-                raise _translate(exc, sql) from exc
+                raise _translate(exc, sql, self.conn) from exc
 
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row; returns the rows changed."""
@@ -97,7 +97,7 @@ class SqliteDB:
             try:
                 return self.conn.executemany(sql, rows).rowcount
             except sqlite3.DatabaseError as exc:
-                raise _translate(exc, sql) from exc
+                raise _translate(exc, sql, self.conn) from exc
 
     # -- transactions --------------------------------------------------------------------
     @contextlib.contextmanager
@@ -108,7 +108,7 @@ class SqliteDB:
                 with write_transaction(self.db):
                     yield
             except sqlite3.DatabaseError as exc:
-                raise _translate(exc, "COMMIT") from exc
+                raise _translate(exc, "COMMIT", self.conn) from exc
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -123,7 +123,7 @@ class SqliteDB:
             try:
                 self.conn.execute("BEGIN")
             except sqlite3.DatabaseError as exc:
-                raise _translate(exc, "BEGIN") from exc
+                raise _translate(exc, "BEGIN", self.conn) from exc
             try:
                 yield
             finally:
