@@ -227,6 +227,8 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _ABBREVIATION_STOP = re.compile(r"(?<=\b(?:Mr|Ms|Dr|St|No|vs))\.|(?<=\bMrs)\.|(?<=\bProf)\.|(?<=\be\.g)\.|(?<=\bi\.e)\.|"
                                 r"(?<=\d)\.(?=\d)", re.I)
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|vs|etc|approx|no|e\.g|i\.e)\.$", re.I)
+#: an initial before a surname ("signed for by J. Smith") ends no sentence either
+_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 
 
 def sentences(text: str) -> list[str]:
@@ -237,7 +239,8 @@ def sentences(text: str) -> list[str]:
     for span in spans:
         # no boundary inside "$39.99" or "v2.1" (no space after the stop), nor after "Mr."
         if merged and (merged[-1][1] == span[0] and not text[span[0]].isspace()
-                       or _ABBREVIATION.search(text[merged[-1][0]:merged[-1][1]].rstrip())):
+                       or _ABBREVIATION.search(text[merged[-1][0]:merged[-1][1]].rstrip())
+                       or _INITIAL.search(text[merged[-1][0]:merged[-1][1]].rstrip()) and text[span[0]:].lstrip()[:1].isupper()):
             merged[-1][1] = span[1]
         else:
             merged.append(span)

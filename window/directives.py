@@ -312,13 +312,20 @@ _FREQUENCY_LEAD = re.compile(
 #: a lead that states a duty, then the duty as a bare verb ("Please remember to attach ...", "It's
 #: your job to chase ...", "You're supposed to copy ...", "I'm counting on you to confirm ...")
 _DUTY_LEAD = re.compile(
-    r"^(?:please\s+)?(?:remember|don't forget|do not forget|be sure|take care|make sure|never forget|"
-    r"you(?:'re| are) (?:supposed|obliged|obligated|meant|bound|expected|responsible for making sure)|"
-    r"you(?:'ll| will) (?:always )?(?:want|have) to|"
-    r"it(?:'s| is| will be) (?:your|the assistant's) (?:job|task|duty|responsibility|role) to|"
-    r"your (?:job|task|duty|responsibility|role|standing order|standing instruction) is to|"
-    r"(?:i'm|i am|we're|we are) (?:counting on|relying on|trusting|depending on) you to|"
-    r"(?:i|we) (?:count on|rely on|depend on) you to)\s+(?:always\s+)?(?P<rest>[a-z].*)$", re.I | re.S)
+    r"^(?:please\s+)?(?:(?:remember|don't forget|do not forget|be sure|take care|make sure|never forget|"
+    r"you(?:'re| are) (?:supposed|obliged|obligated|meant|bound|expected|required)|"
+    r"you(?:'ll| will) (?:always )?(?:want|have|need)|"
+    r"it(?:'s| is| will be) (?:your|the assistant's) (?:job|task|duty|responsibility|role)|"
+    r"your (?:job|task|duty|responsibility|role|standing order|standing instruction) is|"
+    r"(?:i'm|i am|we're|we are) (?:counting on|relying on|trusting|depending on) you|"
+    r"(?:i|we) (?:count on|rely on|depend on) you) to)\s+(?:always\s+)?(?P<rest>[a-z].*)$", re.I | re.S)
+#: an attitude, not a task ("remember to stay patient throughout ...")
+_ATTITUDE = re.compile(r"^(?:stay|keep|be|remain|feel)\s+(?:so |really |very )?(?:patient|positive|calm|strong|safe|focused|"
+                       r"open|kind|humble|healthy|active|motivated|yourself|true|grounded|hydrated|curious|happy|"
+                       r"optimistic|confident|brave|present|inspired)\b", re.I)
+#: a bare verb opening a clause, whatever the verb ("chase unpaid invoices")
+_BARE_VERB = re.compile(r"^(?!(?:i|we|you|he|she|they|it|the|a|an|my|our|your|be|have|do|not|never|always|so|just)\b)"
+                        r"[a-z]+(?<!ed)(?<!ing)(?<!ly)\s+\w", re.I)
 #: a gerund subject declared a must ("Attaching the receipt to each claim is mandatory.")
 _GERUND_MUST = re.compile(
     r"^(?:always\s+)?(?P<subject>[a-z]+ing\b.{2,120}?)\s+(?:is|are)\s+(?:absolutely |strictly |always )?"
@@ -368,6 +375,13 @@ _DEADLINE_DATE = re.compile(
     r"\bin (?:a|an|one|two|three|four|five|\d+|a couple of) (?:hours?|days?|weeks?|fortnight)\b(?=[^.!?]*\b(?:at the latest|tops|max|"
     r"or less|latest)\b)|"
     r"\b(?:is|are) due\s+(?:on\s+)?" + _DATE + r"\b", re.I)
+#: a clause shaped like an imperative whatever its verb ("Renew the SSL certificate ..."): a bare
+#: word then a determiner or object pronoun (used only with a deadline)
+_IMPERATIVE_SHAPE = re.compile(
+    r"^(?:please\s+)?(?!(?:i|we|you|he|she|they|it|this|that|there|here|the|a|an|my|our|your|his|her|their|its|"
+    r"what|who|how|when|why|where|which|and|but|so|or|if|then|just|also|thanks|thank|hope|happy|good|great|see|"
+    r"enjoy|have|had|was|were|is|are|be|been|do|did|does|can|could|will|would|should|may|might|must)\b)"
+    r"[a-z]+(?<!ed)(?<!ing)\s+(?:the|a|an|my|our|your|all|this|these|those|every|each|me|us|him|her|them)\b", re.I)
 _CAUSATIVE = re.compile(r"^(?:please\s+)?(?:have|get)\s+(?:the |all |every |your |my |our |this |these |those )?"
                         r"[\w'-]+(?:\s+[\w'-]+){0,4}?\s+(?:\w+ed|done|sent|signed|written|drawn up|back)\b", re.I)
 
@@ -421,6 +435,7 @@ _DECISION_MORE = re.compile(
     r"adopting|picking|choosing|committing to|standardi[sz]ing on|sticking with|going with)\b\s*|"
     r"^(?:we|i)(?:'ve| have)? (?:settled on|landed on|locked in|signed with|gone with|picked|chosen|selected|"
     r"committed to)\b\s*|"
+    r"^we(?:'ve| have)? (?:decided|agreed|chosen|opted) to [a-z]+ (?=(?:the|our|all|every|each)\b)|"
     r"^we(?:'ll| will| shall) (?:fly|travel|meet|host|print|hire|outsource|postpone|cancel|keep|go|do|stay|"
     r"drive|take|use|order|publish|release|build)\b\s*", re.I)
 _NAMED = re.compile(r"(?<!^)(?<![.!?:]\s)\b[A-Z][a-zA-Z&'-]+\b")
@@ -462,7 +477,8 @@ _WITHDRAW_MORE = re.compile(
     r"(?:rule|restriction|instruction|ban|requirement|limit|constraint)s?)\s+(?:about|on|regarding|re|for|against|to|"
     r"concerning)\s+(?P<what>[^.!?;,]+)|"
     r"\b(?:forget|disregard|ignore|scratch|cancel|drop|lift|remove|withdraw|rescind|undo|scrap|ditch|bin|kill|suspend|"
-    r"waive|void)\s+(?:the|my|that|this) (?P<what2>[\w' -]{2,40}?) (?:rule|ban|restriction|requirement|limit|"
+    r"waive|void)\s+(?:the|my|that|this) (?P<what2>(?!(?:earlier|previous|old|last|original|first|new|other)\b)"
+    r"[\w' -]{2,40}?) (?:rule|ban|restriction|requirement|limit|"
     r"instruction|constraint|policy)s?\b|"
     r"^(?:the|that|this|my) (?:ban|restriction|rule|requirement|limit|constraint|instruction|policy)s? (?:on|about|against|"
     r"for|regarding|concerning) (?P<what3>.+?) (?:is|are|has been|have been) (?:now )?(?:lifted|over|cancell?ed|revoked|"
@@ -578,19 +594,22 @@ def _classify_more(s: str) -> tuple[str, str] | None:
                 return "deadline", "deadline_form"
             return "obligation", "frequency_imperative"
     if families.on(F_DUTY):
-        d = _DUTY_LEAD.match(whole) or _DUTY_LEAD.match(main)
+        d = _DUTY_LEAD.match(whole) or _DUTY_LEAD.match(main) or _DUTY_LEAD.match(_LIGHT_LEADS.sub("", s))
         if d and not past and not exclaim:
             rest = d.group("rest")
             if re.match(r"^(?:never|not)\b", rest, re.I) and concrete(rest):
                 return "constraint", "duty_not"
-            if (_first_word(rest) in _VERBS or imperative(rest)) and (concrete(rest) or _STANDING.search(s)):
+            strong_lead = not re.match(r"^(?:please\s+)?(?:remember|don't forget|do not forget|be sure|take care|"
+                                       r"make sure|never forget)\b", d.group(0), re.I)
+            verb_ok = _first_word(rest) in _VERBS or imperative(rest) or strong_lead and bool(_BARE_VERB.match(rest))
+            if verb_ok and not _ATTITUDE.match(rest) and (concrete(rest) or strong_lead and _STANDING.search(s)):
                 if _deadline(s):
                     return "deadline", "deadline_form"
                 if _PREREQ.search(s):
                     return "prerequisite", "prerequisite_form"
                 return "obligation", "duty"
         g = _GERUND_MUST.match(main)
-        if g and concrete(g.group("subject")) and not past:
+        if g and (concrete(g.group("subject")) or _STANDING.search(g.group("subject"))) and not past:
             return "obligation", "gerund_must"
         q = _QUANTIFIED_NEEDS.match(main)
         if q and concrete(q.group("subject")) and not past and not exclaim:
@@ -627,7 +646,8 @@ def _classify_more(s: str) -> tuple[str, str] | None:
     if families.on(F_DECISION) and not exclaim and len(whole.split()) >= 4:
         for clause in dict.fromkeys((whole, main)):
             dm = _DECISION_MORE.match(clause)
-            if dm and (concrete(clause[dm.end():]) or _NAMED.search(clause[dm.end():])) \
+            agreed = dm and re.match(r"^we(?:'ve| have)? (?:decided|agreed|chosen|opted) to", dm.group(0), re.I)
+            if dm and (agreed or concrete(clause[dm.end():]) or _NAMED.search(clause[dm.end():])) \
                     and not re.search(r"\b(?:last|ago|yesterday)\b", clause, re.I):
                 return "policy_state", "decision"
             strong = _DECISION_STRONG.match(clause)
@@ -638,7 +658,8 @@ def _classify_more(s: str) -> tuple[str, str] | None:
                     and not weak.group(0).lower().startswith("let"):
                 return "policy_state", "decision"
     if families.on(F_DATE) and _DEADLINE_DATE.search(s) and not past and not exclaim:
-        if (imperative(main) or _CAUSATIVE.match(main)) and (concrete(main) or len(main.split()) >= 4) \
+        if (imperative(main) or _CAUSATIVE.match(main) or _IMPERATIVE_SHAPE.match(main)) \
+                and (concrete(main) or len(main.split()) >= 4) \
                 or re.search(r"\b(?:due|deadline|has to|have to|must|needs? to|should|i need|i want|we need)\b", s, re.I) \
                 and concrete(s):
             if not re.match(r"^(?:i|we)(?:'ll|'m| will| am| was| have| had)\b", whole, re.I):
