@@ -53,7 +53,7 @@ ATTRIBUTE_FAMILIES = ("user.favourite.", "user.preferred.", "user.preference.")
 HALVES = ("tune", "heldout")
 #: the sets measured when no --set is given, in column order ("original" is the first set with its
 #: tuning and held-out halves; the others are named by their files' suffix)
-DEFAULT_SETS = ("original", "fresh", "fresh2", "r4own")
+DEFAULT_SETS = ("original", "fresh", "fresh2", "r4own", "r4own2")
 
 
 def load(name: str) -> list[dict[str, Any]]:

@@ -386,9 +386,6 @@ class RuleConstraintExtractor(ConstraintExtractor):
             rest = sent[scoped.end():] if scoped else core
             if families.on(directives.F_SCOPE) and _scope_about_the_speaker(rest):
                 return None  # "Going forward, I hope we see each other more."
-            found = directives.classify(sent) if families.on(directives.F_SCOPE) else None
-            if found is not None:
-                return ConstraintProposal(found[0], sent, found[1])
             return ConstraintProposal("constraint", sent, "scope")
         dm = _DEADLINE.search(sent)
         if dm and _DEADLINE_CONTEXT.search(sent) and not _SELF_STATEMENT.match(sent):
