@@ -306,6 +306,16 @@ F_APPROVAL_ACTIVE = family("approval_active", {"r4own2"})
 F_DECISION_NAMED = family("decision_named_after_lead", {"r4own2"})
 F_REPLACE_STATEMENT = family("replacement_statement", {"r4own2"})
 F_NEVER_INVERSION = family("never_inversion", {"heldout", "r4own2"})
+# written from an uncommitted spot check of 30 sentences after the sets were tuned on (so no set
+# motivated them: never turned off by --loso)
+F_SPOT = family("spot_forms", {"spot-check"})
+_RESET_SPOT = re.compile(r"(?:^|[.!?;:,—]\s*)(?:never ?mind|forget about) (?:everything|all (?:of )?(?:that|this|the above))"
+                         r"(?: (?:above|before|so far|until now|we said))?\b|\b(?:the|our) plans? (?:has|have) changed\b|"
+                         r"\bplans have changed\b", re.I)
+_GOOD_TO_GO = re.compile(r"^you(?:'re| are) (?:good to go|all set|cleared to proceed) (?:on|with|for) (?:the|this|that|my|our|a|an)\b",
+                         re.I)
+_MAKE_EVERY = re.compile(r"^(?:please\s+)?(?:make|have|let) (?:every|each|all|any) (?:[\w'-]+\s+){0,6}?"
+                         r"(?:start|end|begin|include|carry|contain|mention|use|show|follow|open|close)\b", re.I)
 
 #: "There must be no mention of X", "There should always be a second reviewer on refunds"
 _EXISTENTIAL = re.compile(r"^there (?:must|should|shall|has to|needs to|is to|can)(?: (?:always|never|only))? be\s+"
@@ -649,6 +659,11 @@ def _classify_more(s: str) -> tuple[str, str] | None:
             return "constraint", "restrict_verb"
     if families.on(F_PROHIBIT) and _PROHIBIT_MORE.match(main) and concrete(main):
         return "constraint", "prohibit_verb"
+    if families.on(F_SPOT) and not exclaim:
+        if _GOOD_TO_GO.match(whole) and concrete(whole):
+            return "approval", "approval_statement"
+        if _MAKE_EVERY.match(main) and concrete(main):
+            return "obligation", "quantified_needs"
     if families.on(F_EXISTENTIAL):
         ex = _EXISTENTIAL.match(main)
         if ex and concrete(main) and not exclaim:
@@ -843,7 +858,8 @@ def _classify_base(s: str) -> tuple[str, str] | None:
 def is_reset(text: str) -> bool:
     """True when a message throws away the plan so far ("Forget everything we've said so far: ...",
     "Scratch all that: ...", "Throw out the old plan; ...", "Everything we said until now is void: ...")."""
-    return bool(_RESET.search(text)) or (families.on(F_RESET) and bool(_RESET_MORE.search(text)))
+    return bool(_RESET.search(text)) or (families.on(F_RESET) and bool(_RESET_MORE.search(text))) or (
+        families.on(F_SPOT) and bool(_RESET_SPOT.search(text)))
 
 
 def reset_is_small_talk(text: str, match: "re.Match[str] | None" = None) -> bool:
@@ -852,7 +868,7 @@ def reset_is_small_talk(text: str, match: "re.Match[str] | None" = None) -> bool
     nothing of the task ("Let's start fresh this year with new hobbies!")."""
     if not families.on(F_RESET):
         return False
-    m = match or _RESET.search(text) or _RESET_MORE.search(text)
+    m = match or _RESET.search(text) or _RESET_MORE.search(text) or _RESET_SPOT.search(text)
     rest = text[m.end():] if m else text
     rest = re.sub(r"^[\s,.:;!—-]+", "", rest)
     if not rest.strip():
