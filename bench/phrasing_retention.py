@@ -1,21 +1,28 @@
 """Retention on phrasings nobody tuned on (issue 20, points 10 and 11), beside the public figures.
 
-Two phrasing sets live in ``tests/data``; both were written and committed before the extractors
-ran on them, and each is split per group into a tuning half and a held-out half with a fixed seed
-(``tests/data/split_phrasings.py``). Rules were tuned on the tuning half only; the held-out half is
-what the figures stand on.
+The phrasing sets live in ``tests/data``, each written and committed before the extractors ran on
+it: the original set (``protected_paraphrases.json`` / ``attribute_phrasings.json``, split per
+group into a tuning and a held-out half with a fixed seed, ``tests/data/split_phrasings.py``) and
+the later ones named by their suffix (``protected_paraphrases_<name>.json`` /
+``attribute_phrasings_<name>.json``: ``fresh``, ``fresh2``, ``r4own``, ``r4own2``; ``--set NAME``
+measures any set by name, e.g. a blind one, ``--set fresh3``).
 
-* ``protected_paraphrases.json``: standing instructions per protected kind (obligations,
-  prohibitions, restrictions, permissions, deadlines, prerequisites, approvals, evidence,
-  decisions), plan resets, revocations and confirmations, plus near misses. Each item runs
-  through a real :class:`~memfold.MemFold` conversation (setup turns, then the message): it is
-  retained when the expected protected record is active afterwards (and, for withdrawals, the
-  setup record has left the channel in the expected state while the unrelated one stays).
-  "kind" is the share of retained records whose kind is the one written down.
-* ``attribute_phrasings.json``: facts users state in common shapes (favourites, preferences,
-  switches, "I no longer ..."), each turn appended and consolidated in order; an item is right
-  when the active facts in ``user.favourite.*``, ``user.preferred.*`` and ``user.preference.*``
-  are exactly the expected ones.
+* Protected items: standing instructions per protected kind (obligations, prohibitions,
+  restrictions, permissions, deadlines, prerequisites, approvals, evidence, decisions), plan
+  resets and replacements, revocations and confirmations, system turns in the middle of a
+  conversation, plus near misses. Each item runs through a real :class:`~memfold.MemFold`
+  conversation (setup turns, then the message, then any ``after`` turns): it is retained when
+  the expected protected record is active afterwards (and, for withdrawals, the setup record has
+  left the channel in the expected state while the unrelated one stays; for a system turn, it is
+  the compiled context's system message). "kind" is the share of retained records whose kind is
+  the one written down.
+* Attribute items: facts users state in common shapes (favourites, preferences, switches, "I no
+  longer ...", "actually" corrections), each turn appended and consolidated in order; an item is
+  right when the active facts in ``user.favourite.*``, ``user.preferred.*`` and
+  ``user.preference.*`` are exactly the expected ones.
+* ``--loso``: leave-one-set-out. The rule families added in round 4 are registered with the sets
+  whose misses they were written from (:mod:`memfold.memory.families`); each set is measured
+  with the families only it motivated turned off, beside its in-sample figure.
 
 False protected records: every LoCoMo dev turn (3,435, both speakers, small talk between friends)
 through the constraint extractor; the figure counts the records it proposes. With ``--public``
@@ -24,7 +31,7 @@ computed too and printed beside these (that replay takes a few minutes).
 
 Usage::
 
-    python bench/phrasing_retention.py [--public] [--limit N] [--failures] [--json OUT]
+    python bench/phrasing_retention.py [--set NAME ...] [--loso] [--public] [--limit N] [--failures SPLIT] [--json OUT]
 """
 
 from __future__ import annotations
