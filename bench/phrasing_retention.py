@@ -95,9 +95,15 @@ def load_set(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     out = []
     for path in (prot_path, attr_path):
         items = load(path.name) if path.exists() else []
-        for item in items:
+        for n, item in enumerate(items):
             if name != "original" or item.get("split") not in HALVES:
                 item["split"] = name
+            item.setdefault("id", f"{name}-{n + 1:03d}")
+            item.setdefault("group", "ungrouped")
+            unknown = set(item.get("expect", {})) - KNOWN_KEYS if path == prot_path else set()
+            if unknown:
+                print(f"warning: {path.name} item {item['id']}: expectation keys this bench ignores: "
+                      f"{sorted(unknown)}", file=sys.stderr)
         out.append(items)
     return out[0], out[1]
 
@@ -111,6 +117,11 @@ def _find(records, contains: str):
 
 
 # -- point 10: protected records ----------------------------------------------------------------
+#: the expectations check_protected judges; an item with none of them is reported, not passed
+OUTCOME_KEYS = frozenset({"record", "withdrawn", "kept", "none", "system", "not_system"})
+KNOWN_KEYS = OUTCOME_KEYS | {"setup"}
+
+
 def _turn(spec: str | dict[str, Any], role: str = "user") -> dict[str, str]:
     """A setup/after entry as a message: plain text is a user turn, a dict gives its own role."""
     if isinstance(spec, str):
@@ -137,6 +148,11 @@ def check_protected(item: dict[str, Any], mf: MemFold | None = None) -> dict[str
     out = {"id": item["id"], "group": item["group"], "split": item.get("split"), "retained": False,
            "kind_ok": None, "why": ""}
     exp = item["expect"]
+    if not OUTCOME_KEYS & set(exp):  # an item this bench cannot judge never counts as retained
+        out["why"] = f"no expectation this bench knows: {sorted(exp)} (known: {sorted(OUTCOME_KEYS)})"
+        if own:
+            mf.close()
+        return out
     try:
         for spec in item.get("setup", []):
             conv.append(_turn(spec))

@@ -306,3 +306,16 @@ def test_leave_one_set_out_turns_off_the_families_only_that_set_motivated(tmp_pa
     assert row["protected_in"] == [3, 4] and row["attributes_in"] == [1, 1]
     # the series slot is the invariant-plural family, which r4own motivated with fresh2: still on
     assert row["attributes_out"] == [1, 1]
+
+
+def test_an_item_the_bench_cannot_judge_is_never_counted_retained(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "DATA", tmp_path)
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    doc = {"items": [{"group": "obligation", "text": "Daily, back up the customer spreadsheet to the shared drive.",
+                      "expect": {"records": [{"kind": "obligation"}]}}]}
+    (tmp_path / "protected_paraphrases_odd.json").write_text(json.dumps(doc), encoding="utf-8")
+    prot, attr = bench.load_set("odd")
+    assert "expectation keys this bench ignores: ['records']" in capsys.readouterr().err
+    [row] = [bench.check_protected(i) for i in prot]
+    assert attr == [] and row["id"] == "odd-001" and not row["retained"]
+    assert row["why"].startswith("no expectation this bench knows")
