@@ -316,8 +316,9 @@ def leave_one_set_out(loaded: dict[str, tuple[list, list]]) -> dict[str, dict[st
     out: dict[str, dict[str, Any]] = {}
     for name, (prot, attr) in _folds(loaded).items():
         off = families.motivated_only_by(name)
-        row: dict[str, Any] = {"off": off}
-        for label, ctx in (("in", families.off(())), ("out", families.off(off))):
+        strict = families.motivated_by(name)
+        row: dict[str, Any] = {"off": off, "off_strict": strict}
+        for label, ctx in (("in", families.off(())), ("out", families.off(off)), ("strict", families.off(strict))):
             with ctx:
                 p = [check_protected(i)["retained"] for i in prot]
                 a = [check_attribute(i)["correct"] for i in attr]
@@ -409,12 +410,14 @@ def main(argv: list[str] | None = None) -> int:
     loso = None
     if args.loso:
         loso = leave_one_set_out(loaded)
-        print("\nLeave-one-set-out (round-4 rule families; a set is measured with the families only it motivated off)")
-        print(f"{'set':16}{'protected in':>18}{'protected LOSO':>18}{'attributes in':>18}{'attributes LOSO':>18}"
-              f"   families off")
+        print("\nLeave-one-set-out (round-4 rule families): LOSO = the families only that set motivated off; "
+              "strict = every family it had a hand in off")
+        print(f"{'set':10}{'protected in':>18}{'LOSO':>18}{'strict':>18}{'attributes in':>18}{'LOSO':>18}"
+              f"{'strict':>18}   families off (LOSO)")
         for name, row in loso.items():
-            print(f"{name:16}{_cell(row['protected_in'])}{_cell(row['protected_out'])}{_cell(row['attributes_in'])}"
-                  f"{_cell(row['attributes_out'])}   {', '.join(row['off']) or '-'}")
+            print(f"{name:10}{_cell(row['protected_in'])}{_cell(row['protected_out'])}{_cell(row['protected_strict'])}"
+                  f"{_cell(row['attributes_in'])}{_cell(row['attributes_out'])}{_cell(row['attributes_strict'])}"
+                  f"   {', '.join(row['off']) or '-'}")
 
     public = None
     if args.public:

@@ -44,3 +44,9 @@ def off(names: Iterable[str]) -> Iterator[None]:
 def motivated_only_by(set_name: str) -> list[str]:
     """The families whose every origin is ``set_name`` (off when that set is held out)."""
     return sorted(n for n, origin in REGISTRY.items() if origin and origin <= {set_name})
+
+
+def motivated_by(set_name: str) -> list[str]:
+    """The families ``set_name`` had a hand in (alone or with other sets): all off gives the
+    pessimistic bound, as if none of them would have been written without that set."""
+    return sorted(n for n, origin in REGISTRY.items() if set_name in origin)

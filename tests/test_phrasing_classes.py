@@ -306,6 +306,8 @@ def test_leave_one_set_out_turns_off_the_families_only_that_set_motivated(tmp_pa
     assert row["protected_in"] == [3, 4] and row["attributes_in"] == [1, 1]
     # the series slot is the invariant-plural family, which r4own motivated with fresh2: still on
     assert row["attributes_out"] == [1, 1]
+    # strict: every family r4own had a hand in is off, the invariant plural too ("series" -> "sery")
+    assert "attr_invariant_plural" in row["off_strict"] and row["attributes_strict"] == [0, 1]
 
 
 def test_an_item_the_bench_cannot_judge_is_never_counted_retained(tmp_path, monkeypatch, capsys):
