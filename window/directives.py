@@ -458,7 +458,7 @@ _EVIDENCE_MORE = re.compile(
 
 # decisions
 _DECISION_MORE = re.compile(
-    r"^(?:final (?:call|word|verdict|answer|decision)|decided|it's (?:decided|settled|official|final)|it is (?:decided|"
+    r"^(?:final (?:call|word|verdict|answer|decision)|decided(?=\s*[:—-])|it's (?:decided|settled|official|final)|it is (?:decided|"
     r"settled|official|final)|done deal|we have a decision|the call is|the verdict|we've landed on|we have landed on|"
     r"we landed on)\b\s*[:,\-—]?\s*|"
     r"^(?:we're|we are|i'm|i am) (?:locking in|going for|opting for|settling on|moving ahead with|proceeding with|"

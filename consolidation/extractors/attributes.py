@@ -184,9 +184,12 @@ _ACTUALLY_NOT = re.compile(r"^\s*(?:(?:actually|sorry|correction|no|oops|wait|i 
 _RATHER = re.compile(r"\bi(?:'d| would)\s+(?:much\s+)?rather\s+(?:have|take|get|use|go with|pick|choose|sit in|sit by|book)\s+"
                      r"(?P<v>[^.;!?,]+?)" + r"(?=\s*(?:$|[.;!?,]|\s(?:over|to|than|rather|but|because|since|when|if)\b))", re.I)
 _SWITCH_MORE = (r"\bi(?:'ve| have)?(?:\s+(?:" + _FILLER + r"|finally|recently|also|since|already|eventually|just|\w+ly))*\s+"
-                r"(?:switched|changed|moved|swapped)(?: over)?(?: back)?")
-_S_MY_MORE = re.compile(_SWITCH_MORE + r" my (?P<attr>[a-z][a-z\- ]{1,40}?)(?: from (?P<from>[^.;!?,]+?))? to\s+(?:(?:"
-                        + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+                r"(?:switched|changed|swapped)(?: over)?(?: back)?")
+#: what "I changed my X to Y" may not name: the rules extractor's own facts ("I changed my name to ...")
+_IDENTITY = (r"(?!(?:name|surname|first name|last name|maiden name|address|email|e-mail|phone|number|mobile number|"
+             r"account|account number|location|city|country|mind|plans?|password|pin|job|title|pronouns?)\s+to\b)")
+_S_MY_MORE = re.compile(_SWITCH_MORE + r" my " + _IDENTITY + r"(?P<attr>[a-z][a-z\- ]{1,40}?)(?: from (?P<from>[^.;!?,]+?))? "
+                        r"to\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
 _S_TO_MORE = re.compile(_SWITCH_MORE + r"(?: from (?P<from>[^.;!?,]+?)) to\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END,
                         re.I)
 _N_VERBS_MORE = (r"fly with|go to|listen to|shop at|bank with|use|drink|eat|like|love|enjoy|prefer|fly|watch|read|play|"
