@@ -1,21 +1,28 @@
 """Retention on phrasings nobody tuned on (issue 20, points 10 and 11), beside the public figures.
 
-Two phrasing sets live in ``tests/data``; both were written and committed before the extractors
-ran on them, and each is split per group into a tuning half and a held-out half with a fixed seed
-(``tests/data/split_phrasings.py``). Rules were tuned on the tuning half only; the held-out half is
-what the figures stand on.
+The phrasing sets live in ``tests/data``, each written and committed before the extractors ran on
+it: the original set (``protected_paraphrases.json`` / ``attribute_phrasings.json``, split per
+group into a tuning and a held-out half with a fixed seed, ``tests/data/split_phrasings.py``) and
+the later ones named by their suffix (``protected_paraphrases_<name>.json`` /
+``attribute_phrasings_<name>.json``: ``fresh``, ``fresh2``, ``r4own``, ``r4own2``; ``--set NAME``
+measures any set by name, e.g. a blind one, ``--set fresh3``).
 
-* ``protected_paraphrases.json``: standing instructions per protected kind (obligations,
-  prohibitions, restrictions, permissions, deadlines, prerequisites, approvals, evidence,
-  decisions), plan resets, revocations and confirmations, plus near misses. Each item runs
-  through a real :class:`~memfold.MemFold` conversation (setup turns, then the message): it is
-  retained when the expected protected record is active afterwards (and, for withdrawals, the
-  setup record has left the channel in the expected state while the unrelated one stays).
-  "kind" is the share of retained records whose kind is the one written down.
-* ``attribute_phrasings.json``: facts users state in common shapes (favourites, preferences,
-  switches, "I no longer ..."), each turn appended and consolidated in order; an item is right
-  when the active facts in ``user.favourite.*``, ``user.preferred.*`` and ``user.preference.*``
-  are exactly the expected ones.
+* Protected items: standing instructions per protected kind (obligations, prohibitions,
+  restrictions, permissions, deadlines, prerequisites, approvals, evidence, decisions), plan
+  resets and replacements, revocations and confirmations, system turns in the middle of a
+  conversation, plus near misses. Each item runs through a real :class:`~memfold.MemFold`
+  conversation (setup turns, then the message, then any ``after`` turns): it is retained when
+  the expected protected record is active afterwards (and, for withdrawals, the setup record has
+  left the channel in the expected state while the unrelated one stays; for a system turn, it is
+  the compiled context's system message). "kind" is the share of retained records whose kind is
+  the one written down.
+* Attribute items: facts users state in common shapes (favourites, preferences, switches, "I no
+  longer ...", "actually" corrections), each turn appended and consolidated in order; an item is
+  right when the active facts in ``user.favourite.*``, ``user.preferred.*`` and
+  ``user.preference.*`` are exactly the expected ones.
+* ``--loso``: leave-one-set-out. The rule families added in round 4 are registered with the sets
+  whose misses they were written from (:mod:`memfold.memory.families`); each set is measured
+  with the families only it motivated turned off, beside its in-sample figure.
 
 False protected records: every LoCoMo dev turn (3,435, both speakers, small talk between friends)
 through the constraint extractor; the figure counts the records it proposes. With ``--public``
@@ -24,7 +31,7 @@ computed too and printed beside these (that replay takes a few minutes).
 
 Usage::
 
-    python bench/phrasing_retention.py [--public] [--limit N] [--failures] [--json OUT]
+    python bench/phrasing_retention.py [--set NAME ...] [--loso] [--public] [--limit N] [--failures SPLIT] [--json OUT]
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from memfold import LogicalClock, MemFold
+from memfold.memory import families
 from memfold.window.constraints import RuleConstraintExtractor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,9 +57,55 @@ LOCOMO = SHARED / "locomo" / "locomo_dev.json"
 ATTRIBUTE_FAMILIES = ("user.favourite.", "user.preferred.", "user.preference.")
 
 
+HALVES = ("tune", "heldout")
+#: the sets measured when no --set is given, in column order ("original" is the first set with its
+#: tuning and held-out halves; the others are named by their files' suffix)
+DEFAULT_SETS = ("original", "fresh", "fresh2", "r4own", "r4own2")
+
+
 def load(name: str) -> list[dict[str, Any]]:
     """The items of a phrasing set in ``tests/data``."""
     return json.loads((DATA / name).read_text(encoding="utf-8"))["items"]
+
+
+class UnknownSet(ValueError):
+    """A --set name with no phrasing file in ``tests/data``."""
+
+
+def set_files(name: str) -> tuple[Path, Path]:
+    """The protected and attribute files of a set: ``original`` is ``protected_paraphrases.json``
+    and ``attribute_phrasings.json``; any other name ``N`` is ``protected_paraphrases_N.json`` and
+    ``attribute_phrasings_N.json`` (either may be absent, not both)."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,40}", name):
+        raise UnknownSet(f"set name {name!r}: use letters, digits, '_' or '-' (e.g. fresh3)")
+    suffix = "" if name == "original" else f"_{name}"
+    return DATA / f"protected_paraphrases{suffix}.json", DATA / f"attribute_phrasings{suffix}.json"
+
+
+def load_set(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(protected items, attribute items)`` of a set; each item's ``split`` is the set's name
+    (the original set keeps its ``tune`` / ``heldout`` halves).
+
+    :raises UnknownSet: when neither file exists.
+    """
+    prot_path, attr_path = set_files(name)
+    if not prot_path.exists() and not attr_path.exists():
+        raise UnknownSet(f"no phrasing set {name!r}: neither {prot_path.relative_to(ROOT)} nor "
+                         f"{attr_path.relative_to(ROOT)} exists")
+    out = []
+    for path in (prot_path, attr_path):
+        items = load(path.name) if path.exists() else []
+        for n, item in enumerate(items):
+            if name != "original" or item.get("split") not in HALVES:
+                item["split"] = name
+            item.setdefault("id", f"{name}-{n + 1:03d}")
+            item.setdefault("group", "ungrouped")
+            unknown = set(item.get("expect", {})) - KNOWN_KEYS if path == prot_path else set()
+            if unknown:
+                print(f"warning: {path.name} item {item['id']}: expectation keys this bench ignores: "
+                      f"{sorted(unknown)}", file=sys.stderr)
+        out.append(items)
+    return out[0], out[1]
 
 
 def _norm(text: str) -> str:
@@ -63,8 +117,27 @@ def _find(records, contains: str):
 
 
 # -- point 10: protected records ----------------------------------------------------------------
+#: the expectations check_protected judges; an item with none of them is reported, not passed
+OUTCOME_KEYS = frozenset({"record", "withdrawn", "kept", "none", "system", "not_system"})
+KNOWN_KEYS = OUTCOME_KEYS | {"setup"}
+
+
+def _turn(spec: str | dict[str, Any], role: str = "user") -> dict[str, str]:
+    """A setup/after entry as a message: plain text is a user turn, a dict gives its own role."""
+    if isinstance(spec, str):
+        return {"role": role, "content": spec}
+    return {"role": spec.get("role", role), "content": spec.get("text", spec.get("content", ""))}
+
+
 def check_protected(item: dict[str, Any], mf: MemFold | None = None) -> dict[str, Any]:
     """Run one paraphrase item through a fresh conversation.
+
+    The item's setup turns are appended, then its text (as ``item["role"]``, default ``user``),
+    then its ``after`` turns. ``expect`` may name a protected ``record`` that must be active, a
+    setup record ``withdrawn`` into a state, records ``kept``, ``none`` (no new record), and, for
+    a system turn in the middle of a conversation, ``system`` / ``not_system``: text that the
+    compiled context's system message must / no message may contain (after the ``after`` turns,
+    compiled at a budget that folds them).
 
     :returns: ``{"id", "group", "split", "retained": bool, "kind_ok": bool | None, "why": str}``.
     """
@@ -75,18 +148,34 @@ def check_protected(item: dict[str, Any], mf: MemFold | None = None) -> dict[str
     out = {"id": item["id"], "group": item["group"], "split": item.get("split"), "retained": False,
            "kind_ok": None, "why": ""}
     exp = item["expect"]
+    if not OUTCOME_KEYS & set(exp):  # an item this bench cannot judge never counts as retained
+        out["why"] = f"no expectation this bench knows: {sorted(exp)} (known: {sorted(OUTCOME_KEYS)})"
+        if own:
+            mf.close()
+        return out
     try:
-        for text in item.get("setup", []):
-            conv.append({"role": "user", "content": text})
+        for spec in item.get("setup", []):
+            conv.append(_turn(spec))
         active = mf.protected.active_for(cid)
         for want in exp.get("setup", []):
             if not _find(active, want["contains"]):
                 out["why"] = f"setup not protected: {want['contains']!r}"
                 return out
         before = {r.id for r in mf.protected.list(conversation_id=cid, state=None)}
-        conv.append({"role": "user", "content": item["text"]})
+        conv.append({"role": item.get("role", "user"), "content": item["text"]})
+        for spec in item.get("after", []):
+            conv.append(_turn(spec))
         active = mf.protected.active_for(cid)
         made = [r for r in mf.protected.list(conversation_id=cid, state=None) if r.id not in before]
+        if "system" in exp or "not_system" in exp:
+            messages = conv.context(budget=200).messages
+            first = messages[0] if messages else {}
+            if "system" in exp and not (first.get("role") == "system" and exp["system"] in str(first.get("content"))):
+                out["why"] = f"system turn not the context's system message: {str(first.get('content'))[:80]!r}"
+                return out
+            if "not_system" in exp and any(exp["not_system"] in str(m.get("content")) for m in messages):
+                out["why"] = f"a replaced system turn is still in the context: {exp['not_system']!r}"
+                return out
         if exp.get("none"):
             out["retained"] = not made
             out["why"] = "" if not made else f"false record: {[r.kind for r in made]}"
@@ -124,7 +213,7 @@ def protected_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
     for r in rows:
         for group in dict.fromkeys((r["group"], "all" if r["group"] != "near_miss" else "near_miss")):
-            for split in (r["split"], "both") if not str(r["split"]).startswith("fresh") else (r["split"],):
+            for split in (r["split"], "both") if r["split"] in HALVES else (r["split"],):
                 cell = table[group][split]
                 cell[0] += r["retained"]
                 cell[1] += 1
@@ -196,10 +285,47 @@ def attribute_figures(items: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for r in rows:
         for group in (r["group"], "all"):
-            for split in (r["split"], "both") if not str(r["split"]).startswith("fresh") else (r["split"],):
+            for split in (r["split"], "both") if r["split"] in HALVES else (r["split"],):
                 table[group][split][0] += r["correct"]
                 table[group][split][1] += 1
     return {"rows": rows, "table": {g: dict(s) for g, s in table.items()}}
+
+
+# -- leave-one-set-out --------------------------------------------------------------------------------
+#: the folds: the original set's two halves count as two sets (both were written in round 1)
+def _folds(loaded: dict[str, tuple[list, list]]) -> dict[str, tuple[list, list]]:
+    out: dict[str, tuple[list, list]] = {}
+    for name, (prot, attr) in loaded.items():
+        if name == "original":
+            for half in HALVES:
+                out[half] = ([i for i in prot if i["split"] == half], [i for i in attr if i["split"] == half])
+        else:
+            out[name] = (prot, attr)
+    return out
+
+
+def leave_one_set_out(loaded: dict[str, tuple[list, list]]) -> dict[str, dict[str, Any]]:
+    """Each set measured twice: with every rule family on (in-sample) and with the round-4
+    families that only it motivated turned off (``memfold.memory.families``): what the rules would
+    retain had that set been left out of the tuning. Near misses count as items (right when no
+    record is made)."""
+    # import the extractors so their families are registered
+    import memfold.consolidation.extractors.attributes  # noqa: F401
+    import memfold.window.directives  # noqa: F401
+
+    out: dict[str, dict[str, Any]] = {}
+    for name, (prot, attr) in _folds(loaded).items():
+        off = families.motivated_only_by(name)
+        strict = families.motivated_by(name)
+        row: dict[str, Any] = {"off": off, "off_strict": strict}
+        for label, ctx in (("in", families.off(())), ("out", families.off(off)), ("strict", families.off(strict))):
+            with ctx:
+                p = [check_protected(i)["retained"] for i in prot]
+                a = [check_attribute(i)["correct"] for i in attr]
+            row[f"protected_{label}"] = [sum(p), len(p)] if p else None
+            row[f"attributes_{label}"] = [sum(a), len(a)] if a else None
+        out[name] = row
+    return out
 
 
 # -- the public figures of bench/constraint_retention.py ------------------------------------------
@@ -223,42 +349,75 @@ def _cell(cell: list[int] | None) -> str:
     return f"{cell[0] / cell[1]:>7.1%} ({cell[0]:>3}/{cell[1]:<3})"
 
 
+def _columns(sets: list[str]) -> list[tuple[str, str]]:
+    """``(header, split)`` per table column."""
+    cols: list[tuple[str, str]] = []
+    for name in sets:
+        cols += [("tune", "tune"), ("held-out", "heldout"), ("both", "both")] if name == "original" else [(name, name)]
+    return cols
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", dest="sets", action="append", default=None, metavar="NAME",
+                        help="Measure this phrasing set (repeatable): 'original', or N for "
+                             "tests/data/protected_paraphrases_N.json and attribute_phrasings_N.json "
+                             f"(default: {', '.join(DEFAULT_SETS)}).")
+    parser.add_argument("--loso", action="store_true",
+                        help="Leave-one-set-out: each set measured with the round-4 rule families that only it "
+                             "motivated turned off, beside its in-sample figure.")
     parser.add_argument("--public", action="store_true", help="Also run bench/constraint_retention.py's figures.")
     parser.add_argument("--limit", type=int, default=None, help="With --public: only the first N LoCoMo conversations.")
-    parser.add_argument("--failures", choices=("tune", "heldout", "fresh", "fresh2", "all"), default=None,
-                        help="List the items (and LoCoMo turns) that failed in this split.")
+    parser.add_argument("--failures", default=None, metavar="SPLIT",
+                        help="List the items (and LoCoMo turns) that failed in this split: tune, heldout, a set's "
+                             "name, or all.")
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    sets = [n for chunk in (args.sets or []) for n in chunk.split(",") if n] or [
+        n for n in DEFAULT_SETS if any(p.exists() for p in set_files(n))]
+    try:
+        loaded = {name: load_set(name) for name in sets}
+    except UnknownSet as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    cols = _columns(sets)
 
-    prot = protected_figures(load("protected_paraphrases.json") + load("protected_paraphrases_fresh.json")
-                              + load("protected_paraphrases_fresh2.json"))
+    prot = protected_figures([i for name in sets for i in loaded[name][0]])
     print("Point 10: standing instructions, own paraphrases (retained = the expected protected record is active;")
-    print("fresh = a set written after the rules were frozen, measured once; fresh2 = a second one, round 3)")
-    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}{'fresh2':>18}   kind right (both)")
+    print(f"sets: {', '.join(sets)})")
+    print(f"{'group':16}" + "".join(f"{h:>18}" for h, _ in cols) + "   kind right")
     order = sorted(prot["table"], key=lambda g: (g in ("all", "near_miss"), g == "near_miss", g))
     for g in order:
         t = prot["table"][g]
-        both = t["both"]
-        kind = f"{both[2] / both[3]:.0%}" if both[3] else "-"
+        cells = [t.get(split) for _, split in cols]
+        hit = [sum(c[2] for c in cells if c), sum(c[3] for c in cells if c)]
+        kind = f"{hit[0] / hit[1]:.0%}" if hit[1] else "-"
         label = "near miss: none" if g == "near_miss" else g
-        print(f"{label:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(both)}{_cell(t.get('fresh'))}"
-              f"{_cell(t.get('fresh2'))}   {kind}")
+        print(f"{label:16}" + "".join(_cell(c) for c in cells) + f"   {kind}")
     fp = locomo_false_positives()
     print(f"\nLoCoMo small talk: {fp['records']} protected records from {fp['turns']} turns "
           f"= {fp['rate']:.3%} (goal <= 0.1%); tuning conversations {fp['tune'][0]}/{fp['tune'][1]}, "
           f"held-out conversations {fp['heldout'][0]}/{fp['heldout'][1]}")
 
-    attr = attribute_figures(load("attribute_phrasings.json") + load("attribute_phrasings_fresh.json")
-                              + load("attribute_phrasings_fresh2.json"))
+    attr = attribute_figures([i for name in sets for i in loaded[name][1]])
     print("\nPoint 11: attribute facts, own phrasings (correct = exactly the expected active facts)")
-    print(f"{'group':16}{'tune':>18}{'held-out':>18}{'both':>18}{'fresh':>18}{'fresh2':>18}")
+    print(f"{'group':16}" + "".join(f"{h:>18}" for h, _ in cols))
     for g in sorted(attr["table"], key=lambda g: (g == "all", g)):
         t = attr["table"][g]
-        print(f"{g:16}{_cell(t.get('tune'))}{_cell(t.get('heldout'))}{_cell(t['both'])}{_cell(t.get('fresh'))}"
-              f"{_cell(t.get('fresh2'))}")
+        print(f"{g:16}" + "".join(_cell(t.get(split)) for _, split in cols))
+
+    loso = None
+    if args.loso:
+        loso = leave_one_set_out(loaded)
+        print("\nLeave-one-set-out (round-4 rule families): LOSO = the families only that set motivated off; "
+              "strict = every family it had a hand in off")
+        print(f"{'set':10}{'protected in':>18}{'LOSO':>18}{'strict':>18}{'attributes in':>18}{'LOSO':>18}"
+              f"{'strict':>18}   families off (LOSO)")
+        for name, row in loso.items():
+            print(f"{name:10}{_cell(row['protected_in'])}{_cell(row['protected_out'])}{_cell(row['protected_strict'])}"
+                  f"{_cell(row['attributes_in'])}{_cell(row['attributes_out'])}{_cell(row['attributes_strict'])}"
+                  f"   {', '.join(row['off']) or '-'}")
 
     public = None
     if args.public:
@@ -273,10 +432,8 @@ def main(argv: list[str] | None = None) -> int:
                           ("CompactBench locked decisions (public)", "locked_decisions")):
             c = public[key]
             print(f"{name:48}{_cell([c['retained'], c['items']])}")
-        print(f"{'own paraphrases, tuning half':48}{_cell(own_all.get('tune'))}")
-        print(f"{'own paraphrases, held-out half':48}{_cell(own_all.get('heldout'))}")
-        print(f"{'own paraphrases, fresh set':48}{_cell(own_all.get('fresh'))}")
-        print(f"{'own paraphrases, second fresh set':48}{_cell(own_all.get('fresh2'))}")
+        for header, split in cols:
+            print(f"{'own paraphrases, ' + header:48}{_cell(own_all.get(split))}")
 
     if args.failures:
         want = lambda split: args.failures in ("all", split)  # noqa: E731
@@ -292,9 +449,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  [{part}] LoCoMo {kinds}: {text[:110]!r}")
     print(f"\n({time.perf_counter() - started:.0f} s)")
     if args.json_out:
-        args.json_out.write_text(json.dumps({"protected": prot["table"], "attributes": attr["table"],
+        args.json_out.write_text(json.dumps({"sets": sets, "protected": prot["table"], "attributes": attr["table"],
                                              "locomo": {k: v for k, v in fp.items() if k != "flagged"},
-                                             "public": public}, indent=2))
+                                             "loso": loso, "public": public}, indent=2))
     return 0
 
 

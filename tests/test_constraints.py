@@ -102,7 +102,9 @@ def test_later_statement_revokes_matching_constraint_only(mf):
                  "What's the weather like?", "OK, you can delete them now."]:
         conv.append({"role": "user", "content": text})
     states = {r.text: r.state for r in mf.protected.list(state=None)}
-    assert states == {"Don't delete the backup files until I confirm.": "revoked",
+    # the record waited for a confirmation and got it: released as satisfied (issue 20, round 4;
+    # it was "revoked" before), and the unrelated record stays
+    assert states == {"Don't delete the backup files until I confirm.": "satisfied",
                       "Never email the client directly.": "active"}
 
 

@@ -35,6 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..memory.errors import ExtractorError, InvalidInput
+from ..memory import families
 from ..memory.events import log_event
 from . import directives
 from .labels import SECRET_LABEL
@@ -56,6 +57,8 @@ class ConstraintProposal:
     :ivar rule: the name of the rule that matched (``never``, ``until_confirm``, ``deadline``, ...).
     :ivar due_at: for deadlines resolvable on the system clock, POSIX seconds; else None.
     :ivar replaces_previous: True for a decision override ("scratch that, let's instead ...").
+    :ivar supersedes: for a rule replacement, the words naming the record it replaces.
+    :ivar kind_of_replaced: take the replaced record's kind (and need one to replace).
     """
 
     kind: str
@@ -63,6 +66,12 @@ class ConstraintProposal:
     rule: str
     due_at: float | None = None
     replaces_previous: bool = False
+    #: for a rule replacement ("Send it on Slack instead of by email"): content words of what it
+    #: replaces; the tracker supersedes the earlier record sharing the most of them (and at least
+    #: two words of the whole sentence). With ``kind_of_replaced`` the proposal takes that
+    #: record's kind, and is dropped when no earlier record matches.
+    supersedes: tuple[str, ...] = ()
+    kind_of_replaced: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,6 +227,8 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _ABBREVIATION_STOP = re.compile(r"(?<=\b(?:Mr|Ms|Dr|St|No|vs))\.|(?<=\bMrs)\.|(?<=\bProf)\.|(?<=\be\.g)\.|(?<=\bi\.e)\.|"
                                 r"(?<=\d)\.(?=\d)", re.I)
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|vs|etc|approx|no|e\.g|i\.e)\.$", re.I)
+#: an initial before a surname ("signed for by J. Smith") ends no sentence either
+_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 
 
 def sentences(text: str) -> list[str]:
@@ -228,7 +239,8 @@ def sentences(text: str) -> list[str]:
     for span in spans:
         # no boundary inside "$39.99" or "v2.1" (no space after the stop), nor after "Mr."
         if merged and (merged[-1][1] == span[0] and not text[span[0]].isspace()
-                       or _ABBREVIATION.search(text[merged[-1][0]:merged[-1][1]].rstrip())):
+                       or _ABBREVIATION.search(text[merged[-1][0]:merged[-1][1]].rstrip())
+                       or _INITIAL.search(text[merged[-1][0]:merged[-1][1]].rstrip()) and text[span[0]:].lstrip()[:1].isupper()):
             merged[-1][1] = span[1]
         else:
             merged.append(span)
@@ -299,8 +311,24 @@ class RuleConstraintExtractor(ConstraintExtractor):
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
-        if not about and (_OVERRIDE.search(text) or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)):
+        override = _OVERRIDE.search(text)
+        if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)) \
+                and not directives.reset_is_small_talk(text, override):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
+        if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
+            form, old, _new = rep
+            if form == "plan":
+                return Extraction([ConstraintProposal("policy_state", text.strip(), "replacement",
+                                                      replaces_previous=True)], [])
+            found = self._classify(sents[0], now, clock)
+            terms = tuple(t for t in _split_terms(old))
+            if terms:
+                if found is not None:
+                    found = ConstraintProposal(found.kind, found.text, found.rule, due_at=found.due_at, supersedes=terms)
+                else:
+                    found = ConstraintProposal("constraint", sents[0], "replacement", supersedes=terms,
+                                               kind_of_replaced=True)
+                return Extraction([found], [])
         i = 0
         while i < len(sents):
             sent = sents[i]
@@ -335,18 +363,29 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return Extraction(proposals, withdrawals)
 
     def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
-        if directives.ADVICE.search(sent):  # "Make sure you watch ... first so you get a handle on it!"
+        if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
             return None
-        scope = _SCOPE_PREFIX.match(sent)
+        scope = _SCOPE_PREFIX.match(sent) or (families.on(directives.F_SCOPE) and _SCOPE_MORE_PREFIX.match(sent))
         core = sent[scope.end():] if scope else sent
         due = lambda m: resolve_due(m.group(0), now, clock) if now is not None else None  # noqa: E731
         for rule, kind, pattern in _RULES:
             if pattern.search(core):
+                if rule == "never" and directives.negation_small_talk(core):
+                    continue
                 dm = _DEADLINE.search(core)
                 if dm and rule != "until_confirm":
                     return ConstraintProposal("deadline", sent, "deadline", due_at=due(dm))
                 return ConstraintProposal(kind, sent, rule)
-        if scope or (_SCOPE.search(sent) and not _SELF_STATEMENT.search(sent[: _SCOPE.search(sent).start()])):
+        if directives.prohibition_more(core):
+            dm = _DEADLINE.search(core)
+            if dm:
+                return ConstraintProposal("deadline", sent, "deadline", due_at=due(dm))
+            return ConstraintProposal("constraint", sent, "never")
+        scoped = _SCOPE.search(sent) or (families.on(directives.F_SCOPE) and _SCOPE_MORE.search(sent))
+        if scope or (scoped and not _SELF_STATEMENT.search(sent[: scoped.start()])):
+            rest = sent[scoped.end():] if scoped else core
+            if families.on(directives.F_SCOPE) and _scope_about_the_speaker(rest):
+                return None  # "Going forward, I hope we see each other more."
             return ConstraintProposal("constraint", sent, "scope")
         dm = _DEADLINE.search(sent)
         if dm and _DEADLINE_CONTEXT.search(sent) and not _SELF_STATEMENT.match(sent):
@@ -359,6 +398,28 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
 
 _SELF_STATEMENT = re.compile(r"^\s*(?:but |and |so |yeah,? )?(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've)\b", re.I)
+#: more scope markers (issue 20, round 4): "From today, ...", "Starting now, ...", "As of this week, ..."
+_SCOPE_MORE = re.compile(
+    r"\b(?:from (?:today|tomorrow|this (?:point|moment)(?: on| forward)?|here)|starting (?:now|today|tomorrow|immediately|"
+    r"this (?:week|month)|next (?:week|month)|(?:on )?(?:monday|tuesday|wednesday|thursday|friday))|"
+    r"as of (?:now|today|tomorrow|this (?:week|month|morning)|next (?:week|month)|monday|tuesday|wednesday|thursday|friday)|"
+    r"effective (?:immediately|today|now|tomorrow)|for the (?:remainder|rest) of (?:this|the|our) \w+|"
+    r"for the foreseeable future|until (?:i say|i tell you|told|you hear) otherwise|henceforth|hereafter|"
+    r"for all future \w+)\b", re.I)
+_SCOPE_MORE_PREFIX = re.compile(r"^\s*(?:" + _SCOPE_MORE.pattern + r")\s*[,.:;—-]?\s*", re.I)
+
+
+def _scope_about_the_speaker(rest: str) -> bool:
+    """What follows a scope marker speaks of the speaker, not the task ("..., I'm going to sleep
+    earlier", "..., I hope we see each other more")."""
+    r = re.sub(r"^[\s,.:;—-]+", "", rest)
+    return bool(_SELF_STATEMENT.match(r)) and not re.search(r"\byou(?:r|rs)?\b", r, re.I) \
+        and not directives.concrete(r)
+
+
+def _split_terms(text: str) -> tuple[str, ...]:
+    """Content words of ``text`` with hyphenated words split ("the 200-word limit" -> 200, word, limit)."""
+    return content_terms(re.sub(r"(?<=\w)-(?=\w)", " ", text))
 
 
 class LLMConstraintExtractor(ConstraintExtractor):
@@ -504,6 +565,13 @@ class ConstraintTracker:
             for w in extraction.withdrawals:
                 self._withdraw(turn, w, scope)
             for p in extraction.proposals:
+                replaced: list[ProtectedRecord] = []
+                if p.supersedes:
+                    replaced = self._replaced_by(turn, p, scope)
+                    if not replaced and p.kind_of_replaced:
+                        continue  # "Replace X with Y" where no X stands: nothing to replace
+                    if p.kind_of_replaced:
+                        p = ConstraintProposal(replaced[0].kind, p.text, p.rule, due_at=p.due_at, supersedes=p.supersedes)
                 rec = self.channel.add(
                     p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
                     provenance=[f"turn:{turn.id}"], labels=labels, source=self.extractor.id,
@@ -511,8 +579,23 @@ class ConstraintTracker:
                 )
                 if p.replaces_previous:
                     rec = self._replace_previous(turn, rec, scope)
+                for old in replaced:
+                    self.channel._transition(old.id, "superseded", f"turn:{turn.id}", superseded_by=rec.id)
+                if replaced:
+                    rec = self.channel.link_replaced(rec.id, [o.id for o in replaced])
                 created.append(rec)
         return created
+
+    def _replaced_by(self, turn: "Turn", p: ConstraintProposal, scope: "_Scope") -> list[ProtectedRecord]:
+        """The earlier records a rule replacement supersedes: of the turn's conversation, sharing a
+        word with what it names as replaced and the most words (at least two) with the sentence."""
+        old = {_stem(t) for t in p.supersedes}
+        candidates = [r for r in self._scope_records(turn, scope) if r.conversation_id == turn.conversation_id
+                      and r.kind != "policy_state" and old & {_stem(t) for t in _split_terms(r.text)}]
+        want = {_stem(t) for t in _split_terms(p.text)}
+        scored = [(len(want & {_stem(t) for t in _split_terms(r.text)}), r) for r in candidates]
+        top = max((n for n, _ in scored), default=0)
+        return [r for n, r in scored if n == top and n >= 2]
 
     def _scope_records(self, turn: "Turn", scope: "_Scope") -> list[ProtectedRecord]:
         return [r for r in self.channel.active_for(turn.conversation_id, namespace=scope.namespace,
@@ -540,6 +623,12 @@ class ConstraintTracker:
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
             return
         for rec in _best_matches(records, w.terms, at_least=max(1, w.min_overlap)):
+            if families.on(_F_WAITING) and _waiting(rec) and rec.conversation_id == turn.conversation_id \
+                    and not directives.withdraws_explicitly(w.text):
+                # "OK, you can email the landlord now" after "Wait for my OK before you email the
+                # landlord": the condition is met, not the instruction withdrawn
+                self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
+                continue
             self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
 
     def _replace_previous(self, turn: "Turn", rec: ProtectedRecord, scope: "_Scope") -> ProtectedRecord:
@@ -577,6 +666,7 @@ class _Scope:
     lineage: Sequence[tuple[str, int | None]] | None
 
 
+_F_WAITING = directives.F_WAITING
 #: records that wait for something: released (satisfied) by a later go signal
 _WAITING_RULES = ("until_confirm", "until")
 _NEGATIVE = re.compile(r"\b(?:never|not|no|don't|dont|avoid|refrain|off[- ]limits|forbidden|stop|skip|steer clear|"

@@ -105,7 +105,8 @@ from typing import Mapping, Sequence
 
 from ...window.secrets import ASKS_SECRET, SECRET_MASK
 
-from .attributes import FAVOURITE_IMPORTANCE, attribute_statements, holds
+from ...memory import families
+from .attributes import F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, attribute_statements, holds
 from .base import Episode, Extractor, Proposal
 
 #: default policy windows in days, per topic (overridable: ``RulesExtractor(windows=...)``)
@@ -282,6 +283,8 @@ def _strip_speaker(text: str) -> tuple[str, bool, bool]:
 
 
 def _is_question(sentence: str) -> bool:
+    if families.on(F_WHEN_IT_COMES) and re.match(r"^\s*when it comes to\b", sentence, re.I):
+        return sentence.rstrip().endswith("?")  # "When it comes to pizza, I prefer thin crust."
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence))
 
 

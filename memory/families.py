@@ -1,0 +1,52 @@
+"""Named rule families of the rule extractors, with the phrasing sets each was written from.
+
+The constraint extractor (:mod:`memfold.window.directives`) and the attribute slots
+(:mod:`memfold.consolidation.extractors.attributes`) register the rule families added in a round
+of tuning here, each with the names of the phrasing sets (``tests/data``) whose misses it was
+written from. ``bench/phrasing_retention.py --loso`` measures each set with the families that only
+that set motivated turned off: the leave-one-set-out estimate of how a change carries over to
+phrasings it was not written from. In normal use every family is on; turning families off is
+scoped to a ``with`` block in the current thread or task (a :class:`contextvars.ContextVar`).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterable, Iterator
+
+#: family name -> the phrasing sets whose misses it was written from
+REGISTRY: dict[str, frozenset[str]] = {}
+_OFF: ContextVar[frozenset[str]] = ContextVar("memfold_rule_families_off", default=frozenset())
+
+
+def family(name: str, origin: Iterable[str]) -> str:
+    """Register a family (idempotent) and return its name."""
+    REGISTRY[name] = frozenset(origin)
+    return name
+
+
+def on(name: str) -> bool:
+    """True unless the family is turned off in the current context."""
+    return name not in _OFF.get()
+
+
+@contextmanager
+def off(names: Iterable[str]) -> Iterator[None]:
+    """Turn the named families off inside the ``with`` block (current thread or task only)."""
+    token = _OFF.set(_OFF.get() | frozenset(names))
+    try:
+        yield
+    finally:
+        _OFF.reset(token)
+
+
+def motivated_only_by(set_name: str) -> list[str]:
+    """The families whose every origin is ``set_name`` (off when that set is held out)."""
+    return sorted(n for n, origin in REGISTRY.items() if origin and origin <= {set_name})
+
+
+def motivated_by(set_name: str) -> list[str]:
+    """The families ``set_name`` had a hand in (alone or with other sets): all off gives the
+    pessimistic bound, as if none of them would have been written without that set."""
+    return sorted(n for n, origin in REGISTRY.items() if set_name in origin)
