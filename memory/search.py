@@ -8,7 +8,9 @@ Two rankers look at the same filtered items and their lists are fused:
   minus English stop words, so "When did Caroline go to the support group?" ranks by *caroline*,
   *support*, *group* rather than by *the* and *did*.
 * **Cosine similarity** of unit vectors from the configured :class:`~memfold.memory.embeddings.Embedder`
-  (numpy; vectors stored by :class:`~memfold.memory.embeddings.EmbeddingIndex`).
+  (vectors stored by :class:`~memfold.memory.embeddings.EmbeddingIndex`): the storage's
+  nearest-neighbour search finds the closest items in scope (pgvector's HNSW index on PostgreSQL,
+  an exact numpy scan otherwise), and the similarity of every BM25 hit and its neighbours is read too.
 
 The two signals are fused linearly, ``0.4 × bm25 / max(bm25) + 0.6 × cosine``, after each turn
 gains 0.3 × the signals of its neighbouring turns; on LoCoMo this beats reciprocal rank fusion
@@ -237,18 +239,36 @@ class HybridSearch:
         ids = self.fulltext.candidates(kind, scope)
         return np.fromiter(ids, dtype=np.int64, count=len(ids))
 
-    def _dense(self, kind: str, qvec: np.ndarray, scope: SearchScope, n: int) -> list[tuple[Any, float]]:
-        ids, vectors = self.index.matrix(kind)
-        if len(ids) == 0:
-            return []
-        allowed = self._allowed_ids(kind, scope)
-        mask = np.isin(ids, allowed)
-        if not mask.any():
-            return []
-        ids, vectors = ids[mask], vectors[mask]
-        sims = vectors @ qvec
-        top = np.argsort(-sims, kind="stable")[:n]
-        return [(int(ids[i]), float(sims[i])) for i in top]
+    def _cosines(self, kind: str, qvec: np.ndarray | None, scope: SearchScope, ids: np.ndarray, bm: np.ndarray,
+                 around: tuple[np.ndarray, np.ndarray] | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(cosine, has_vector)`` arrays over the allowed ``ids`` (sorted) for what fusion can rank:
+        the ``n`` nearest in scope (the storage's nearest-neighbour search: pgvector's HNSW index on
+        PostgreSQL, an exact in-process scan otherwise), every BM25 hit, and the turns next to
+        either (``around``: their cosines smooth a neighbour's). Any other item counts as having no
+        vector: below the ``n``-th nearest, with no BM25 signal beside it, it cannot outrank them."""
+        sims = np.zeros(len(ids))
+        has_vec = np.zeros(len(ids), dtype=bool)
+        if qvec is None or len(ids) == 0:
+            return sims, has_vec
+        near = self.storage.vectors.nearest(kind, qvec, scope, limit=n)
+        if near:
+            at = np.clip(np.searchsorted(ids, [i for i, _ in near]), 0, len(ids) - 1)
+            same = ids[at] == np.array([i for i, _ in near])
+            sims[at[same]] = np.array([s for _, s in near])[same]
+            has_vec[at[same]] = True
+        want = has_vec | (bm > 0)
+        if around is not None:
+            rows = np.flatnonzero(want)
+            beside = np.concatenate([around[0][rows], around[1][rows]])
+            want[beside[beside >= 0]] = True
+        ask = np.flatnonzero(want & ~has_vec)
+        if len(ask):
+            got = self.storage.vectors.similarity(kind, qvec, ids[ask].tolist())
+            for row in ask:
+                value = got.get(int(ids[row]))
+                if value is not None:
+                    sims[row], has_vec[row] = value, True
+        return sims, has_vec
 
     # -- the search ------------------------------------------------------------------------
     def _turn_neighbours(self, ids: np.ndarray, scope: SearchScope) -> tuple[np.ndarray, np.ndarray]:
@@ -404,26 +424,20 @@ class HybridSearch:
                     if found:
                         where_ = np.searchsorted(ids, [i for i, _ in found])
                         bm[where_] = [score for _, score in found]
-                sims = np.zeros(len(ids))
-                has_vec = np.zeros(len(ids), dtype=bool)
-                if qvec is not None:
-                    vids, vectors = self.index.matrix(kind)
-                    if len(vids):
-                        at = np.clip(np.searchsorted(vids, ids), 0, len(vids) - 1)
-                        has_vec = vids[at] == ids
-                        sims[has_vec] = vectors[at[has_vec]] @ qvec
-                parts.append((kind, ids, bm, sims, has_vec, flt))
+                around = self._turn_neighbours(ids, flt) if kind == "turn" and neighbour_weight else None
+                sims, has_vec = self._cosines(kind, qvec, flt, ids, bm, around, depth)
+                parts.append((kind, ids, bm, sims, has_vec, around))
             if not parts:
                 return []
             bm_max = max(float(p[2].max()) for p in parts) or 1.0
 
             keys: list[tuple[str, Any]] = []
             fused_all, bm_all, sim_all, ok_all = [], [], [], []
-            for kind, ids, bm, sims, has_vec, flt in parts:
+            for kind, ids, bm, sims, has_vec, around in parts:
                 bn = bm / bm_max
                 sm = sims
-                if kind == "turn" and neighbour_weight:
-                    prev, nxt = self._turn_neighbours(ids, flt)
+                if around is not None:
+                    prev, nxt = around
                     bn = self._smooth(bn, prev, nxt, neighbour_weight)
                     if qvec is not None:
                         sm = self._smooth(sims, prev, nxt, neighbour_weight)
@@ -445,7 +459,8 @@ class HybridSearch:
             ok = np.concatenate(ok_all)
 
             bm25_list = [keys[i] for i in np.argsort(-bm, kind="stable") if bm[i] > 0]
-            dense_list = [] if qvec is None else [keys[i] for i in np.argsort(-sims, kind="stable")]
+            has_vec = np.concatenate([p[4] for p in parts])
+            dense_list = [] if qvec is None else [keys[i] for i in np.argsort(-sims, kind="stable") if has_vec[i]]
             if fusion == "rrf" and mode == "hybrid" and qvec is not None:
                 allowed = {keys[i] for i in np.flatnonzero(ok)}
                 ranked = [(k, s) for k, s in rrf_fuse([bm25_list[:depth], dense_list[:depth]]) if k in allowed]

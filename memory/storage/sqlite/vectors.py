@@ -4,6 +4,10 @@ Table ``embeddings`` (migration 5) holds one row per (kind, item): ``model_id``,
 vector as little-endian float32 bytes (:func:`vector_to_blob`). The file's model is recorded in
 ``meta`` (``embedding_model`` / ``embedding_dim``). Erasing a turn, card or record drops its
 vector in the same statement (triggers), so no vector outlives its words.
+
+Nearest-neighbour search (:meth:`SqliteVectors.nearest`) is an exact in-process scan
+(:mod:`..vectorscan`) over the kind's vectors, loaded once and reloaded when they change, limited
+to the ids the scope's SQL selects.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import EmbeddingError, InvalidInput
+from .. import vectorscan
+from ..rows import SearchScope
 from .db import SqliteDB
+from .fulltext import _ALIAS, _filter  # the search scope's SQL (lineage, namespace, time, labels, liveness)
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
@@ -61,6 +68,7 @@ class SqliteVectors:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+        self._matrices = vectorscan.MatrixCache()
 
     # -- the file's model ------------------------------------------------------------------
     def model(self) -> tuple[str, int] | None:
@@ -120,6 +128,24 @@ class SqliteVectors:
         else:
             vectors = np.zeros((0, 0), dtype=np.float32)
         return ids, vectors
+
+    def _matrix(self, kind: str) -> vectorscan.Matrix:
+        _query(_LIVE, kind)
+        return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind))
+
+    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` live items of ``kind`` inside ``scope`` most similar to ``query_vector``:
+        ``[(item_id, cosine)]``, best first, ties by smaller id (an exact in-process scan)."""
+        matrix = self._matrix(kind)
+        if len(matrix.ids) == 0:
+            return []
+        frm, where, params = _filter(kind, scope)
+        allowed = [r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.rowid FROM {frm} WHERE {where}", params)]
+        return vectorscan.nearest(matrix, query_vector, allowed, int(limit))
+
+    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
+        """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector."""
+        return vectorscan.similarity(self._matrix(kind), query_vector, item_ids)
 
     def unembedded(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` without a vector, oldest first (turns not
