@@ -207,3 +207,68 @@ def test_hits_of_a_reader_respect_labels_with_the_new_ranking(tmp_path):
         shown = [h.text for h in mf.search("vault", conversation_id="t", reader_labels=[], mode=mode)]
         assert "the vault code is secret" not in shown and "the vault is in the basement" in shown
     mf.close()
+
+
+# -- protected channel de-duplication (point 5) -----------------------------------------------
+def test_restated_standing_instructions_refresh_the_record_in_force(tmp_path):
+    mf = MemFold(tmp_path / "p.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("t", namespace="acme")
+    said = ["Never call me on the phone.", "Always reply in English.", "Don't share my address with anyone."]
+    for i in range(30):
+        conv.append({"role": "user", "content": said[i % 3] if i % 2 else "please " + said[i % 3].lower()})
+        conv.append({"role": "assistant", "content": f"noted {i}"})
+    active = mf.protected.active_for("t", namespace="acme")
+    assert len(active) == len({r.text.lower().rstrip(".") for r in active}) <= 3
+    assert all(len(r.metadata.get("restated_by", [])) >= 8 for r in active), [r.metadata for r in active]
+    ctx = conv.context()
+    assert ctx.sections["protected"] > 0
+    conv.append({"role": "user", "content": "Never call me on the phone after 6pm."})  # a new instruction
+    assert len(mf.protected.active_for("t", namespace="acme")) == len(active) + 1
+    mf.close()
+
+
+# -- no pathological chains (point 6) -------------------------------------------------------------
+WORDS = ("order refund parcel Lisbon tracking invoice May June address email phone replacement warranty "
+         "battery screen courier delayed approved denied manager ticket").split()
+
+
+def _chatter(i: int) -> str:
+    rnd = (i * 2654435761) % 2**32
+    n = 8 + rnd % 17
+    return " ".join(WORDS[(rnd >> (k % 24)) % len(WORDS)] + (str(i) if k == 3 else "") for k in range(n))
+
+
+@pytest.mark.parametrize("budget", [2_000, 8_000])
+def test_card_depth_cards_and_summarizer_calls_stay_bounded(tmp_path, budget):
+    """The suite's size (1,500 turns appended one by one, 16 hot turns) shows the same bounds the
+    benchmark measures at 100K turns (bench/bench_scale.py --chains): depth within
+    ceil(log_fanin(turns)) + 3, stored cards within 2x the leaf folds, and at budgets >= 8,000 at
+    most one summarizer call per 8 turns. Before absorbing roll-ups, budget 2,000 chained one
+    level per leaf fold (depth ~90 here)."""
+    from memfold.window.summarizers.extractive import ExtractiveSummarizer
+
+    class Counting(ExtractiveSummarizer):
+        calls = 0
+
+        def summarize(self, items, depth, *, target_tokens=None):
+            Counting.calls += 1
+            return super().summarize(items, depth, target_tokens=target_tokens)
+
+    settings = WindowSettings(budget_tokens=budget, output_reserve_tokens=budget // 8, hot_turns=16,
+                              leaf_chunk_tokens=min(2_000, budget // 4), card_target_tokens=min(150, budget // 40),
+                              rollup_fanin=4)
+    mf = MemFold(tmp_path / "c.db", clock=LogicalClock(), token_counter="words", embedder=None, window=settings,
+                 summarizer=Counting())
+    conv = mf.conversation("chain")
+    turns = 1_500
+    for i in range(turns):
+        conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": _chatter(i)})
+    by_depth = mf.storage.cards.count_by_depth()
+    leaf_folds = len(mf.storage.events.list(kind="fold", limit=100_000))
+    assert leaf_folds > 5
+    assert max(by_depth) <= math.ceil(math.log(turns, settings.rollup_fanin)) + 3, by_depth
+    assert sum(by_depth.values()) <= 2 * leaf_folds, (by_depth, leaf_folds)
+    if budget >= 8_000:
+        assert Counting.calls / turns <= 1 / 8, Counting.calls
+    assert conv.context().total_tokens <= settings.usable_tokens
+    mf.close()
