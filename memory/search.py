@@ -58,7 +58,7 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 #: a scope of at most this many items is ranked from its own texts (one read), a larger one from
 #: the index's occurrence lists (cost follows the terms' occurrences in the file)
-SMALL_SCOPE = 1_500
+SMALL_SCOPE = 400
 
 #: English function words dropped from BM25 OR queries (kept when a query has nothing else).
 STOP_WORDS = frozenset(
@@ -404,9 +404,9 @@ class HybridSearch:
         hit = np.flatnonzero(totals > 0)
         if not len(hit):
             return {}
-        ids = docs.ids[rows[hit]]
-        order = np.lexsort((ids, -totals[hit]))[:n]
-        return {int(ids[i]): float(totals[hit][i]) for i in order}
+        ids, scores = docs.ids[rows[hit]], totals[hit]
+        order = np.lexsort((ids, -scores))[:n]
+        return dict(zip(ids[order].tolist(), scores[order].tolist()))
 
     def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, docs: "_Docs", rows: np.ndarray,
                    n: int) -> dict[int, float]:

@@ -244,9 +244,12 @@ class SqliteFullText:
         a = _ALIAS[kind]
         out: set[int] = set()
         for chunk in _chunks(item_ids):
-            marks = ", ".join("?" for _ in chunk)
-            out.update(r[0] for r in self.c.all(f"SELECT {a}.rowid FROM {frm} WHERE {where} AND {a}.rowid IN ({marks})",
-                                                [*params, *chunk]))
+            marks = ", ".join("(?)" for _ in chunk)
+            # the ids drive the join (CROSS JOIN keeps them outermost): one primary-key probe each,
+            # never a walk over a conversation's turns by the scope's index
+            out.update(r[0] for r in self.c.all(
+                f"WITH wanted(id) AS (VALUES {marks}) SELECT {a}.rowid FROM wanted CROSS JOIN {frm} "
+                f"WHERE {a}.rowid = wanted.id AND {where}", [*chunk, *params]))
         return out
 
     # -- items -----------------------------------------------------------------------------
