@@ -362,7 +362,8 @@ class EmbeddingIndex:
         bytes of id, group code and id map, so 100K vectors take about 165 MB.
         """
         _check_kind(kind)
-        with self._lock:
+        # lock order: storage first, then this index (a search holds its snapshot when it gets here)
+        with self.storage.snapshot(), self._lock:
             mem = self._memory.get(kind)
             newest = self.vectors.mark(kind)
             if mem is None or newest < mem.mark:
@@ -382,7 +383,7 @@ class EmbeddingIndex:
         """:meth:`missing`, reading only items newer than the last scan of this process (the first
         call scans the file once; later calls read a primary-key range: the turns appended since)."""
         _check_kind(kind)
-        with self._lock:
+        with self.storage.snapshot(), self._lock:  # storage first, then this index (as in memory())
             after = self._scanned.get(kind, 0)
             newest = self.vectors.newest_item(kind)
             rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []

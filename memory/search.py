@@ -333,7 +333,7 @@ class HybridSearch:
     def _docs(self, kind: str) -> "_Docs":
         """The indexed items of ``kind`` (id, length, group, seq) in memory, brought up to date by
         reading only the items indexed since the last search (a primary-key range)."""
-        with self._docs_lock:
+        with self.storage.snapshot(), self._docs_lock:  # storage first, then the statistics' lock
             docs = self._doc_stats.setdefault(kind, _Docs())
             rows = self.fulltext.documents(kind, docs.mark)
             if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
