@@ -275,7 +275,6 @@ class EmbeddingIndex:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.vectors = storage.vectors
-        self._memory: dict[str, _KindVectors] = {}
         self._scanned: dict[str, int] = {}  # per kind: items up to this id were checked for a vector
         self._lock = threading.Lock()
 
@@ -326,9 +325,9 @@ class EmbeddingIndex:
         return n
 
     def forget(self) -> None:
-        """Drop the in-memory vectors (the next search reloads them from storage)."""
+        """Forget how far this process scanned for items without a vector (the next search scans
+        the file once again)."""
         with self._lock:
-            self._memory.clear()
             self._scanned.clear()
 
     # -- reading ---------------------------------------------------------------------------
@@ -343,34 +342,12 @@ class EmbeddingIndex:
         return self.vectors.count(_check_kind(kind))
 
     def matrix(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        """All vectors of ``kind``: ``(ids (n,) int64 ascending, vectors (n, dim) float32)``, from
-        the in-memory index (:meth:`memory`), kept current incrementally."""
-        mem = self.memory(kind)
-        order = np.argsort(mem.ids[:mem.n], kind="stable")
-        return mem.ids[:mem.n][order], mem.vectors[:mem.n][order]
+        """All vectors of ``kind``: ``(ids (n,) int64 ascending, vectors (n, dim) float32)``, read
+        from storage. Searches do not use it: they ask the storage's nearest-neighbour search
+        (:meth:`~memfold.memory.storage.base.VectorStorage.nearest`), which on SQLite keeps its own
+        incremental in-memory index (issue 18, point 2; :mod:`memfold.memory.storage.vectorscan`)."""
+        return self.vectors.matrix(_check_kind(kind))
 
-    def memory(self, kind: str) -> "_KindVectors":
-        """The in-memory vectors of ``kind``, brought up to date with storage first: only vectors
-        written since the last call are read (:meth:`VectorStorage.since`), never all of them
-        again. A vector replaced in storage replaces its row here; vectors deleted in storage
-        (an erased item, :meth:`clear`) stay here until :meth:`forget` or a reload, and never
-        surface, because every hit is checked against storage's live, visible items first.
-        Storage that lost rows behind the index's back (its newest row is older than the
-        index's) is reloaded whole.
-
-        Memory: ``4 × dim`` bytes per vector (1,536 for all-MiniLM-L6-v2's 384) plus about 100
-        bytes of id, group code and id map, so 100K vectors take about 165 MB.
-        """
-        _check_kind(kind)
-        # lock order: storage first, then this index (a search holds its snapshot when it gets here)
-        with self.storage.snapshot(), self._lock:
-            mem = self._memory.get(kind)
-            newest = self.vectors.mark(kind)
-            if mem is None or newest < mem.mark:
-                mem = self._memory[kind] = _KindVectors()
-            if newest > mem.mark:
-                mem.add(self.vectors.since(kind, mem.mark))
-            return mem
     def missing(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first.
 
@@ -383,7 +360,7 @@ class EmbeddingIndex:
         """:meth:`missing`, reading only items newer than the last scan of this process (the first
         call scans the file once; later calls read a primary-key range: the turns appended since)."""
         _check_kind(kind)
-        with self.storage.snapshot(), self._lock:  # storage first, then this index (as in memory())
+        with self.storage.snapshot(), self._lock:  # storage first, then this index (the order every index keeps)
             after = self._scanned.get(kind, 0)
             newest = self.vectors.newest_item(kind)
             rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []
@@ -439,85 +416,6 @@ class EmbeddingIndex:
                     self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
         self.forget()
         return len(todo)
-
-
-class _KindVectors:
-    """The in-memory vectors of one kind: rows ``0..n-1`` of ``ids`` (int64), ``groups`` (int32
-    codes of :attr:`names`: a turn's or card's conversation, a record's namespace) and
-    ``vectors`` (float32, grown by doubling), and ``mark``, the newest storage row read."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.mark = 0
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.groups = np.zeros(0, dtype=np.int32)
-        self.vectors = np.zeros((0, 0), dtype=np.float32)
-        self.names: dict[str | None, int] = {}
-        self.row_of: dict[int, int] = {}
-
-    def add(self, rows: Sequence[tuple[int, int, str | None, np.ndarray]]) -> None:
-        if not rows:
-            return
-        dim = len(rows[0][3])
-        if self.vectors.shape[1] != dim:  # the first rows (or a model change after a reload)
-            self.__init__()
-            self.vectors = np.zeros((0, dim), dtype=np.float32)
-        need = self.n + len(rows)
-        if need > len(self.ids):
-            cap = max(need, 2 * len(self.ids), 1024)
-            self.ids = np.resize(self.ids, cap)
-            self.groups = np.resize(self.groups, cap)
-            grown = np.zeros((cap, dim), dtype=np.float32)
-            grown[:self.n] = self.vectors[:self.n]
-            self.vectors = grown
-        for row, item_id, group, vector in rows:
-            code = self.names.setdefault(group, len(self.names))
-            at = self.row_of.get(item_id)
-            if at is None:
-                at = self.row_of[item_id] = self.n
-                self.n += 1
-            self.ids[at] = item_id
-            self.groups[at] = code
-            self.vectors[at] = vector
-            self.mark = max(self.mark, row)
-
-    def top(self, query: np.ndarray, n: int, groups: Sequence[str] | None = None,
-            allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """``[(item_id, cosine)]``, the ``n`` most similar vectors to the unit ``query``, best first
-        (ties by id), among rows of ``groups`` (``None``: every group) and ids in ``allowed``
-        (sorted; ``None``: any)."""
-        if self.n == 0:
-            return []
-        ids, vectors = self.ids[:self.n], self.vectors[:self.n]
-        mask = None
-        if groups is not None:
-            codes = [self.names[g] for g in groups if g in self.names]
-            mask = np.isin(self.groups[:self.n], codes)
-        if allowed is not None:
-            at = np.clip(np.searchsorted(allowed, ids), 0, max(0, len(allowed) - 1))
-            inside = (allowed[at] == ids) if len(allowed) else np.zeros(len(ids), dtype=bool)
-            mask = inside if mask is None else mask & inside
-        if mask is not None:
-            rows = np.flatnonzero(mask)
-            if not len(rows):
-                return []
-            sims = vectors[rows] @ query
-        else:
-            rows = None
-            sims = vectors @ query
-        k = min(n, len(sims))
-        part = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-        picked = ids[part] if rows is None else ids[rows[part]]
-        order = np.lexsort((picked, -sims[part]))
-        return [(int(picked[i]), float(sims[part][i])) for i in order]
-
-    def similarity(self, query: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
-        """``{item_id: cosine}`` for the given ids that have a vector here."""
-        rows = [(i, self.row_of[i]) for i in item_ids if i in self.row_of]
-        if not rows:
-            return {}
-        sims = self.vectors[[r for _, r in rows]] @ query
-        return {i: float(s) for (i, _), s in zip(rows, sims)}
 
 
 _NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt "

@@ -8,7 +8,9 @@ Two rankers look at the same filtered items and their lists are fused:
   minus English stop words, so "When did Caroline go to the support group?" ranks by *caroline*,
   *support*, *group* rather than by *the* and *did*.
 * **Cosine similarity** of unit vectors from the configured :class:`~memfold.memory.embeddings.Embedder`
-  (numpy; vectors stored by :class:`~memfold.memory.embeddings.EmbeddingIndex`).
+  (vectors stored by :class:`~memfold.memory.embeddings.EmbeddingIndex`): the storage's
+  nearest-neighbour search finds the closest items in scope (pgvector's HNSW index on PostgreSQL,
+  an exact numpy scan otherwise), and the similarity of every BM25 hit and its neighbours is read too.
 
 The two signals are fused linearly, ``0.4 × bm25 / max(bm25) + 0.6 × cosine``, after each turn
 gains 0.3 × the signals of its neighbouring turns; on LoCoMo this beats reciprocal rank fusion
@@ -410,20 +412,11 @@ class HybridSearch:
         order = np.lexsort((ids, -scores))[:n]
         return dict(zip(ids[order].tolist(), scores[order].tolist()))
 
-    def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, docs: "_Docs", rows: np.ndarray,
-                   n: int) -> dict[int, float]:
-        """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items (the in-memory
-        vector index, pre-filtered by the lineage's groups or the scope's ids)."""
-        mem = self.index.memory(kind)
-        simple = flt.namespace is None and flt.type is None and flt.key is None and flt.since is None \
-            and flt.until is None and kind != "record"
-        if (simple and flt.lineage is None) or len(rows) == docs.n:  # the whole index: no pre-filter
-            found = mem.top(qvec, n)
-        elif simple:
-            found = mem.top(qvec, n, groups=[g for g, _ in flt.lineage], allowed=np.sort(docs.ids[rows]))
-        else:
-            found = mem.top(qvec, n, allowed=np.sort(docs.ids[rows]))
-        return dict(found)
+    def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
+        """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
+        nearest-neighbour search (:meth:`VectorStorage.nearest`: on SQLite the incremental
+        in-memory index, on PostgreSQL pgvector's HNSW index when present)."""
+        return dict(self.storage.vectors.nearest(kind, qvec, flt, limit=n))
 
     def search(
         self,
@@ -552,7 +545,7 @@ class HybridSearch:
                 if not len(rows):
                     continue
                 bm = self._bm25_rows(kind, docs, rows, tokens, depth) if tokens else {}
-                dense = self._dense_top(kind, qvec, flt, docs, rows, depth) if qvec is not None else {}
+                dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
                 cands = list(dict.fromkeys([*bm, *dense]))
                 prev = nxt = None
                 if kind == "turn" and neighbour_weight and cands:
@@ -572,7 +565,7 @@ class HybridSearch:
                     continue
                 sims = {}
                 if qvec is not None:
-                    sims = self.index.memory(kind).similarity(qvec, sorted(every & live))
+                    sims = self.storage.vectors.similarity(kind, qvec, sorted(every & live))
                 per_kind.append((kind, cands, bm, sims, prev, nxt, live))
             if not per_kind:
                 return []

@@ -98,7 +98,7 @@ def test_the_vector_index_reads_only_new_vectors_after_the_first_search(tmp_path
     conv = mf.conversation("t")
     conv.append_many([{"role": "user", "content": f"parcel {i} went to city {i}"} for i in range(50)])
     mf.search("parcel", conversation_id="t")
-    assert mf.embeddings.memory("turn").n == 50
+    assert mf.storage.vectors.in_memory("turn") == 50
     seen: list[str] = []
     mf.storage.db.conn.set_trace_callback(seen.append)
     try:
@@ -109,7 +109,7 @@ def test_the_vector_index_reads_only_new_vectors_after_the_first_search(tmp_path
     assert hits[0].text == "the Lisbon parcel is lost"  # found right after the append
     vector_reads = [s for s in seen if "FROM embeddings" in s and "vector" in s.split("FROM")[0]]
     assert len(vector_reads) == 1 and "rowid >" in vector_reads[0], vector_reads  # only what was written since
-    assert mf.embeddings.memory("turn").n == 51
+    assert mf.storage.vectors.in_memory("turn") == 51
     mf.close()
 
 

@@ -1545,6 +1545,99 @@ def test_fulltext_visible_checks_scope_labels_and_liveness(storage):
     assert storage.fulltext.visible("card", fork, [ids["card"]]) == set()
 
 
+def put_nearest_fixture(storage, ids):
+    """Vectors for nearest-neighbour tests (3 dimensions, model claimed, so PostgreSQL indexes them)."""
+    turns = {"r1": [1, 0, 0], "r2": [0.9, 0.1, 0], "r3": [0, 1, 0], "f3": [0.8, 0.2, 0], "b1": [1, 0, 0.05]}
+    with storage.transaction():
+        storage.vectors.set_model("m", 3)
+        storage.vectors.put("turn", [ids[k] for k in turns], np.array(list(turns.values()), dtype=np.float32),
+                            model_id="m")
+        storage.vectors.put("card", [ids["card"]], np.array([[2, 0, 0]], dtype=np.float32), model_id="m")
+        storage.vectors.put("record", [ids["rec"], ids["ep"], ids["other"]],
+                            np.array([[0, 0, 1], [0.5, 0, 0.5], [0, 0, 2]], dtype=np.float32), model_id="m")
+
+
+@covers("vectors.nearest", "vectors.set_model", "vectors.put", "fulltext.conversation_lineage",
+        "erasure.blank_turns", "cards.mark_stale")
+def test_vectors_nearest_ranks_by_cosine_inside_the_scope(storage):
+    ids = search_fixture(storage)
+    q = np.array([1, 0, 0], dtype=np.float32)
+    assert storage.vectors.nearest("turn", q, SearchScope(), limit=5) == []  # no vectors yet
+    put_nearest_fixture(storage, ids)
+
+    def near(kind, scope=SearchScope(), limit=10, query=q):
+        found = storage.vectors.nearest(kind, query, scope, limit=limit)
+        assert all(isinstance(i, int) and isinstance(s, float) for i, s in found)
+        return [i for i, _ in found], [round(s, 4) for _, s in found]
+
+    assert near("turn") == ([ids["r1"], ids["b1"], ids["r2"], ids["f3"], ids["r3"]],
+                            [1.0, 0.9988, 0.9939, 0.9701, 0.0])
+    assert near("turn", limit=2)[0] == [ids["r1"], ids["b1"]]
+    assert near("turn", SearchScope(namespace="acme"))[0] == [ids["r1"], ids["r2"], ids["f3"], ids["r3"]]
+    fork = tuple(storage.fulltext.conversation_lineage("fork"))
+    assert near("turn", SearchScope(lineage=fork))[0] == [ids["r1"], ids["r2"], ids["f3"]]  # root up to seq 2
+    assert near("turn", SearchScope(lineage=fork, reader_labels=()))[0] == [ids["r1"], ids["f3"]]  # r2 needs pii
+    assert near("turn", SearchScope(lineage=fork, reader_labels=()), limit=1)[0] == [ids["r1"]]
+    assert near("turn", SearchScope(since=2.0, until=4.0))[0] == [ids["r2"], ids["f3"], ids["r3"]]
+    assert near("card") == ([ids["card"]], [1.0])  # cosine, not the dot product: the card's vector is 2 long
+    up = np.array([0, 0, 3], dtype=np.float32)  # the query need not be a unit vector either
+    assert near("record", query=up) == ([ids["rec"], ids["other"], ids["ep"]], [1.0, 1.0, 0.7071])  # a tie: by id
+    assert near("record", SearchScope(namespace="acme"), query=up)[0] == [ids["rec"], ids["ep"]]
+    assert near("record", SearchScope(namespace="acme", reader_labels=()), query=up)[0] == [ids["rec"]]
+    assert near("record", SearchScope(namespace="acme", type="episodic"), query=up)[0] == [ids["ep"]]
+    assert near("turn", limit=0)[0] == []
+    with storage.transaction():  # erased and stale items are gone from the ranking
+        storage.erasure.blank_turns([ids["r1"]])
+        storage.cards.mark_stale([ids["card"]])
+    assert near("turn", limit=2)[0] == [ids["b1"], ids["r2"]]
+    assert near("card") == ([], [])
+    with pytest.raises(InvalidInput):
+        storage.vectors.nearest("gossip", q, SearchScope(), limit=3)
+
+
+@covers("vectors.nearest", "vectors.set_model", "vectors.put")
+def test_vectors_nearest_refills_when_the_nearest_are_out_of_scope(storage):
+    """Sixty turns of another tenant sit closer to the query than any of acme's five: a namespace
+    search still returns ``limit`` acme turns (an index asked only for the nearest few would find
+    none of them)."""
+    add_conversation(storage, "acme-1", namespace="acme")
+    add_conversation(storage, "beta-1", namespace="beta")
+    mine = [add_turn(storage, "acme-1", seq, f"acme turn {seq}") for seq in range(1, 6)]
+    theirs = [add_turn(storage, "beta-1", seq, f"beta turn {seq}") for seq in range(1, 61)]
+    rng = np.random.default_rng(7)
+    near_q = np.hstack([np.ones((60, 1)), 0.05 * rng.random((60, 7))]).astype(np.float32)
+    far_q = np.hstack([0.2 * np.ones((5, 1)), rng.random((5, 7)) + 0.5]).astype(np.float32)
+    with storage.transaction():
+        storage.vectors.set_model("m", 8)
+        storage.vectors.put("turn", theirs, near_q, model_id="m")
+        storage.vectors.put("turn", mine, far_q, model_id="m")
+    q = np.eye(1, 8, dtype=np.float32)[0]
+    found = storage.vectors.nearest("turn", q, SearchScope(namespace="acme"), limit=3)
+    unit = far_q / np.linalg.norm(far_q, axis=1, keepdims=True)
+    best = [mine[i] for i in np.argsort(-unit[:, 0], kind="stable")[:3]]
+    assert [i for i, _ in found] == best
+    assert len(storage.vectors.nearest("turn", q, SearchScope(namespace="acme"), limit=50)) == 5
+    assert set(i for i, _ in storage.vectors.nearest("turn", q, SearchScope(), limit=60)) == set(theirs)
+
+
+@covers("vectors.similarity", "vectors.put", "erasure.blank_turns")
+def test_vectors_similarity_of_given_items(storage):
+    ids = search_fixture(storage)
+    put_nearest_fixture(storage, ids)
+    q = np.array([2, 0, 0], dtype=np.float32)
+    got = storage.vectors.similarity("turn", q, [ids["r3"], ids["r1"], ids["r2"], ids["r1"], 10 ** 9])
+    assert set(got) == {ids["r1"], ids["r2"], ids["r3"]}  # no entry for an id without a vector
+    assert {k: round(v, 4) for k, v in got.items()} == {ids["r1"]: 1.0, ids["r2"]: 0.9939, ids["r3"]: 0.0}
+    assert storage.vectors.similarity("record", np.array([0, 0, 1], dtype=np.float32), [ids["other"]]) == {
+        ids["other"]: pytest.approx(1.0)}
+    assert storage.vectors.similarity("card", q, []) == {}
+    with storage.transaction():
+        storage.erasure.blank_turns([ids["r1"]])
+    assert set(storage.vectors.similarity("turn", q, [ids["r1"], ids["r2"]])) == {ids["r2"]}
+    with pytest.raises(InvalidInput):
+        storage.vectors.similarity("gossip", q, [1])
+
+
 # --- events ---------------------------------------------------------------------------------------------------------------
 @covers("events.append", "events.list")
 def test_events_append_and_list(storage):

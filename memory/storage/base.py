@@ -409,6 +409,17 @@ class VectorStorage(Protocol):
     def matrix(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """All vectors of ``kind``: ``(ids (n,) int64 ascending, vectors (n, dim) float32)``."""
 
+    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` live items of ``kind`` inside ``scope`` (labels included, filtered before
+        ranking) whose vectors are most similar to ``query_vector`` (``(dim,) float32``):
+        ``[(item_id, cosine similarity)]``, best first. Fewer only when fewer visible items have a
+        vector. Exact in-process on SQLite; pgvector's HNSW index on PostgreSQL when present
+        (approximate), else the same exact scan."""
+
+    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
+        """``{item_id: cosine similarity}`` to ``query_vector`` of those of ``item_ids`` that have a
+        vector (the caller passes only ids it may see)."""
+
     def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first
         (only ids above ``after_id`` when given)."""

@@ -11,6 +11,7 @@ import os
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ...errors import ClockError, StorageError
+from . import pgvector
 from .db import PostgresDB
 from .migrations import MIGRATIONS, apply_migrations
 
@@ -19,7 +20,8 @@ DEFAULT_POOL_SIZE = 4
 
 
 def split_url(url: str) -> tuple[str, int]:
-    """``(libpq URL, pool size)``: memfold's own ``pool_size`` query parameter is taken out."""
+    """``(libpq URL, pool size)``: memfold's own ``pool_size`` and ``pgvector`` query parameters
+    are taken out (see :func:`pgvector_setting`)."""
     if url.startswith("postgresql+psycopg://"):
         url = "postgresql://" + url[len("postgresql+psycopg://"):]
     parts = urlsplit(url)
@@ -29,6 +31,8 @@ def split_url(url: str) -> tuple[str, int]:
     for key, value in query:
         if key == "pool_size":
             size = value
+        elif key == "pgvector":
+            pass  # read by pgvector_setting()
         else:
             kept.append((key, value))
     try:
@@ -38,6 +42,15 @@ def split_url(url: str) -> tuple[str, int]:
     except ValueError:
         raise StorageError(f"bad pool size {size!r} in {url!r}: give a whole number of connections, 1 or more") from None
     return urlunsplit(parts._replace(query=urlencode(kept))), size
+
+
+def pgvector_setting(url: str) -> bool:
+    """Whether to use pgvector: the URL's ``pgvector=on|off`` parameter, else ``MEMFOLD_PGVECTOR``,
+    else on (:mod:`.pgvector`). :raises StorageError: for a value other than on/off."""
+    for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+        if key == "pgvector":
+            return pgvector.parse_setting(value, redact(url))
+    return pgvector.default_setting()
 
 
 def redact(url: str) -> str:
@@ -60,6 +73,7 @@ def connect(url: str) -> PostgresDB:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         raise StorageError("PostgreSQL needs the postgres extra: pip install 'memfold[postgres]'") from exc
     libpq, size = split_url(url)
+    use_pgvector = pgvector_setting(url)
     try:
         psycopg.conninfo.conninfo_to_dict(libpq)
     except psycopg.ProgrammingError as exc:
@@ -75,7 +89,9 @@ def connect(url: str) -> PostgresDB:
     except Exception as exc:
         pool.close()
         raise StorageError(f"cannot connect to PostgreSQL at {redact(url)}: {exc}") from exc
-    return PostgresDB(pool, libpq)
+    c = PostgresDB(pool, libpq)
+    c.pgvector = use_pgvector  # read by migration 21 and the vectors family (.pgvector.enabled)
+    return c
 
 
 def open_database(url: str, clock_kind: str | None = None, *, create: bool = True) -> PostgresDB:

@@ -7,7 +7,8 @@ above the newest known migration is refused with both versions named. Numbers me
 concept on both backends (1 foundation, 2 forgetting policies, 3 window, 4 consolidation,
 5 embeddings and record search, 6 protected channel / erasable cards, 7 append idempotency keys,
 8 compaction notes, 13 abandoned runs, 14 folds and strategy frames, 15 erasure scrubs events,
-20 the standing system turn), so a version names the same schema on both.
+20 the standing system turn), so a version names the same schema on both; 21 (the pgvector
+column and its HNSW indexes) exists on PostgreSQL only.
 
 Dialect choices: times are ``DOUBLE PRECISION`` (SQLite's REAL is a double), flags stay ``0/1``
 integers and JSON lists stay text, so every family reads rows in the same shape on both
@@ -523,3 +524,15 @@ def m014_folds_and_strategy_frames(c: PostgresDB) -> None:
 def m020_system_turn_index(c: PostgresDB) -> None:
     """The standing system turn: a partial index finds a conversation's newest system turn."""
     run_script(c, "CREATE INDEX turns_system ON turns(conversation_id, seq) WHERE role = 'system';")
+
+
+@migration(21, "pgvector_embeddings")
+def m021_pgvector_embeddings(c: PostgresDB) -> None:
+    """pgvector (issue 17, point 2; PostgreSQL only, SQLite has no migration 21): when the ``vector``
+    extension can be created and the ``pgvector`` setting is on, ``embeddings`` gains the column
+    ``embedding`` (filled from the stored bytes) and, once the database's model is known, one HNSW
+    index per kind (:mod:`.pgvector`). Without the extension the migration records itself and
+    changes nothing: nearest-neighbour search then runs in-process."""
+    from .pgvector import install
+
+    install(c)

@@ -1,11 +1,25 @@
 """PostgreSQL: stored embeddings (implements :class:`memfold.memory.storage.base.VectorStorage`).
 
 Table ``embeddings`` (migration 5) holds one row per (kind, item): ``model_id``, ``dim`` and the
-vector as little-endian float32 bytes (``bytea``, the same bytes as on SQLite). Similarity search
-runs in-process over :meth:`PostgresVectors.matrix` (the hybrid search's own path), so both
-backends rank vectors identically. The file's model is recorded in
-``meta`` (``embedding_model`` / ``embedding_dim``). Erasing a turn, card or record drops its
-vector in the same transaction (:mod:`.erasure`), so no vector outlives its words.
+vector as little-endian float32 bytes (``bytea``, the same bytes as on SQLite). The file's model
+is recorded in ``meta`` (``embedding_model`` / ``embedding_dim``). Erasing a turn, card or record
+drops its vector row, and with it its pgvector value and HNSW index entry, in the same transaction
+(:mod:`.erasure`), so no vector outlives its words (``VACUUM FULL embeddings`` then rebuilds the
+table and its indexes without them).
+
+Nearest-neighbour search (:meth:`PostgresVectors.nearest`), when pgvector is present
+(:mod:`.pgvector`, migration 21) and not switched off: the scope's SQL filters the items inside
+the query, before ranking, so no id outside the scope ever comes back.
+
+* A scope wider than one conversation (the whole database, a namespace, a record slot) asks the
+  kind's HNSW index for ``4 × limit`` neighbours (at least 40, at most 1,000: ``hnsw.ef_search``
+  is set to match), keeps the visible ones, and when fewer than ``limit`` are visible falls back
+  to the exact scan below, so the result still has ``limit`` items whenever the scope has them.
+* A conversation's lineage (a few thousand turns at most), or a database whose model has no
+  index, is scanned exactly in SQL (``ORDER BY`` the similarity, which no index serves).
+
+Without pgvector (no extension, or ``pgvector=off``) it is the exact in-process scan of
+:mod:`..vectorscan` over the stored bytes, the same code as on SQLite.
 """
 
 from __future__ import annotations
@@ -15,8 +29,19 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InvalidInput
+from .. import vectorscan
+from ..rows import SearchScope
 from ..sqlite.vectors import blob_to_vector, vector_to_blob  # the stored byte format is the same
+from . import pgvector
 from .db import PostgresDB
+from .fulltext import _ALIAS, _filter  # the search scope's SQL (lineage, namespace, time, labels, liveness)
+
+#: how many neighbours the HNSW index is asked for, per neighbour wanted (then filtered by scope)
+OVERFETCH = 4
+#: cosine similarity of ``e.embedding`` to the query (one ``%s``); 0 for a zero vector, as in-process
+_SIM = "COALESCE(NULLIF(1 - (e.embedding <=> %s::vector), 'NaN'::float8), 0)"
+#: pgvector's largest ``hnsw.ef_search`` (an HNSW scan yields at most that many rows)
+MAX_EF_SEARCH = 1000
 
 
 #: live items of each kind that may carry a vector: ``(id, text)`` ordered by id
@@ -60,6 +85,19 @@ class PostgresVectors:
 
     def __init__(self, c: PostgresDB) -> None:
         self.c = c
+        self._matrices = vectorscan.MatrixCache()
+        self._column: bool | None = None
+
+    def _has_column(self) -> bool:
+        """Whether ``embeddings`` has the pgvector column (fixed once migrated: read once)."""
+        if self._column is None:
+            self._column = pgvector.has_column(self.c)
+        return self._column
+
+    def uses_pgvector(self) -> bool:
+        """True when nearest-neighbour search runs in SQL on pgvector (the extension was present at
+        migration and the ``pgvector`` setting is on); False for the in-process scan."""
+        return pgvector.enabled(self.c) and self._has_column()
 
     # -- the file's model ------------------------------------------------------------------
     def model(self) -> tuple[str, int] | None:
@@ -74,11 +112,23 @@ class PostgresVectors:
         for key, value in (("embedding_model", model_id), ("embedding_dim", str(dim))):
             self.c.run("INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                        [key, value])
+        if self._has_column():
+            pgvector.index_for_model(self.c, int(dim))
 
     # -- writing ---------------------------------------------------------------------------
     def put(self, kind: str, item_ids: Sequence[int], vectors: np.ndarray, *, model_id: str) -> None:
         """Store (or replace) one vector per item: ``vectors`` is ``(len(item_ids), dim) float32``."""
         dim = int(vectors.shape[1])
+        if self._has_column():  # kept filled whatever the setting, so the index stays whole
+            self.c.run_many(
+                "INSERT INTO embeddings(kind, item_id, model_id, dim, vector, embedding) "
+                "VALUES (%s, %s, %s, %s, %s, %s::vector) "
+                "ON CONFLICT (kind, item_id) DO UPDATE SET model_id = excluded.model_id, dim = excluded.dim, "
+                "vector = excluded.vector, embedding = excluded.embedding, "
+                "rid = nextval(pg_get_serial_sequence('embeddings', 'rid'))",
+                [(kind, int(i), model_id, dim, vector_to_blob(v), pgvector.literal(v)) for i, v in zip(item_ids, vectors)],
+            )
+            return
         self.c.run_many(
             "INSERT INTO embeddings(kind, item_id, model_id, dim, vector) VALUES (%s, %s, %s, %s, %s) "
             "ON CONFLICT (kind, item_id) DO UPDATE SET model_id = excluded.model_id, dim = excluded.dim, "
@@ -91,6 +141,8 @@ class PostgresVectors:
         n = self.c.value("SELECT COUNT(*) FROM embeddings", default=0)
         self.c.run("DELETE FROM embeddings")
         self.c.run("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+        if self._has_column():
+            pgvector.drop_index(self.c)  # the next model claim types the column and indexes it again
         return n
 
     # -- reading ---------------------------------------------------------------------------
@@ -122,6 +174,78 @@ class PostgresVectors:
         else:
             vectors = np.zeros((0, 0), dtype=np.float32)
         return ids, vectors
+
+    # -- nearest neighbours ----------------------------------------------------------------
+    def _matrix(self, kind: str) -> vectorscan.Matrix:
+        return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind))
+
+    def _plan(self, kind: str, query_vector: np.ndarray, scope: SearchScope, limit: int
+              ) -> list[tuple[str, list, int | None]]:
+        """The statements :meth:`nearest` runs on pgvector, in order until one yields ``limit``
+        rows: ``[(sql, params, ef_search or None)]``."""
+        _query(_LIVE, kind)  # the kind is checked, so it may be written into the SQL (partial index)
+        frm, where, params = _filter(kind, scope)
+        q = pgvector.literal(query_vector)
+        exact = (f"SELECT e.item_id, {_SIM} AS sim FROM {frm} "
+                 f"JOIN embeddings e ON e.kind = '{kind}' AND e.item_id = {_ALIAS[kind]}.id WHERE {where} "
+                 f"ORDER BY sim DESC, e.item_id LIMIT %s", [q, *params, limit], None)
+        if scope.lineage is not None or not pgvector.indexed(self.c):
+            return [exact]
+        fetch = min(MAX_EF_SEARCH, max(40, OVERFETCH * limit))
+        approximate = (f"SELECT n.item_id, n.sim FROM (SELECT e.item_id, {_SIM} AS sim "
+                       f"FROM embeddings e WHERE e.kind = '{kind}' ORDER BY e.embedding <=> %s::vector LIMIT %s) n "
+                       f"WHERE n.item_id IN (SELECT {_ALIAS[kind]}.id FROM {frm} WHERE {where}) "
+                       f"ORDER BY n.sim DESC, n.item_id LIMIT %s", [q, q, fetch, *params, limit], fetch)
+        return [approximate, exact]
+
+    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` live items of ``kind`` inside ``scope`` most similar to ``query_vector``:
+        ``[(item_id, cosine)]``, best first (see the module docstring for how: HNSW, exact SQL, or
+        in-process). Fewer only when fewer visible items have a vector."""
+        limit = int(limit)
+        if limit <= 0:
+            _query(_LIVE, kind)
+            return []
+        if not self.uses_pgvector():
+            matrix = self._matrix(kind)
+            if len(matrix.ids) == 0:
+                return []
+            frm, where, params = _filter(kind, scope)
+            allowed = [r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.id FROM {frm} WHERE {where}", params)]
+            return vectorscan.nearest(matrix, query_vector, allowed, limit)
+        rows: list[tuple] = []
+        with self.c.snapshot():  # one read, and hnsw.ef_search set for this transaction only
+            for sql, params, ef_search in self._plan(kind, vectorscan.unit(query_vector), scope, limit):
+                if ef_search is not None:
+                    self.c.value("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+                rows = self.c.all(sql, params)
+                if len(rows) >= limit:
+                    break
+        return [(int(i), float(s)) for i, s in rows]
+
+    def explain_nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> str:
+        """PostgreSQL's plan (``EXPLAIN``) of the first statement :meth:`nearest` runs for these
+        arguments, or ``""`` when the search runs in-process. For tests and operators checking that
+        the HNSW index is used (PostgreSQL only; not part of the storage Protocol)."""
+        if not self.uses_pgvector():
+            return ""
+        sql, params, ef_search = self._plan(kind, vectorscan.unit(query_vector), scope, int(limit))[0]
+        with self.c.snapshot():
+            if ef_search is not None:
+                self.c.value("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+            return "\n".join(r[0] for r in self.c.all("EXPLAIN " + sql, params))
+
+    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
+        """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector."""
+        _query(_LIVE, kind)
+        ids = list(dict.fromkeys(int(i) for i in item_ids))
+        if not ids:
+            return {}
+        if not self.uses_pgvector():
+            return vectorscan.similarity(self._matrix(kind), query_vector, ids)
+        rows = self.c.all(f"SELECT e.item_id, {_SIM} FROM embeddings e WHERE e.kind = %s AND e.item_id = ANY(%s)",
+                          [pgvector.literal(vectorscan.unit(query_vector)), kind, ids])
+        return {int(i): float(s) for i, s in rows}
 
     def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` without a vector, oldest first (turns not
