@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import memfold
@@ -56,6 +57,22 @@ def test_erased_text_is_nowhere_in_the_file_after_vacuum(mfh, db_path):
     after = file_bytes(db_path)
     assert [w for w in SECRET_WORDS if w in after] == []
     assert b"other tenant turn" in after and b"filler turn" in after  # everything else is intact
+
+
+def test_erased_vectors_are_nowhere_in_the_files_after_vacuum(mfh, db_path):
+    """The erased turn's vector leaves every copy: the stored bytes, and on PostgreSQL the pgvector
+    column and its HNSW index too (``VACUUM FULL embeddings`` rebuilds the table and its indexes)."""
+    from memfold.memory.embeddings import vector_to_blob
+
+    secret_turn, _ = seed(mfh)
+    vector = mfh.storage.vectors.get("turn", secret_turn)
+    start = int(np.flatnonzero(vector)[0])
+    window = vector_to_blob(vector)[4 * start:4 * start + 96]  # 24 floats from its first non-zero one
+    before = file_bytes(db_path)
+    copies = before.count(window)  # the check can fail: on PostgreSQL the pgvector row and its HNSW entry
+    assert copies >= (2 if getattr(mfh.storage.vectors, "uses_pgvector", lambda: False)() else 1), copies
+    mfh.erase(conversation_id="a", cause="GDPR request 17", vacuum=True)
+    assert window not in file_bytes(db_path)
 
 
 def test_erasure_blanks_rows_indexes_and_vectors(mfh):

@@ -346,8 +346,9 @@ def m004_create_consolidation(c: PostgresDB) -> None:
 
 @migration(5, "embeddings_and_search")
 def m005_embeddings_and_search(c: PostgresDB) -> None:
-    """Vectors for hybrid search (float32 bytes, as on SQLite; plus a pgvector column with an HNSW
-    index when the extension can be created) and the full-text index over memory records."""
+    """Vectors for hybrid search (float32 bytes, as on SQLite; the pgvector column and its HNSW
+    indexes come with migration 21, when the extension can be created) and the full-text index
+    over memory records."""
     run_script(c, """
         CREATE TABLE embeddings (
             rid BIGSERIAL UNIQUE,

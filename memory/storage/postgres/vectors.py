@@ -235,6 +235,13 @@ class PostgresVectors:
                 self.c.value("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
             return "\n".join(r[0] for r in self.c.all("EXPLAIN " + sql, params))
 
+    def analyze(self) -> None:
+        """Refresh PostgreSQL's statistics of ``embeddings`` (``ANALYZE``), as autovacuum does after
+        enough writes: until then a freshly filled table looks empty to the planner, which sorts
+        every row instead of walking the HNSW index (correct, only slower). For benchmarks, tests
+        and operators after a bulk load (PostgreSQL only; not part of the storage Protocol)."""
+        self.c.run("ANALYZE embeddings")
+
     def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
         """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector."""
         _query(_LIVE, kind)
