@@ -328,7 +328,9 @@ class Compactor:
 
     def _forced_rollup(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
         items, fanin = lay.items[:lay.hot], self.settings.rollup_fanin
-        for i in range(len(items) - 1):  # a deeper card absorbs the shallower card after it: no deeper level
+        # a deeper card absorbs the shallower card after it: no deeper level (issue 18, point 6). Not
+        # under the seed program's fold_to_hot rule (issue 20), whose recorded trace stacks levels.
+        for i in range(len(items) - 1 if not self.settings.fold_to_hot else 0):
             run = items[i:i + 2]
             if (run[0].kind == "card" and run[1].kind == "card" and run[0].depth > run[1].depth
                     and self._key(run) not in failed):
@@ -387,7 +389,7 @@ class Compactor:
         fold_items = [fold_item_for_card(c) if isinstance(c, Card) else fold_item_for_turn(c) for c in children]
         depths = [c.depth if isinstance(c, Card) else 0 for c in children]
         depth = 1 + max(depths)
-        if kind in ("forced_rollup", "shrink") and len(set(depths)) > 1:
+        if kind in ("forced_rollup", "shrink") and len(set(depths)) > 1 and not s.fold_to_hot:
             depth = max(depths)  # absorbing: a deep card takes in younger, shallower items at its own level
         source_tokens = sum(c.tokens for c in children)
         next_id = parts.cards.next_id()
