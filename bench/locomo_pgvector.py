@@ -10,6 +10,10 @@ PostgreSQL walks the HNSW index. Three runs over the same data:
 * ``postgres-hnsw``: PostgreSQL 16 + pgvector, after ``ANALYZE`` (as autovacuum would have run);
 * ``postgres-inproc``: the same PostgreSQL databases opened with ``?pgvector=off``.
 
+One conversation is a few hundred turns: on so small a table PostgreSQL's planner prefers an exact
+sort to the index even after ``ANALYZE``; ``--force-index`` (``enable_sort=off`` in the sessions)
+makes it walk the HNSW index, which is what a large archive gets.
+
 Printed: hybrid and dense recall@10 / @20 per run (mean over questions of |evidence ∩ top-k| /
 |evidence|, evidence normalised as in ``locomo_recall.py``). Usage::
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +36,7 @@ from locomo_recall import CATEGORIES, DEFAULT_DATA, normalize_evidence, session_
 from memfold import MemFold, SystemClock  # noqa: E402
 
 MODES = ("hybrid", "dense")
+RUNS = ("sqlite", "postgres-hnsw", "postgres-inproc")
 KS = (10, 20)
 
 
@@ -45,10 +51,16 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--pg-url", default=None, help="a PostgreSQL server URL (default: start a pgserver)")
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=RUNS)
+    parser.add_argument("--force-index", action="store_true",
+                        help="PostgreSQL sessions with enable_sort=off: on a table of a few hundred rows the "
+                             "planner prefers an exact sort to the HNSW index; this makes it walk the index")
     args = parser.parse_args()
+    if args.force_index:
+        os.environ["PGOPTIONS"] = (os.environ.get("PGOPTIONS", "") + " -c enable_sort=off").strip()
     samples = json.loads(args.data.read_text())[: args.samples or None]
     pg = Postgres(args.pg_url)
-    sums = {run: {f"{m}@{k}": 0.0 for m in MODES for k in KS} for run in ("sqlite", "postgres-hnsw", "postgres-inproc")}
+    sums = {run: {f"{m}@{k}": 0.0 for m in MODES for k in KS} for run in args.runs}
     n = 0
     try:
         with tempfile.TemporaryDirectory(prefix="memfold-locomo-") as tmp:
@@ -61,9 +73,11 @@ def main() -> int:
                            "postgres-inproc": with_setting(pg_url, "off")}
                 questions = None
                 for run, target in targets.items():
+                    if run not in args.runs:
+                        continue
                     mf = MemFold(target, clock=SystemClock(), token_counter="words", embedder=args.embedder)
                     try:
-                        if run != "postgres-inproc":  # the in-process run reads the HNSW run's database
+                        if run != "postgres-inproc" or "postgres-hnsw" not in args.runs:  # else: the HNSW run's database
                             ids = mf.conversation(sid, namespace="locomo").append_many([
                                 {"role": "user" if t["speaker"] == speakers[0] else "assistant",
                                  "content": turn_text(t), "created_at": when} for when, t in pairs])
@@ -89,7 +103,8 @@ def main() -> int:
     finally:
         pg.stop()
     report = {run: {k: round(v / max(n, 1), 4) for k, v in figures.items()} for run, figures in sums.items()}
-    print(f"{len(samples)} conversations, {n} questions, embedder {args.embedder}; search over the whole database")
+    print(f"{len(samples)} conversations, {n} questions, embedder {args.embedder}; search over the whole database"
+          + ("; PostgreSQL forced onto the HNSW index" if args.force_index else ""))
     print("| run | " + " | ".join(f"{m} recall@{k}" for m in MODES for k in KS) + " |")
     print("| --- | " + " | ".join("---:" for _ in MODES for _ in KS) + " |")
     for run, figures in report.items():
