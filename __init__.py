@@ -8,6 +8,7 @@ implementation (DESIGN.md §2). Everything the library raises derives from :clas
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from typing import Any, Iterable
 
@@ -212,6 +213,11 @@ class MemFold:
         :class:`SecretDetector`: PINs, passwords and security answers are labelled ``secret`` with
         their spans, see :mod:`memfold.window.secrets`), ``"off"`` (nothing is labelled), or a
         detector object with a ``spans(turn, previous)`` method.
+    :param preload_embedder: with an embedder, load its model in a background thread now, so the
+        first search does not wait for it; ``False`` loads it on the first embedding instead (the
+        CLI does: a command is over before a load would help). Default: on, unless the environment
+        sets ``MEMFOLD_PRELOAD_EMBEDDER=0``. Without an embedder (BM25-only use) torch is never
+        imported either way.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
     :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
@@ -234,6 +240,7 @@ class MemFold:
         secrets: Any = "detect",
         create: bool = True,
         read_only: bool = False,
+        preload_embedder: bool | None = None,
     ) -> None:
         # every setting is checked before the file is opened, so a bad one creates no database
         # (issue 20, point 3); the counter, detector and embedder built here are the ones used
@@ -286,9 +293,40 @@ class MemFold:
             context_cache=ContextCache(),  # issue 15: repeated context() on an unchanged conversation
         )
         self.eraser.listeners.append(self.parts.context_cache.clear)  # no erased text stays in memory
+        self.eraser.listeners.append(self.embeddings.forget)  # nor vectors of erased items (issue 18's in-memory index)
+        self.eraser.listeners.append(self.protected.forget_rendered)  # nor a rendered protected channel
         self._use_embedder_for_restatements()
         if read_only:  # issue 19: every write is refused from here on (the viewer never changes the file)
             self.storage.meta.set_read_only()
+        self._preload: threading.Thread | None = None
+        self.preload_error: Exception | None = None  #: why the background model load failed, if it did
+        if preload_embedder is None:  # the environment decides (tests and batch jobs turn it off)
+            preload_embedder = os.environ.get("MEMFOLD_PRELOAD_EMBEDDER", "1").strip().lower() not in ("0", "false", "no", "off")
+        if preload_embedder and self.embedder is not None:
+            self._start_preload(self.embedder)
+
+    def _start_preload(self, embedder: Embedder) -> None:
+        """Load the embedder's model in a daemon thread (issue 18, point 3), so the first search
+        of a bot does not wait 4-5 s for torch and the model; the search that comes first waits
+        for the load rather than loading a second copy (the model cache is shared and locked)."""
+
+        def load() -> None:
+            try:
+                embedder.preload()
+            except Exception as exc:  # reported by the first embedding, which tries again
+                self.preload_error = exc
+
+        self._preload = threading.Thread(target=load, name="memfold-embedder-preload", daemon=True)
+        self._preload.start()
+
+    def wait_for_embedder(self, timeout: float | None = None) -> bool:
+        """Wait until the background model load started when this facade opened has finished
+        (``MemFold(preload_embedder=True)``, the default with an embedder). :returns: True when
+        no load is running (finished, failed (see :attr:`preload_error`) or never started)."""
+        if self._preload is None:
+            return True
+        self._preload.join(timeout)
+        return not self._preload.is_alive()
 
     # -- the parts a caller may swap: kept in self.parts, which every conversation shares ---------
     @property

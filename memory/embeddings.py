@@ -81,6 +81,11 @@ class Embedder(ABC):
         :raises EmbeddingError: if the model cannot be loaded or fails.
         """
 
+    def preload(self) -> None:
+        """Load whatever the first embedding needs (a model), so that call does not pay for it.
+        :class:`memfold.MemFold` calls it in a background thread when it opens (issue 18, point
+        3); the default loads nothing."""
+
     def embed(self, text: str) -> np.ndarray:
         """One text as a ``(dim,) float32`` unit vector."""
         return self.embed_batch([text])[0]
@@ -195,6 +200,10 @@ class SentenceTransformerEmbedder(Embedder):
             _MODEL_CACHE[cache_key] = model
             return model
 
+    def preload(self) -> None:
+        """Import sentence-transformers (and torch) and load the model now (shared per process)."""
+        self._load()
+
     @property
     def dim(self) -> int:
         if self._dim is None:
@@ -266,7 +275,8 @@ class EmbeddingIndex:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.vectors = storage.vectors
-        self._cache: dict[str, tuple[tuple, np.ndarray, np.ndarray]] = {}
+        self._scanned: dict[str, int] = {}  # per kind: items up to this id were checked for a vector
+        self._lock = threading.Lock()
 
     # -- the database's model -------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:
@@ -311,8 +321,14 @@ class EmbeddingIndex:
         """Delete every vector and forget the database's model (before re-embedding). Returns the count."""
         with self.storage.transaction():
             n = self.vectors.clear()
-        self._cache.clear()
+        self.forget()
         return n
+
+    def forget(self) -> None:
+        """Forget how far this process scanned for items without a vector (the next search scans
+        the file once again)."""
+        with self._lock:
+            self._scanned.clear()
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, kind: str, item_id: int) -> np.ndarray | None:
@@ -326,16 +342,11 @@ class EmbeddingIndex:
         return self.vectors.count(_check_kind(kind))
 
     def matrix(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        """All vectors of ``kind``: ``(ids (n,) int64, vectors (n, dim) float32)``, cached until the
-        table changes."""
-        _check_kind(kind)
-        stamp = self.vectors.version(kind)
-        cached = self._cache.get(kind)
-        if cached is not None and cached[0] == stamp:
-            return cached[1], cached[2]
-        ids, vectors = self.vectors.matrix(kind)
-        self._cache[kind] = (stamp, ids, vectors)
-        return ids, vectors
+        """All vectors of ``kind``: ``(ids (n,) int64 ascending, vectors (n, dim) float32)``, read
+        from storage. Searches do not use it: they ask the storage's nearest-neighbour search
+        (:meth:`~memfold.memory.storage.base.VectorStorage.nearest`), which on SQLite keeps its own
+        incremental in-memory index (issue 18, point 2; :mod:`memfold.memory.storage.vectorscan`)."""
+        return self.vectors.matrix(_check_kind(kind))
 
     def missing(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first.
@@ -344,6 +355,17 @@ class EmbeddingIndex:
         """
         _check_kind(kind)
         return self.vectors.unembedded(kind, limit=limit)
+
+    def missing_since_scan(self, kind: str) -> list[tuple[int, str]]:
+        """:meth:`missing`, reading only items newer than the last scan of this process (the first
+        call scans the file once; later calls read a primary-key range: the turns appended since)."""
+        _check_kind(kind)
+        with self.storage.snapshot(), self._lock:  # storage first, then this index (the order every index keeps)
+            after = self._scanned.get(kind, 0)
+            newest = self.vectors.newest_item(kind)
+            rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []
+            self._scanned[kind] = max(after, newest)
+        return rows
 
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
               progress: Callable[[int, int], None] | None = None) -> int:
@@ -354,7 +376,7 @@ class EmbeddingIndex:
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
         self.check_model(embedder.model_id, embedder.dim)
-        todo = [(kind, item_id, text) for kind in kinds for item_id, text in self.missing(kind)]
+        todo = [(kind, item_id, text) for kind in kinds for item_id, text in self.missing_since_scan(kind)]
         done = 0
         for start in range(0, len(todo), batch_size):
             chunk = todo[start:start + batch_size]
@@ -392,7 +414,7 @@ class EmbeddingIndex:
                 rows = [(i, pos) for pos, (k, i, _) in enumerate(todo) if k == kind]
                 if rows:
                     self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
-        self._cache.clear()
+        self.forget()
         return len(todo)
 
 

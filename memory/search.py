@@ -29,6 +29,10 @@ indexing), so callers never have to remember to index.
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
+import threading
+import unicodedata
 from numbers import Real
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -53,6 +57,16 @@ BM25_WEIGHT = 0.4
 NEIGHBOUR_WEIGHT = 0.3
 #: cosine a hit needs when BM25 did not find it (all-MiniLM-L6-v2: unrelated sentences score ~0-0.15)
 MIN_SIMILARITY = 0.2
+
+#: BM25 parameters (FTS5's and Robertson & Zaragoza's usual values)
+BM25_K1 = 1.2
+BM25_B = 0.75
+#: a scope of at most this many items is ranked from its own texts (one read), a larger one from
+#: the index's occurrence lists (cost follows the terms' occurrences in the file)
+SMALL_SCOPE = 400
+#: ... and of at most this many index tokens in all (a few hundred long cards are cheaper from the
+#: occurrence lists than tokenized in Python)
+SMALL_SCOPE_TOKENS = 12_000
 
 #: English function words dropped from BM25 OR queries (kept when a query has nothing else).
 STOP_WORDS = frozenset(
@@ -86,6 +100,123 @@ def bm25_terms(text: str, *, stop_words: frozenset[str] = STOP_WORDS, prefix: bo
         kept = list(dict.fromkeys(light_stem(t) for t in kept))
         return ['"' + t.replace('"', '""') + '" *' for t in kept]
     return ['"' + t.replace('"', '""') + '"' for t in kept]
+
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def index_tokens(text: str) -> list[str]:
+    """``text`` split into tokens the way the full-text index (FTS5 ``unicode61 remove_diacritics
+    2``) splits it: runs of letters and digits, lower-cased, diacritics removed."""
+    if text.isascii():  # nothing to decompose: the common case, about 30x faster
+        return _TOKEN.findall(text.lower())
+    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return _TOKEN.findall(folded)
+
+
+def query_tokens(text: str, *, stop_words: frozenset[str] = STOP_WORDS) -> list[tuple[str, bool]]:
+    """The query's words as ``(index token, prefix)`` pairs, as :func:`bm25_terms` picks them (stop
+    words dropped unless nothing else is left, lightly stemmed, matched as prefixes); a word the
+    index splits in several tokens (``foo_bar``) gives each of them."""
+    out: list[tuple[str, bool]] = []
+    for term in bm25_terms(text, stop_words=stop_words, prefix=True):
+        word = term[1:term.rindex('"')].replace('""', '"')
+        for token in index_tokens(word):
+            out.append((token, True))
+    return list(dict.fromkeys(out))
+
+
+class _Docs:
+    """The indexed items of one kind in memory: ``ids`` (ascending), ``lengths`` (index tokens),
+    ``groups`` (codes of a turn's or card's conversation, a record's namespace), ``seqs``;
+    ``mark`` is the largest id read. About 40 bytes per item plus the (group, seq) map of turns."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.mark = 0
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._lengths = np.zeros(0, dtype=np.float64)
+        self._groups = np.zeros(0, dtype=np.int32)
+        self._seqs = np.zeros(0, dtype=np.int64)
+        self.names: dict[Any, int] = {}
+        self.at: dict[tuple[int, int], int] = {}  # (group code, seq) -> id
+
+    ids = property(lambda self: self._ids[:self.n])
+    lengths = property(lambda self: self._lengths[:self.n])
+    groups = property(lambda self: self._groups[:self.n])
+    seqs = property(lambda self: self._seqs[:self.n])
+
+    def add(self, rows: Sequence[tuple[int, int, Any, int]]) -> None:
+        if not rows:
+            return
+        need = self.n + len(rows)
+        if need > len(self._ids):
+            cap = max(need, 2 * len(self._ids), 1024)
+            for name in ("_ids", "_lengths", "_groups", "_seqs"):
+                arr = getattr(self, name)
+                grown = np.zeros(cap, dtype=arr.dtype)
+                grown[:self.n] = arr[:self.n]
+                setattr(self, name, grown)
+        n = self.n
+        codes = [self.names.setdefault(g, len(self.names)) for _, _, g, _ in rows]
+        self._ids[n:need] = [r[0] for r in rows]
+        self._lengths[n:need] = [r[1] for r in rows]
+        self._groups[n:need] = codes
+        self._seqs[n:need] = [r[3] for r in rows]
+        self.at.update(((c, r[3]), r[0]) for c, r in zip(codes, rows))
+        self.n = need
+        self.mark = int(rows[-1][0])
+
+    def rows(self, lineage: Sequence[tuple[str, int | None]] | None) -> np.ndarray:
+        """Positions of the items a lineage sees (``None``: every item)."""
+        if lineage is None:
+            return np.arange(self.n)
+        mask = np.zeros(self.n, dtype=bool)
+        groups, seqs = self.groups, self.seqs
+        for conversation_id, upto in lineage:
+            code = self.names.get(conversation_id)
+            if code is None:
+                continue
+            m = groups == code
+            if upto is not None:
+                m &= seqs <= upto
+            mask |= m
+        return np.flatnonzero(mask)
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """Positions of the (sorted) ``ids`` that are known here."""
+        pos = self.position(ids)
+        return np.sort(pos[pos >= 0])
+
+    def position(self, ids: np.ndarray) -> np.ndarray:
+        """Each id's position, or -1 when it is not known here."""
+        if not self.n or not len(ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        at = np.clip(np.searchsorted(self.ids, ids), 0, self.n - 1)
+        return np.where(self.ids[at] == ids, at, -1)
+
+    @staticmethod
+    def scope_index(rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """For positions ``pos``, their index in the sorted ``rows`` (-1 outside)."""
+        if not len(rows):
+            return np.full(len(pos), -1, dtype=np.int64)
+        at = np.clip(np.searchsorted(rows, pos), 0, len(rows) - 1)
+        return np.where(rows[at] == pos, at, -1)
+
+    def neighbours(self, ids: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int | None]]:
+        """Each turn's previous and next turn in its conversation (by seq), ``None`` when unknown."""
+        pos = self.position(np.asarray(ids, dtype=np.int64))
+        prev: dict[int, int | None] = {}
+        nxt: dict[int, int | None] = {}
+        for i, p in zip(ids, pos):
+            if p < 0:
+                prev[i] = nxt[i] = None
+                continue
+            g, q = int(self._groups[p]), int(self._seqs[p])
+            prev[i] = self.at.get((g, q - 1))
+            nxt[i] = self.at.get((g, q + 1))
+        return prev, nxt
 
 
 def bm25_query(text: str, *, stop_words: frozenset[str] = STOP_WORDS, prefix: bool = True) -> str | None:
@@ -172,6 +303,8 @@ class HybridSearch:
         self.fulltext = self.storage.fulltext
         self._embedder = embedder
         self.index = index or EmbeddingIndex(self.storage)
+        self._doc_stats: dict[str, _Docs] = {}
+        self._docs_lock = threading.Lock()
 
     @property
     def embedder(self) -> Embedder | None:
@@ -199,95 +332,94 @@ class HybridSearch:
             return SearchScope(lineage=lineage(), since=since, until=until, reader_labels=labels)
         return SearchScope(namespace=namespace, since=since, until=until, reader_labels=labels)
 
-    # -- rankers ---------------------------------------------------------------------------
-    def _bm25(self, kind: str, match: str, scope: SearchScope, n: int) -> list[tuple[Any, float]]:
-        return self.fulltext.rank(kind, match, scope, n)
+    # -- the in-memory document statistics --------------------------------------------------
+    def _docs(self, kind: str) -> "_Docs":
+        """The indexed items of ``kind`` (id, length, group, seq) in memory, brought up to date by
+        reading only the items indexed since the last search (a primary-key range)."""
+        with self.storage.snapshot(), self._docs_lock:  # storage first, then the statistics' lock
+            docs = self._doc_stats.setdefault(kind, _Docs())
+            rows = self.fulltext.documents(kind, docs.mark)
+            if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
+                docs = self._doc_stats[kind] = _Docs()
+                rows = self.fulltext.documents(kind, 0)
+            docs.add(rows)
+            return docs
 
-    def _bm25_scoped(self, kind: str, terms: list[str], allowed: np.ndarray, n: int) -> list[tuple[Any, float]]:
-        """BM25 with term statistics of the filtered scope ``allowed`` (sorted ids):
-        ``[(id, score > 0)]``, best first.
+    def _scope_rows(self, kind: str, docs: "_Docs", flt: SearchScope) -> np.ndarray:
+        """Positions in ``docs`` of the items inside ``flt``: by the lineage's groups and seqs in
+        memory when the scope is a conversation (or nothing), else from storage's candidate read.
+        Labels are checked on the hits (:meth:`FullTextStorage.visible`), not here."""
+        simple = flt.namespace is None and flt.type is None and flt.key is None and flt.since is None \
+            and flt.until is None and kind != "record"
+        if simple:
+            return docs.rows(flt.lineage)
+        allowed = np.sort(np.fromiter(self.fulltext.candidates(kind, flt), dtype=np.int64))
+        return docs.rows_of(allowed)
 
-        FTS5's ``bm25()`` weighs a word by how rare it is in the *whole* table. Searching inside one
-        conversation, that makes the conversation's own participants' names look rare (they never
-        occur elsewhere) although they are in half of its turns, and they swamp the words that
-        matter (LoCoMo dev, 6 conversations in one file: hybrid recall@10 0.67 with table-wide
-        rarity, 0.72 with rarity inside the conversation). So each word is matched alone and its
-        table-wide IDF is swapped for the scope's: ``score = Σ_w bm25_w × idf_scope(w) / idf_table(w)``,
-        with FTS5's ``idf = max(1e-6, ln((N - n + 0.5) / (n + 0.5)))`` (Robertson & Zaragoza 2009).
+    def _bm25_rows(self, kind: str, docs: "_Docs", rows: np.ndarray, tokens: list[tuple[str, bool]],
+                   n: int) -> dict[int, float]:
+        """BM25 (Robertson & Zaragoza 2009, k1 1.2, b 0.75, FTS5's idf floor) of the items at
+        ``rows`` with the statistics of those items alone (their count, mean length and document
+        frequencies): ``{id: score > 0}`` for the best ``n``.
+
+        Term frequencies come from the scope's own texts when the scope is small (at most
+        :data:`SMALL_SCOPE` items of :data:`SMALL_SCOPE_TOKENS` tokens in all: one read, whatever
+        the file's size), else from the index's occurrence lists (:meth:`FullTextStorage.occurrences`).
+
+        Why the scope's statistics: FTS5's ``bm25()`` weighs a word by how rare it is in the
+        *whole* table. Searching inside one conversation, that makes the conversation's own
+        participants' names look rare (they never occur elsewhere) although they are in half of
+        its turns, and they swamp the words that matter (LoCoMo dev, 6 conversations in one file:
+        hybrid recall@10 0.67 with table-wide rarity, 0.72 with rarity inside the conversation).
         """
-        n_table = self.fulltext.indexed_count(kind)
-        totals = np.zeros(len(allowed))
-        for term in terms:
-            rows = self.fulltext.postings(kind, term)
-            if not rows:
+        if not len(rows) or not tokens:
+            return {}
+        lengths = docs.lengths[rows]
+        avgdl = float(lengths.mean()) or 1.0
+        n_scope = len(rows)
+        totals = np.zeros(n_scope)
+        if n_scope <= SMALL_SCOPE and float(lengths.sum()) <= SMALL_SCOPE_TOKENS:
+            ids = docs.ids[rows]
+            texts = self.fulltext.items(kind, [int(i) for i in ids])
+            toks = [Counter(index_tokens(texts[int(i)].text)) if int(i) in texts else {} for i in ids]
+            vocabulary = set().union(*toks) if toks else set()
+            tf_of = []
+            for token, prefix in tokens:  # each query word's matching index tokens, found once per scope
+                words = [w for w in vocabulary if w.startswith(token)] if prefix else [token]
+                tf_of.append([sum(t.get(w, 0) for w in words) for t in toks])
+            tfs = [np.asarray(tf, dtype=np.float64) for tf in tf_of]
+        else:
+            tfs = []
+            for token, prefix in tokens:
+                occ = np.asarray(self.fulltext.occurrences(kind, token, prefix=prefix), dtype=np.int64)
+                tf = np.zeros(n_scope)
+                if len(occ):
+                    pos = docs.position(occ)  # -1 when not a known item
+                    pos = pos[pos >= 0]
+                    at = docs.scope_index(rows, pos)  # index into rows, -1 outside the scope
+                    at = at[at >= 0]
+                    if len(at):
+                        tf = np.bincount(at, minlength=n_scope).astype(np.float64)
+                tfs.append(tf)
+        for tf in tfs:
+            df = int((tf > 0).sum())
+            if not df:
                 continue
-            hit_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            scores = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-            at = np.clip(np.searchsorted(allowed, hit_ids), 0, len(allowed) - 1)
-            inside = allowed[at] == hit_ids
-            n_in = int(inside.sum())
-            if not n_in:
-                continue
-            idf_table = max(1e-6, math.log((n_table - len(rows) + 0.5) / (len(rows) + 0.5)))
-            idf_scope = max(1e-6, math.log((len(allowed) - n_in + 0.5) / (n_in + 0.5)))
-            np.add.at(totals, at[inside], -scores[inside] * (idf_scope / idf_table))
-        matched = np.flatnonzero(totals > 0)
-        order = matched[np.lexsort((allowed[matched], -totals[matched]))][:n]
-        return [(int(allowed[i]), float(totals[i])) for i in order]
+            idf = math.log((n_scope - df + 0.5) / (df + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            totals += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * lengths / avgdl))
+        hit = np.flatnonzero(totals > 0)
+        if not len(hit):
+            return {}
+        ids, scores = docs.ids[rows[hit]], totals[hit]
+        order = np.lexsort((ids, -scores))[:n]
+        return dict(zip(ids[order].tolist(), scores[order].tolist()))
 
-    def _allowed_ids(self, kind: str, scope: SearchScope) -> np.ndarray:
-        ids = self.fulltext.candidates(kind, scope)
-        return np.fromiter(ids, dtype=np.int64, count=len(ids))
-
-    def _cosines(self, kind: str, qvec: np.ndarray | None, scope: SearchScope, ids: np.ndarray, bm: np.ndarray,
-                 around: tuple[np.ndarray, np.ndarray] | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(cosine, has_vector)`` arrays over the allowed ``ids`` (sorted) for what fusion can rank:
-        the ``n`` nearest in scope (the storage's nearest-neighbour search: pgvector's HNSW index on
-        PostgreSQL, an exact in-process scan otherwise), every BM25 hit, and the turns next to
-        either (``around``: their cosines smooth a neighbour's). Any other item counts as having no
-        vector: below the ``n``-th nearest, with no BM25 signal beside it, it cannot outrank them."""
-        sims = np.zeros(len(ids))
-        has_vec = np.zeros(len(ids), dtype=bool)
-        if qvec is None or len(ids) == 0:
-            return sims, has_vec
-        near = self.storage.vectors.nearest(kind, qvec, scope, limit=n)
-        if near:
-            at = np.clip(np.searchsorted(ids, [i for i, _ in near]), 0, len(ids) - 1)
-            same = ids[at] == np.array([i for i, _ in near])
-            sims[at[same]] = np.array([s for _, s in near])[same]
-            has_vec[at[same]] = True
-        want = has_vec | (bm > 0)
-        if around is not None:
-            rows = np.flatnonzero(want)
-            beside = np.concatenate([around[0][rows], around[1][rows]])
-            want[beside[beside >= 0]] = True
-        ask = np.flatnonzero(want & ~has_vec)
-        if len(ask):
-            got = self.storage.vectors.similarity(kind, qvec, ids[ask].tolist())
-            for row in ask:
-                value = got.get(int(ids[row]))
-                if value is not None:
-                    sims[row], has_vec[row] = value, True
-        return sims, has_vec
-
-    # -- the search ------------------------------------------------------------------------
-    def _turn_neighbours(self, ids: np.ndarray, scope: SearchScope) -> tuple[np.ndarray, np.ndarray]:
-        """For allowed turn ids (sorted), the positions of each turn's previous and next turn in the
-        same conversation (-1 when there is none among the allowed turns)."""
-        rows = self.fulltext.turn_sequence(scope)
-        pos = {int(i): p for p, i in enumerate(ids)}
-        prev = np.full(len(ids), -1, dtype=np.int64)
-        nxt = np.full(len(ids), -1, dtype=np.int64)
-        for a, b in zip(rows, rows[1:]):
-            if a[1] == b[1] and b[2] == a[2] + 1 and a[0] in pos and b[0] in pos:
-                nxt[pos[a[0]]] = pos[b[0]]
-                prev[pos[b[0]]] = pos[a[0]]
-        return prev, nxt
-
-    @staticmethod
-    def _smooth(values: np.ndarray, prev: np.ndarray, nxt: np.ndarray, weight: float) -> np.ndarray:
-        padded = np.append(values, 0.0)  # index -1 reads the appended zero
-        return values + weight * (padded[prev] + padded[nxt])
+    def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
+        """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
+        nearest-neighbour search (:meth:`VectorStorage.nearest`: on SQLite the incremental
+        in-memory index, on PostgreSQL pgvector's HNSW index when present)."""
+        return dict(self.storage.vectors.nearest(kind, qvec, flt, limit=n))
 
     def search(
         self,
@@ -399,73 +531,89 @@ class HybridSearch:
                               key=key, since=since, until=until, reader_labels=labels)
             if flt is not None:
                 filters[kind] = flt
-        match = bm25_query(query) if mode != "dense" else None
-        terms = bm25_terms(query)
-        scoped = any(v is not None for v in (conversation_id, namespace, type, key, since, until))
         qvec = None
         if embedder is not None:
             self.index.index(embedder, kinds=tuple(filters), progress=progress)
             qvec = embedder.embed_batch([query])[0]
 
-        # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4)
+        # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
+        # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
+        # candidates; only they, and the turns next to them, are scored, checked and read.
+        tokens = query_tokens(query) if mode != "dense" else []
         with self.storage.snapshot():
-            # per kind: allowed ids (sorted), raw BM25 (>= 0, 0 = not matched) and cosine arrays
-            parts = []
+            per_kind = []
             for kind, flt in filters.items():
-                ids = np.sort(self._allowed_ids(kind, flt))
-                if len(ids) == 0:
+                docs = self._docs(kind)
+                rows = self._scope_rows(kind, docs, flt)
+                if not len(rows):
                     continue
-                bm = np.zeros(len(ids))
-                if match is not None:
-                    if scoped:
-                        found = self._bm25_scoped(kind, terms, ids, depth)
-                    else:  # the whole table: FTS5's own statistics are the scope's
-                        found = [(i, -score) for i, score in self._bm25(kind, match, flt, depth)]
-                    if found:
-                        where_ = np.searchsorted(ids, [i for i, _ in found])
-                        bm[where_] = [score for _, score in found]
-                around = self._turn_neighbours(ids, flt) if kind == "turn" and neighbour_weight else None
-                sims, has_vec = self._cosines(kind, qvec, flt, ids, bm, around, depth)
-                parts.append((kind, ids, bm, sims, has_vec, around))
-            if not parts:
+                bm = self._bm25_rows(kind, docs, rows, tokens, depth) if tokens else {}
+                dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
+                cands = list(dict.fromkeys([*bm, *dense]))
+                prev = nxt = None
+                if kind == "turn" and neighbour_weight and cands:
+                    prev, nxt = docs.neighbours(cands)
+                    around = [i for i in [*prev.values(), *nxt.values()] if i is not None and i not in bm
+                              and i not in dense]
+                    cands = list(dict.fromkeys([*cands, *around]))
+                    p2, n2 = docs.neighbours([i for i in around if i not in prev or i not in nxt])
+                    prev.update({k: v for k, v in p2.items() if k not in prev})
+                    nxt.update({k: v for k, v in n2.items() if k not in nxt})
+                every = set(cands)
+                if prev is not None:
+                    every |= {i for i in [*prev.values(), *nxt.values()] if i is not None}
+                live = self.fulltext.visible(kind, flt, sorted(every)) if every else set()
+                cands = [i for i in cands if i in live]
+                if not cands:
+                    continue
+                sims = {}
+                if qvec is not None:
+                    sims = self.storage.vectors.similarity(kind, qvec, sorted(every & live))
+                per_kind.append((kind, cands, bm, sims, prev, nxt, live))
+            if not per_kind:
                 return []
-            bm_max = max(float(p[2].max()) for p in parts) or 1.0
+            bm_max = max((max(p[2].values(), default=0.0) for p in per_kind), default=0.0) or 1.0
 
             keys: list[tuple[str, Any]] = []
             fused_all, bm_all, sim_all, ok_all = [], [], [], []
-            for kind, ids, bm, sims, has_vec, around in parts:
-                bn = bm / bm_max
-                sm = sims
-                if around is not None:
-                    prev, nxt = around
-                    bn = self._smooth(bn, prev, nxt, neighbour_weight)
+            for kind, cands, bm, sims, prev, nxt, live in per_kind:
+                raw = np.array([bm.get(i, 0.0) for i in cands])
+                cos = np.array([sims.get(i, 0.0) for i in cands])
+                has_vec = np.array([i in sims for i in cands], dtype=bool)
+                bn, sm = raw / bm_max, cos
+                if prev is not None:
+                    def around(values: dict, i: int) -> float:
+                        p, q = prev.get(i), nxt.get(i)
+                        return ((values.get(p, 0.0) if p in live else 0.0) + (values.get(q, 0.0) if q in live else 0.0))
+                    bn = bn + neighbour_weight * np.array([around(bm, i) for i in cands]) / bm_max
                     if qvec is not None:
-                        sm = self._smooth(sims, prev, nxt, neighbour_weight)
+                        sm = cos + neighbour_weight * np.array([around(sims, i) for i in cands])
                 if qvec is None:
-                    fused, ok = bn, bm > 0
+                    fused, ok = bn, raw > 0
                 elif mode == "dense":
                     fused, ok = sm, has_vec
                 else:
                     fused = bm25_weight * bn + (1.0 - bm25_weight) * sm
-                    ok = (bm > 0) | (has_vec & (sims >= min_similarity))
-                keys.extend((kind, int(i)) for i in ids)
+                    ok = (raw > 0) | (has_vec & (cos >= min_similarity))
+                keys.extend((kind, int(i)) for i in cands)
                 fused_all.append(fused)
-                bm_all.append(bm)
-                sim_all.append(sims if qvec is not None else np.full(len(ids), np.nan))
+                bm_all.append(raw)
+                sim_all.append(cos if qvec is not None else np.full(len(cands), np.nan))
                 ok_all.append(ok)
             fused = np.concatenate(fused_all)
             bm = np.concatenate(bm_all)
             sims = np.concatenate(sim_all)
             ok = np.concatenate(ok_all)
-
-            bm25_list = [keys[i] for i in np.argsort(-bm, kind="stable") if bm[i] > 0]
-            has_vec = np.concatenate([p[4] for p in parts])
-            dense_list = [] if qvec is None else [keys[i] for i in np.argsort(-sims, kind="stable") if has_vec[i]]
+            # ties broken by (kind, id) so the order does not depend on how candidates were gathered
+            tie = np.arange(len(keys))
+            tie[np.lexsort(([k[1] for k in keys], [ITEM_KINDS.index(k[0]) for k in keys]))] = np.arange(len(keys))
+            bm25_list = [keys[i] for i in np.lexsort((tie, -bm)) if bm[i] > 0]
+            dense_list = [] if qvec is None else [keys[i] for i in np.lexsort((tie, -np.nan_to_num(sims, nan=-2.0)))]
             if fusion == "rrf" and mode == "hybrid" and qvec is not None:
                 allowed = {keys[i] for i in np.flatnonzero(ok)}
                 ranked = [(k, s) for k, s in rrf_fuse([bm25_list[:depth], dense_list[:depth]]) if k in allowed]
             else:
-                order = [i for i in np.argsort(-fused, kind="stable") if ok[i]]
+                order = [i for i in np.lexsort((tie, -fused)) if ok[i]]
                 ranked = [(keys[i], float(fused[i])) for i in order]
             bm25_rank = {k: r for r, k in enumerate(bm25_list, start=1)}
             dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +30,11 @@ NEW_CONVERSATION_WARNING = r"conversation '.*' did not exist"
 
 def pytest_configure(config):
     config.addinivalue_line("filterwarnings", f"ignore:{NEW_CONVERSATION_WARNING}:UserWarning")
+
+
+# the facade's background model load (issue 18, point 3) stays off in tests and in the processes they
+# start; tests/test_scale.py turns it on where it is the subject
+os.environ.setdefault("MEMFOLD_PRELOAD_EMBEDDER", "0")
 
 
 @pytest.fixture

@@ -88,3 +88,16 @@ def test_append_reads_the_conversation_row_once(settled, fork):
     rows = [s for s in statements if CONVERSATION_ROW.search(s)]
     assert len(rows) == 1, rows
     assert conv.history()[-1].id == turn_id
+
+
+def test_an_append_is_one_write_transaction_of_a_few_statements(settled):
+    """Issue 18, point 4: the turn and its catalog item commit together (one BEGIN IMMEDIATE), and
+    the whole append, with its watermark check, traces at most 16 statements of its own (12
+    distinct ones: SQLite's trace shows an INSERT once more per trigger program it runs; 27 in two
+    write transactions before)."""
+    mf, conv = settled
+    _, statements = traced(mf, lambda: conv.append({"role": "user", "content": "and the refund for ORD-7?"}))
+    work = [s for s in statements if not re.match(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)", s, re.I)]
+    assert sum(bool(re.match(r"^\s*BEGIN IMMEDIATE", s, re.I)) for s in statements) == 1, statements
+    assert len(work) <= 16, work
+    assert conv.catalog.last_seq() == conv.history()[-1].seq  # the catalog item came with the turn

@@ -1474,6 +1474,77 @@ def test_vectors_unembedded_and_embeddable_are_live_items(storage):
     assert storage.vectors.embeddable("card") == [] and storage.vectors.unembedded("card") == []
 
 
+@covers("vectors.mark", "vectors.since", "vectors.put")
+def test_vectors_since_a_mark_are_the_ones_written_after_it(storage):
+    ids = search_fixture(storage)
+    assert storage.vectors.mark("turn") == 0 and storage.vectors.since("turn", 0) == []
+    with storage.transaction():
+        storage.vectors.put("turn", [ids["r1"], ids["b1"]], np.eye(2, 3, dtype=np.float32), model_id="m")
+        storage.vectors.put("record", [ids["rec"]], np.ones((1, 3), dtype=np.float32), model_id="m")
+    first = storage.vectors.since("turn", 0)
+    assert [(i, g) for _, i, g, _ in first] == [(ids["r1"], "root"), (ids["b1"], "beta")]
+    assert np.array_equal(first[1][3], np.eye(2, 3, dtype=np.float32)[1]) and first[1][3].dtype == np.float32
+    mark = storage.vectors.mark("turn")
+    assert mark == first[-1][0] and storage.vectors.since("turn", mark) == []
+    assert [(i, g) for _, i, g, _ in storage.vectors.since("record", 0)] == [(ids["rec"], "acme")]
+    with storage.transaction():  # a replaced vector comes again, after the mark
+        storage.vectors.put("turn", [ids["r1"]], np.full((1, 3), 0.5, dtype=np.float32), model_id="m")
+    again = storage.vectors.since("turn", mark)
+    assert [i for _, i, _, _ in again] == [ids["r1"]] and again[0][0] > mark
+    assert storage.vectors.mark("turn") == again[0][0]
+
+
+@covers("vectors.unembedded", "vectors.newest_item", "vectors.put")
+def test_vectors_unembedded_after_an_id_and_the_newest_item(storage):
+    ids = search_fixture(storage)
+    assert storage.vectors.newest_item("turn") == max(ids[k] for k in ("r1", "r2", "r3", "f3", "b1"))
+    assert storage.vectors.newest_item("card") == ids["card"]
+    assert storage.vectors.newest_item("record") == ids["other"]
+    assert [i for i, _ in storage.vectors.unembedded("turn", after_id=ids["r3"])] == [
+        i for i in (ids["f3"], ids["b1"]) if i > ids["r3"]]
+    with storage.transaction():
+        storage.vectors.put("turn", [ids["f3"]], np.ones((1, 3), dtype=np.float32), model_id="m")
+    assert ids["f3"] not in [i for i, _ in storage.vectors.unembedded("turn", after_id=ids["r1"])]
+
+
+@covers("fulltext.documents", "fulltext.occurrences", "erasure.blank_turns")
+def test_fulltext_documents_and_occurrences(storage):
+    ids = search_fixture(storage)
+    docs = storage.fulltext.documents("turn")
+    assert [(i, g, q) for i, _, g, q in docs] == [(ids["r1"], "root", 1), (ids["r2"], "root", 2),
+                                                  (ids["r3"], "root", 3), (ids["f3"], "fork", 3),
+                                                  (ids["b1"], "beta", 1)]
+    assert [n for _, n, _, _ in docs] == [5, 5, 4, 4, 5]  # index tokens ("root only: parcel delivered" is 4)
+    assert [i for i, *_ in storage.fulltext.documents("turn", ids["r3"])] == [ids["f3"], ids["b1"]]
+    assert [(i, g, q) for i, _, g, q in storage.fulltext.documents("card")] == [(ids["card"], "root", 2)]
+    assert {g for _, _, g, _ in storage.fulltext.documents("record")} == {"acme", "beta"}
+    assert sorted(storage.fulltext.occurrences("turn", "parcel")) == sorted(ids[k] for k in ("r1", "r2", "r3", "f3", "b1"))
+    assert storage.fulltext.occurrences("turn", "refund") == [ids["r2"]]
+    assert sorted(storage.fulltext.occurrences("turn", "re", prefix=True)) == [ids["r2"], ids["f3"]]  # refund, returned
+    assert storage.fulltext.occurrences("turn", "re") == []
+    add_turn(storage, "beta", 2, "parcel parcel parcel", at=6.0)
+    assert storage.fulltext.occurrences("turn", "parcel").count(ids["b1"] + 1) in (0, 3)
+    with storage.transaction():  # an erased turn leaves the index
+        storage.erasure.blank_turns([ids["r2"]])
+    assert storage.fulltext.occurrences("turn", "refund") == []
+
+
+@covers("fulltext.visible", "fulltext.conversation_lineage", "cards.mark_stale")
+def test_fulltext_visible_checks_scope_labels_and_liveness(storage):
+    ids = search_fixture(storage)
+    fork = SearchScope(lineage=tuple(storage.fulltext.conversation_lineage("fork")))
+    every = [ids[k] for k in ("r1", "r2", "r3", "f3", "b1")]
+    assert storage.fulltext.visible("turn", fork, every) == {ids["r1"], ids["r2"], ids["f3"]}
+    assert storage.fulltext.visible("turn", SearchScope(lineage=fork.lineage, reader_labels=()), every) == {
+        ids["r1"], ids["f3"]}
+    assert storage.fulltext.visible("turn", SearchScope(), []) == set()
+    assert storage.fulltext.visible("record", SearchScope(namespace="acme"), [ids["rec"], ids["ep"], ids["other"]]) == {
+        ids["rec"], ids["ep"]}
+    with storage.transaction():
+        storage.cards.mark_stale([ids["card"]])
+    assert storage.fulltext.visible("card", fork, [ids["card"]]) == set()
+
+
 def put_nearest_fixture(storage, ids):
     """Vectors for nearest-neighbour tests (3 dimensions, model claimed, so PostgreSQL indexes them)."""
     turns = {"r1": [1, 0, 0], "r2": [0.9, 0.1, 0], "r3": [0, 1, 0], "f3": [0.8, 0.2, 0], "b1": [1, 0, 0.05]}

@@ -335,14 +335,23 @@ class Archive:
                     idempotency_key: str | None = None, tokens: int | None = None) -> int:
         """Insert one validated turn; call inside a write transaction. Returns the turn id.
         ``tokens``: :meth:`turn_tokens` when the caller counted them already."""
+        return self._insert(conversation_id, family_id, fields, seq, idempotency_key, tokens).id
+
+    def _insert(self, conversation_id: str, family_id: str, fields: dict[str, Any], seq: int,
+                idempotency_key: str | None = None, tokens: int | None = None) -> Turn:
+        """Insert one validated turn (inside a write transaction) and return it as archived."""
         tokens = self.turn_tokens(fields) if tokens is None else tokens
         created = fields["created_at"] if fields["created_at"] is not None else self.clock.now()
-        return self.storage.archive.insert_turn(
+        turn_id = self.storage.archive.insert_turn(
             conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
             content=fields["content"], name=fields["name"], tool_call_id=fields["tool_call_id"],
             tool_calls=fields["tool_calls"], metadata=fields["metadata"], created_at=created, tokens=tokens,
             sha256=fields["sha256"], labels=fields["labels"], idempotency_key=idempotency_key,
         )
+        return Turn(id=turn_id, conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
+                    content=fields["content"], name=fields["name"], tool_call_id=fields["tool_call_id"],
+                    tool_calls=fields["tool_calls"], metadata=json.loads(fields["metadata"]), created_at=created,
+                    tokens=tokens, sha256=fields["sha256"], labels=tuple(fields["labels"]))
 
     def append_many(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
@@ -363,8 +372,14 @@ class Archive:
     def append_outcome(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
         progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
+        on_written: Callable[[list[Turn], int], None] | None = None,
     ) -> AppendOutcome:
         """:meth:`append_many`, telling which turns were replayed (issue 16).
+
+        :param on_written: called inside the append's write transaction with the turns written
+            (as archived) and the lineage's last seq before them, so a caller can write what
+            belongs with them in the same transaction (the conversation adds their catalog items:
+            one write transaction per append, issue 18, point 4).
 
         A turn given with an idempotency key already taken in this conversation (its own turns,
         not a fork parent's) is not written again: its earlier id is returned and marked
@@ -396,10 +411,11 @@ class Archive:
                         f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
                         f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
                         f"a new key")
-            seq = self._last_seq(conversation_id, row["fork_after_seq"])
+            seq = before = self._last_seq(conversation_id, row["fork_after_seq"])
             first_seq, tokens = seq + 1, 0
             ids: list[int] = []
             replayed: list[bool] = []
+            written: list[Turn] = []
             for key, fields in zip(keys, normalized):
                 earlier = taken.get(key) if key is not None else None
                 if earlier is not None:
@@ -409,15 +425,18 @@ class Archive:
                 seq += 1
                 size = self.turn_tokens(fields)
                 tokens += size
-                ids.append(self.insert_turn(conversation_id, row["family_id"], fields, seq, idempotency_key=key,
+                written.append(self._insert(conversation_id, row["family_id"], fields, seq, idempotency_key=key,
                                             tokens=size))
+                ids.append(written[-1].id)
                 replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
+            if on_written is not None and written:
+                on_written(written, before)
         if progress is not None:
             progress(len(ids))
-        written = seq >= first_seq
-        return AppendOutcome(tuple(ids), tuple(replayed), first_seq if written else 0, seq if written else 0, tokens)
+        wrote = seq >= first_seq
+        return AppendOutcome(tuple(ids), tuple(replayed), first_seq if wrote else 0, seq if wrote else 0, tokens)
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""

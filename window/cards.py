@@ -64,7 +64,8 @@ class CardStore:
         ``children`` are :class:`~memfold.window.archive.Turn` (a depth-1 card covers only turns) or
         :class:`Card`; a deeper card covers cards, and a forced roll-up (see
         :mod:`memfold.window.compactor`) may cover a card and the turns right after it. ``depth``
-        must be 1 over turns only, else one more than the deepest child card.
+        must be 1 over turns only, else one more than the deepest child card, or the deepest
+        child card's own depth when the children's depths differ (an absorbing roll-up).
 
         :raises InvalidInput: if ``children`` is empty, the depth is wrong, or the text is not
             strictly shorter (in tokens) than the children (DESIGN.md §4.3).
@@ -74,8 +75,11 @@ class CardStore:
         card_depths = [c.depth for c in children if isinstance(c, Card)]
         leaf = not card_depths
         expected = 1 if leaf else max(card_depths) + 1
-        if depth != expected:
-            raise InvalidInput(f"this card must have depth {expected} (its children's deepest + 1), not {depth}")
+        # an absorbing roll-up (issue 18, point 6): children of mixed depths may stay at the deepest one's
+        mixed = not leaf and len({c.depth if isinstance(c, Card) else 0 for c in children}) > 1
+        if depth != expected and not (mixed and depth == expected - 1):
+            raise InvalidInput(f"this card must have depth {expected} (its children's deepest + 1"
+                               f"{', or the deepest when their depths differ' if mixed else ''}), not {depth}")
         source_tokens = sum(c.tokens for c in children)
         if tokens >= source_tokens:
             raise InvalidInput(

@@ -82,14 +82,15 @@ class Catalog:
     def _read(self) -> list[CatalogItem]:
         return self.storage.catalog.items(self.conversation_id)
 
-    def totals(self, glimpse_over: int) -> tuple[int, list[tuple[int, int]], bool]:
+    def totals(self, glimpse_over: int, *, sync: bool = True) -> tuple[int, list[tuple[int, int]], bool]:
         """Aggregate sizes without reading every item into Python (the per-append pressure check).
 
         :param glimpse_over: turns above this many tokens are shown as glimpses.
         :returns: ``(tokens of the cards and of the turns shown whole, [(turn_id, tokens)] of the
             oversized turns, whether any card is in the catalog)``, after :meth:`sync`.
         """
-        self.sync()
+        if sync:
+            self.sync()
         return self.storage.catalog.totals(self.conversation_id, glimpse_over)
 
     def last_seq(self) -> int:
@@ -113,6 +114,15 @@ class Catalog:
                                                                      lineage=lineage))
             self._insert(items)
         return len(items)
+
+    def extend(self, turns: Sequence[Turn], before_seq: int) -> bool:
+        """Add the catalog items of turns just archived after seq ``before_seq``, inside the
+        append's own write transaction, when the catalog already covers everything before them
+        (one read); otherwise leave them to :meth:`sync`. :returns: True when they were added."""
+        if self.last_seq() != before_seq:
+            return False  # an unseeded fork's catalog needs its parent's items, a lagging one a full sync
+        self._insert([turn_item(t) for t in turns])
+        return True
 
     def _seed_from_parent(self, *, sync: bool = True) -> list[CatalogItem]:
         lineage = self._lineage()

@@ -25,12 +25,14 @@ Folding order in one pass: roll up any ``rollup_fanin`` adjacent same-depth card
 roll-up that keeps the active cards logarithmic in history); then, while the window is above the
 target (the soft watermark by default), fold the oldest foldable turns into a depth-1 card of at
 most ``leaf_chunk_tokens`` source tokens; when no turn is left to fold, fold the oldest adjacent
-cards early (a *forced roll-up*: the oldest run of 2+ same-depth cards, else the oldest two
-adjacent cards, else a card with an adjacent turn too small to fold alone; one level deeper
-than the deepest card in it) so a small budget is still met; and
+cards early (a *forced roll-up*: the oldest card followed by a shallower one, which it *absorbs*
+at its own depth; else the oldest run of 2+ same-depth cards, one level deeper than they are;
+else the oldest two adjacent cards, else a card with an adjacent turn too small to fold alone,
+both absorbed at the deeper one's depth) so a small budget is still met; and
 when the window is still over the usable budget, re-summarize the largest card with the item
-next to it, one level deeper and shorter by at least the excess (a *shrink*; a card is never
-re-summarized alone: every roll-up merges at least two items).
+next to it, one level deeper (absorbing, at the deeper card's level, when the other item is
+shallower) and shorter by at least the excess (a *shrink*; a card is never re-summarized alone:
+every roll-up merges at least two items).
 
 With ``fold_to_hot`` (the seed program's rule, issue 20) every turn outside the hot tail is
 leaf-folded in each pass, whatever the target; roll-ups still run only while over it. A summarizer
@@ -40,6 +42,12 @@ it (one level deeper, the card's text kept), so it leaves the window at no cost;
 before it the originals stay and the failure is recorded. A tool result whose call is not in the
 window (an orphan, :func:`~memfold.window.catalog.joins_previous`) is no tool group's member and
 folds or starts a chunk on its own.
+
+Why absorbing (issue 18, point 6): at a budget that holds only a card or two, every leaf fold used
+to be followed by a forced roll-up of the oldest (deepest) card with the new depth-1 card, one
+level deeper each time: a chain as deep as the number of leaf folds (depth 481 over 100K turns at
+budget 2,000). Depth now grows only when cards of one depth merge, so it stays within
+``ceil(log_fanin(turns)) + 3`` and each leaf fold adds at most one more card.
 """
 
 from __future__ import annotations
@@ -320,6 +328,13 @@ class Compactor:
 
     def _forced_rollup(self, lay: Layout, failed: set) -> list[CatalogItem] | None:
         items, fanin = lay.items[:lay.hot], self.settings.rollup_fanin
+        # a deeper card absorbs the shallower card after it: no deeper level (issue 18, point 6). Not
+        # under the seed program's fold_to_hot rule (issue 20), whose recorded trace stacks levels.
+        for i in range(len(items) - 1 if not self.settings.fold_to_hot else 0):
+            run = items[i:i + 2]
+            if (run[0].kind == "card" and run[1].kind == "card" and run[0].depth > run[1].depth
+                    and self._key(run) not in failed):
+                return run
         for i in range(len(items) - 1):
             if items[i].kind == "card" and items[i + 1].kind == "card" and items[i].depth == items[i + 1].depth:
                 j = i
@@ -372,7 +387,10 @@ class Compactor:
         cards = parts.cards.get_many(i.item_id for i in run if i.kind == "card")
         children: list[Any] = [turns[i.item_id] if i.kind == "turn" else cards[i.item_id] for i in run]
         fold_items = [fold_item_for_card(c) if isinstance(c, Card) else fold_item_for_turn(c) for c in children]
-        depth = 1 + max((c.depth for c in children if isinstance(c, Card)), default=0)
+        depths = [c.depth if isinstance(c, Card) else 0 for c in children]
+        depth = 1 + max(depths)
+        if kind in ("forced_rollup", "shrink") and len(set(depths)) > 1 and not s.fold_to_hot:
+            depth = max(depths)  # absorbing: a deep card takes in younger, shallower items at its own level
         source_tokens = sum(c.tokens for c in children)
         next_id = parts.cards.next_id()
         header_tokens = self.counter.count_header(card_header(next_id))

@@ -564,6 +564,7 @@ class ConstraintTracker:
         with storage.transaction():
             for w in extraction.withdrawals:
                 self._withdraw(turn, w, scope)
+            standing = None
             for p in extraction.proposals:
                 replaced: list[ProtectedRecord] = []
                 if p.supersedes:
@@ -572,6 +573,13 @@ class ConstraintTracker:
                         continue  # "Replace X with Y" where no X stands: nothing to replace
                     if p.kind_of_replaced:
                         p = ConstraintProposal(replaced[0].kind, p.text, p.rule, due_at=p.due_at, supersedes=p.supersedes)
+                if not p.replaces_previous:  # a restatement refreshes the record in force (issue 18, point 5)
+                    if standing is None:
+                        standing = self._scope_records(turn, scope)
+                    same = self._restates(p, labels, standing)
+                    if same is not None:
+                        self._refresh(same, turn, namespace)
+                        continue
                 rec = self.channel.add(
                     p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
                     provenance=[f"turn:{turn.id}"], labels=labels, source=self.extractor.id,
@@ -596,6 +604,32 @@ class ConstraintTracker:
         scored = [(len(want & {_stem(t) for t in _split_terms(r.text)}), r) for r in candidates]
         top = max((n for n, _ in scored), default=0)
         return [r for n, r in scored if n == top and n >= 2]
+
+    @staticmethod
+    def _restates(p: Any, labels: list[str], records: list[ProtectedRecord]) -> ProtectedRecord | None:
+        """The active record of the scope that ``p`` restates: same kind, same deadline, same
+        labels and the same words once case, spacing, punctuation and politeness are set aside
+        ("Never call me." and "please never call me" are one instruction); ``None`` otherwise."""
+        key = restatement_key(p.text)
+        for rec in records:
+            if (rec.kind == p.kind and rec.due_at == p.due_at and sorted(rec.labels) == sorted(labels)
+                    and restatement_key(rec.text) == key):
+                return rec
+        return None
+
+    def _refresh(self, rec: ProtectedRecord, turn: "Turn", namespace: str | None) -> None:
+        """Note that ``turn`` restated ``rec`` (metadata ``restated_by``, the newest
+        :data:`RESTATED_KEPT` turn ids, and ``restated_at``) instead of adding a record; logged as
+        a ``protected_restated`` event."""
+        meta = dict(rec.metadata)
+        meta["restated_by"] = ([*meta.get("restated_by", []), f"turn:{turn.id}"])[-RESTATED_KEPT:]
+        meta["restated_at"] = turn.created_at
+        storage = self.channel.storage
+        storage.protected.set_metadata(rec.id, meta)
+        log_event(storage, at=self.channel.clock.now(), kind="protected_restated", subject=f"P{rec.id}",
+                  namespace=namespace or rec.namespace, cause=f"turn:{turn.id}", details={"turn_id": turn.id})
+        rec.metadata.clear()
+        rec.metadata.update(meta)
 
     def _scope_records(self, turn: "Turn", scope: "_Scope") -> list[ProtectedRecord]:
         return [r for r in self.channel.active_for(turn.conversation_id, namespace=scope.namespace,
@@ -656,6 +690,18 @@ class ConstraintTracker:
                                        metadata={"rule": "decision"}, cause="replaced_decision", state="superseded")
                 return self.channel.link_replaced(rec.id, [old.id])
         return rec
+
+
+#: how many restating turns a protected record names in its metadata (``restated_by``)
+RESTATED_KEPT = 20
+_POLITE = re.compile(r"\b(?:please|kindly|again|just|always remember(?: that| to)?|remember(?: that| to)?|as i said)\b", re.I)
+
+
+def restatement_key(text: str) -> str:
+    """What two statements of one standing instruction share: the words, lower-cased, without
+    punctuation and without politeness or reminder words (please, kindly, again, just, remember)."""
+    words = re.findall(r"[\w$%'-]+", _POLITE.sub(" ", text.lower()))
+    return " ".join(w.strip("'-") for w in words if w.strip("'-"))
 
 
 @dataclass(frozen=True)

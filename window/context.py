@@ -230,14 +230,14 @@ def standing_system_turn(parts: WindowParts, ref: ConversationRef, reader: Itera
 
 
 def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSettings,
-                  reader: Iterable[str] | None = None) -> int:
+                  reader: Iterable[str] | None = None, *, sync: bool = True) -> int:
     """``layout(parts, ref, settings, reader).total_tokens``, computed from SQL aggregates instead
     of every catalog item, so the pressure check after each append costs the same at any catalog
     size. Glimpses, the system note and the protected channel are counted exactly as
     :func:`layout` counts them (a test keeps the two equal)."""
     counter = parts.token_counter
     limit = glimpse_threshold(settings)
-    whole, oversized, has_card = parts.catalog(ref).totals(limit)
+    whole, oversized, has_card = parts.catalog(ref).totals(limit, sync=sync)
     turns = parts.turns([turn_id for turn_id, _ in oversized]) if oversized else {}
     glimpse_sizes = _glimpse_sizes(parts, settings, turns)
     shown_oversized = sum(glimpse_sizes.get(turn_id, tokens) for turn_id, tokens in oversized)

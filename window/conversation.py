@@ -116,15 +116,25 @@ class Conversation:
             for other content; nothing is written.
         """
         given = list(turns)
+        archived: list[Turn] = []
+        in_catalog: list[bool] = []
+
+        def with_the_turns(written: list[Turn], before_seq: int) -> None:
+            """In the append's transaction: the new turns' catalog items (one write transaction per
+            append, issue 18, point 4)."""
+            archived.extend(written)
+            in_catalog.append(self.catalog.extend(written, before_seq))
+
         outcome = self.archive.append_outcome(self.id, self._detect_secrets(given),
-                                              idempotency_keys=idempotency_keys)
+                                              idempotency_keys=idempotency_keys, on_written=with_the_turns)
         written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
-        protected = self._observe_constraints([i for i, _ in written], [t for _, t in written])
+        protected = self._observe_constraints([t.id for t in archived], archived)
         if written:
             self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
         if compact and outcome.written:
             results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
-            self._after_append(outcome=None if protected else outcome, tool_results=results)
+            self._after_append(outcome=None if protected else outcome, tool_results=results,
+                               synced=bool(in_catalog and in_catalog[0]))
         return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
@@ -164,11 +174,14 @@ class Conversation:
         tracker = self.parts.constraints
         if tracker is None:
             return 0
-        user_ids = [i for i, t in zip(turn_ids, turns) if t.get("role") == "user"]  # validated by the append
+        role = (lambda t: t.role) if all(isinstance(t, Turn) for t in turns) else (lambda t: t.get("role"))
+        user_ids = [i for i, t in zip(turn_ids, turns) if role(t) == "user"]  # validated by the append
         if not user_ids:
             return 0
         made = 0
-        for turn in sorted(self.turns_by_id(user_ids).values(), key=lambda t: t.seq):
+        known = {t.id: t for t in turns if isinstance(t, Turn)}  # as archived: no second read
+        found = known if all(i in known for i in user_ids) else self.turns_by_id(user_ids)
+        for turn in sorted((found[i] for i in user_ids if i in found), key=lambda t: t.seq):
             if turn.role == "user":
                 made += len(tracker.observe(turn, namespace=self.namespace, lineage=self.ref.lineage))
         return made
@@ -267,7 +280,8 @@ class Conversation:
         (``budget``/``output_reserve`` aliases accepted). :raises InvalidInput: for a bad value."""
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
-    def _after_append(self, outcome: AppendOutcome | None = None, tool_results: int = 0) -> None:
+    def _after_append(self, outcome: AppendOutcome | None = None, tool_results: int = 0, *,
+                      synced: bool = False) -> None:
         """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
 
         Past the hard watermark the fold runs here, in the foreground; past the soft one the
@@ -280,9 +294,11 @@ class Conversation:
             :mod:`memfold.window.pressure` is carried over its turns, and the window is measured
             only when the bound reaches the soft line without a note waiting, or the hard line.
             ``None`` (usage reported, protected records made) measures in full.
+        :param synced: the append just wrote its turns' catalog items in its own transaction
+            (issue 18, point 4): the measure does not check the catalog's sync again.
         """
         from ..memory.errors import StorageError
-        from .context import note_text
+        from .context import measure_total, note_text
 
         settings, bounds = self.parts.window, self.parts.pressure_bounds
         bound = None if outcome is None else bounds.after_append(
@@ -296,7 +312,8 @@ class Conversation:
                     and self.storage.runs.compaction_note(self.id) is not None):
                 return  # a note is waiting for the worker already
             bounds.forget(self.id)
-            pressure = self.pressure()
+            # the append just wrote the catalog items when ``synced``: no second sync check
+            pressure = max(measure_total(self.parts, self.ref, settings, sync=not synced), self.reported_usage() or 0)
             if pressure >= settings.hard_tokens or (settings.compact_on_append and pressure >= settings.soft_tokens):
                 report = self.compact()
                 pressure = max(report.after_tokens, self.reported_usage() or 0)

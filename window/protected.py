@@ -103,6 +103,7 @@ class ProtectedChannel:
         self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
+        self._rendered: dict[tuple, ChannelRendering] = {}  # rendered channels by their records' version
 
     def _archive(self) -> Any:
         """The archive engine over the same storage (conversation rows, lineage, turns)."""
@@ -361,13 +362,32 @@ class ProtectedChannel:
         records = self.active_for(conversation_id, reader=reader, namespace=namespace, lineage=lineage)
         if not records:
             return ChannelRendering(messages=[], tokens=0, record_ids=[])
-        content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock, self.replaced_texts(r, reader))
-                                                     for r in records)
-        return ChannelRendering(
+        # what a reader may see of each record's replaced texts (issue 15, point 2) is part of the line
+        replaced = [tuple(self.replaced_texts(r, reader)) for r in records]
+        # the channel's version: what a line shows of each record (issue 18, point 4). A compile,
+        # its pressure check and the compactor's re-measures render the same channel once.
+        version = tuple((r.id, r.kind, r.text, r.state, r.due_at, r.changed_at, rep)
+                        for r, rep in zip(records, replaced))
+        cached = self._rendered.get(version)
+        if cached is not None:
+            return ChannelRendering(messages=[dict(m) for m in cached.messages], tokens=cached.tokens,
+                                    record_ids=list(cached.record_ids))
+        content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock, list(rep))
+                                                     for r, rep in zip(records, replaced))
+        rendering = ChannelRendering(
             messages=[{"role": "system", "content": content}],
             tokens=self.token_counter.count(content),
             record_ids=[r.id for r in records],
         )
+        if len(self._rendered) >= 256:
+            self._rendered.clear()
+        self._rendered[version] = rendering
+        return ChannelRendering(messages=[dict(m) for m in rendering.messages], tokens=rendering.tokens,
+                                record_ids=list(rendering.record_ids))
+
+    def forget_rendered(self) -> None:
+        """Drop the rendered channels kept by version (after an erasure: no erased text stays in memory)."""
+        self._rendered.clear()
 
     def replaced_texts(self, record: ProtectedRecord, reader: object = None) -> list[str]:
         """The texts a record replaced (its "no longer in force" lines) that ``reader`` may read

@@ -347,6 +347,18 @@ class FullTextStorage(Protocol):
     def indexed_count(self, kind: str) -> int:
         """How many items of ``kind`` the full-text index holds."""
 
+    def documents(self, kind: str, after_id: int = 0) -> list[tuple[int, int, str | None, int]]:
+        """``[(id, length, group, seq)]`` of indexed items of ``kind`` with an id above ``after_id``, by id:
+        length in index tokens, group = a turn's or card's conversation (a record's namespace), seq = a
+        turn's seq (a card's last_seq, 0 for a record). What a search keeps in memory (issue 18)."""
+
+    def occurrences(self, kind: str, token: str, *, prefix: bool = False) -> list[int]:
+        """One item id per occurrence of the index token ``token`` (any token starting with it when
+        ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
+
+    def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (labels included)."""
+
     def item(self, kind: str, item_id: int) -> SearchItem:
         """The searchable fields (text, conversation, namespace, type, key, time, labels) of one item.
         :raises NotFound: (``TurnNotFound``, ``CardNotFound``, ``RecordNotFound``) when there is none."""
@@ -408,8 +420,19 @@ class VectorStorage(Protocol):
         """``{item_id: cosine similarity}`` to ``query_vector`` of those of ``item_ids`` that have a
         vector (the caller passes only ids it may see)."""
 
-    def unembedded(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
-        """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first."""
+    def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
+        """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first
+        (only ids above ``after_id`` when given)."""
+
+    def newest_item(self, kind: str) -> int:
+        """The largest id among the items of ``kind`` (erased or not); 0 when there are none."""
+
+    def mark(self, kind: str) -> int:
+        """The newest vector row of ``kind`` (0 when none); a later write or replacement has a larger one."""
+
+    def since(self, kind: str, after_row: int) -> list[tuple[int, int, str | None, np.ndarray]]:
+        """``[(row, item_id, group, vector)]`` of vectors of ``kind`` written or replaced after row
+        ``after_row``, by row; group = a turn's or card's conversation, a record's namespace."""
 
     def embeddable(self, kind: str) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of every live item of ``kind`` that may carry a vector, by id."""

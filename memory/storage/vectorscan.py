@@ -13,7 +13,7 @@ ever ranked, so an item the reader may not see is never returned.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -105,3 +105,132 @@ def similarity(matrix: Matrix, query_vector: np.ndarray, item_ids: Sequence[int]
     rows = matrix.positions(item_ids)
     sims = matrix.cosines(rows, unit(query_vector))
     return {int(i): float(s) for i, s in zip(matrix.ids[rows], sims)}
+
+
+class IncrementalMatrix:
+    """The vectors of one kind kept current in memory by adding what was written since (issue 18,
+    point 2): never reloaded whole after an append. Rows ``0..n-1`` hold ``ids`` (int64),
+    ``groups`` (int32 codes of :attr:`names`: a turn's or card's conversation, a record's
+    namespace), ``seqs`` (a turn's seq, a card's ``last_seq``, 0 for a record), ``vectors``
+    (float32, grown by doubling) and their inverse norms; ``mark`` is the newest storage row read.
+    A vector replaced in storage replaces its row here; an item found dead (erased, a stale card)
+    is dropped by :meth:`drop`. Not thread-safe: the owner holds a lock.
+
+    Memory: ``4 × dim + 24`` bytes per vector (1,560 for all-MiniLM-L6-v2's 384) plus the id map
+    (about 100 bytes a vector in Python), so 100K vectors take about 165 MB.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.mark = 0
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.groups = np.zeros(0, dtype=np.int32)
+        self.seqs = np.zeros(0, dtype=np.int64)
+        self.vectors = np.zeros((0, 0), dtype=np.float32)
+        self.inverse_norms = np.zeros(0, dtype=np.float32)
+        self.live = np.zeros(0, dtype=bool)
+        self.names: dict[object, int] = {}
+        self.row_of: dict[int, int] = {}
+        self._order: np.ndarray | None = None  # positions by ascending id, for :meth:`where`
+
+    def add(self, rows: Sequence[tuple[int, int, object, int, np.ndarray]]) -> None:
+        """Add ``[(storage row, item_id, group, seq, vector)]`` (by row)."""
+        if not rows:
+            return
+        dim = len(rows[0][4])
+        if self.vectors.shape[1] != dim:  # the first rows (or another model after a reload)
+            self.__init__()
+            self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self._order = None
+        need = self.n + len(rows)
+        if need > len(self.ids):
+            cap = max(need, 2 * len(self.ids), 1024)
+            for name in ("ids", "groups", "seqs", "inverse_norms", "live"):
+                arr = getattr(self, name)
+                grown = np.zeros(cap, dtype=arr.dtype)
+                grown[:self.n] = arr[:self.n]
+                setattr(self, name, grown)
+            grown = np.zeros((cap, dim), dtype=np.float32)
+            grown[:self.n] = self.vectors[:self.n]
+            self.vectors = grown
+        for row, item_id, group, seq, vector in rows:
+            at = self.row_of.get(item_id)
+            if at is None:
+                at = self.row_of[item_id] = self.n
+                self.n += 1
+            norm = float(np.linalg.norm(vector))
+            self.ids[at] = item_id
+            self.groups[at] = self.names.setdefault(group, len(self.names))
+            self.seqs[at] = seq or 0
+            self.vectors[at] = vector
+            self.inverse_norms[at] = 1.0 / norm if norm > 0 else 0.0
+            self.live[at] = True
+            self.mark = max(self.mark, int(row))
+
+    def drop(self, item_ids: Iterable[int]) -> None:
+        """Leave these items out from now on (found erased or stale; their vectors are gone from storage)."""
+        for item_id in item_ids:
+            at = self.row_of.get(int(item_id))
+            if at is not None:
+                self.live[at] = False
+                self.vectors[at] = 0.0
+
+    def rows(self, lineage: Sequence[tuple[str, int | None]] | None) -> np.ndarray:
+        """Positions of the live rows a lineage sees (each member's own, up to its fork point;
+        ``None``: every live row)."""
+        live = self.live[:self.n]
+        if lineage is None:
+            return np.flatnonzero(live)
+        mask = np.zeros(self.n, dtype=bool)
+        groups, seqs = self.groups[:self.n], self.seqs[:self.n]
+        for conversation_id, upto in lineage:
+            code = self.names.get(conversation_id)
+            if code is None:
+                continue
+            m = groups == code
+            if upto is not None:
+                m &= seqs <= upto
+            mask |= m
+        return np.flatnonzero(mask & live)
+
+    def positions(self, item_ids: Iterable[int]) -> np.ndarray:
+        """Positions of those of ``item_ids`` that have a live vector here."""
+        out = [self.row_of.get(int(i), -1) for i in dict.fromkeys(item_ids)]
+        rows = np.asarray([r for r in out if r >= 0], dtype=np.int64)
+        return rows[self.live[rows]] if len(rows) else rows
+
+    def where(self, allowed: np.ndarray) -> np.ndarray:
+        """Positions of the live rows whose ids are in ``allowed`` (an int64 array, any order)."""
+        if self.n == 0 or len(allowed) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self._order is None:
+            self._order = np.argsort(self.ids[:self.n], kind="stable")
+        ordered = self.ids[self._order]
+        at = np.clip(np.searchsorted(ordered, allowed), 0, self.n - 1)
+        rows = np.unique(self._order[at[ordered[at] == allowed]])
+        return rows[self.live[rows]]
+
+    def cosines(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosine of the unit ``query`` to the vectors at ``rows``."""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float64)
+        if self.vectors.shape[1] != len(query):
+            from ..errors import EmbeddingError
+
+            raise EmbeddingError(f"the query vector has dimension {len(query)}, the stored vectors "
+                                 f"{self.vectors.shape[1]}: embed the query with the database's model")
+        return (self.vectors[rows] @ query).astype(np.float64) * self.inverse_norms[rows]
+
+    def top(self, query_vector: np.ndarray, rows: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """``[(item_id, cosine)]``: the ``limit`` rows of ``rows`` most similar to ``query_vector``,
+        best first, ties by smaller id."""
+        if len(rows) == 0 or limit <= 0:
+            return []
+        sims = self.cosines(rows, unit(query_vector))
+        ids = self.ids[rows]
+        if len(rows) > limit:
+            keep = np.argpartition(-sims, limit - 1)[:limit]
+            keep = np.flatnonzero(sims >= sims[keep].min())  # every tie of the last kept one
+            ids, sims = ids[keep], sims[keep]
+        order = np.lexsort((ids, -sims))[:limit]
+        return [(int(ids[i]), float(sims[i])) for i in order]

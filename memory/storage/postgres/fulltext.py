@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from ...errors import CardNotFound, InvalidInput, RecordNotFound, TurnNotFound
 from ..rows import SearchItem, SearchScope, TextMatch
 from .db import PostgresDB
-from .textsearch import Match, Phrase, bm25, idf, parse_match, snippet
+from .textsearch import Match, Phrase, bm25, idf, parse_match, snippet, tokens
 
 #: the full-text table and the alias of the content table, per item kind
 _FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
@@ -247,6 +247,55 @@ class PostgresFullText:
     def indexed_count(self, kind: str) -> int:
         """How many items of ``kind`` the full-text index holds (the N of BM25's idf)."""
         return self.c.value(f"SELECT COUNT(*) FROM {_fts(kind)}", default=0)
+
+    # -- scoped ranking: document statistics and term occurrences (issue 18, point 1) ------
+    def documents(self, kind: str, after_id: int = 0) -> list[tuple[int, int, str | None, int]]:
+        """``[(id, length, group, seq)]`` of the items of ``kind`` in the full-text index with an
+        id above ``after_id``, by id: ``length`` in index tokens (``doc_len``), ``group`` what a
+        scope picks by (a turn's or card's conversation, a record's namespace) and ``seq`` the
+        turn's seq (a card's ``last_seq``, 0 for a record). A search keeps these in memory and
+        reads only the ones written since (a primary-key range).
+
+        Ids above the last one read arrive in commit order because every write transaction holds
+        the one write lock (:data:`~memfold.memory.storage.postgres.db.WRITE_LOCK`) while it takes
+        its ids; writers that commit concurrently would need a horizon here instead."""
+        fts = _fts(kind)
+        table = {"turn": "turns", "card": "cards", "record": "records"}[kind]
+        group, seq = {"turn": ("x.conversation_id", "x.seq"), "card": ("x.conversation_id", "x.last_seq"),
+                      "record": ("x.namespace", "0")}[kind]
+        rows = self.c.all(f"SELECT f.id, f.doc_len, {group}, {seq} FROM {fts} f JOIN {table} x ON x.id = f.id "
+                          f"WHERE f.id > %s ORDER BY f.id", [int(after_id)])
+        return [(r[0], int(r[1]), r[2], int(r[3])) for r in rows]
+
+    def occurrences(self, kind: str, token: str, *, prefix: bool = False) -> list[int]:
+        """One item id per occurrence of the index token ``token`` (every token starting with it
+        when ``prefix``) in the items of ``kind``, over the whole index, in no particular order:
+        the term frequencies of BM25 without scoring anything in SQL. GIN finds the items; the
+        stored positions give the counts (a ``tsvector`` keeps at most
+        :data:`~.textsearch.MAX_POSITIONS` per lexeme, as it does for :meth:`rank`)."""
+        fts = _fts(kind)
+        folded = tokens(token)
+        if len(folded) != 1:
+            return []  # not one index token: it occurs nowhere as one
+        phrase = Phrase((folded[0],), prefix)
+        exact, like = phrase.lexeme_filter()
+        rows = self.c.all(
+            f"SELECT f.id, SUM(cardinality(u.positions))::bigint FROM {fts} f, unnest(f.tsv) u "
+            f"WHERE f.tsv @@ %s::tsquery AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) GROUP BY f.id",
+            [phrase.tsquery(), exact, like])
+        return [item_id for item_id, n in rows for _ in range(int(n or 0))]
+
+    def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (the check every
+        candidate of a search passes before it is returned), one read per :data:`_BATCH` ids,
+        each a primary-key probe."""
+        frm, where, params = _filter(kind, scope)
+        a = _ALIAS[kind]
+        out: set[int] = set()
+        for chunk in _chunks(item_ids):
+            out.update(r[0] for r in self.c.all(
+                f"SELECT {a}.id FROM {frm} WHERE {a}.id = ANY(%s) AND {where}", [list(map(int, chunk)), *params]))
+        return out
 
     # -- items -----------------------------------------------------------------------------
     def item(self, kind: str, item_id: int) -> SearchItem:

@@ -61,6 +61,17 @@ _MISSING = {
 }
 
 
+#: vectors written after a row, with the group a search scope picks by (``%s`` = the row)
+_GROUP = {
+    "turn": "SELECT e.rid, e.item_id, t.conversation_id, e.dim, e.vector FROM embeddings e "
+            "LEFT JOIN turns t ON t.id = e.item_id WHERE e.kind = 'turn' AND e.rid > %s ORDER BY e.rid",
+    "card": "SELECT e.rid, e.item_id, c.conversation_id, e.dim, e.vector FROM embeddings e "
+            "LEFT JOIN cards c ON c.id = e.item_id WHERE e.kind = 'card' AND e.rid > %s ORDER BY e.rid",
+    "record": "SELECT e.rid, e.item_id, r.namespace, e.dim, e.vector FROM embeddings e "
+              "LEFT JOIN records r ON r.id = e.item_id WHERE e.kind = 'record' AND e.rid > %s ORDER BY e.rid",
+}
+
+
 def _query(queries: dict[str, str], kind: str) -> str:
     """The query of ``kind``. :raises InvalidInput: for a kind other than turn, record, card."""
     try:
@@ -243,13 +254,42 @@ class PostgresVectors:
                           [pgvector.literal(vectorscan.unit(query_vector)), kind, ids])
         return {int(i): float(s) for i, s in rows}
 
-    def unembedded(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
+    def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` without a vector, oldest first (turns not
-        erased and not empty, records and cards not erased). Reads the items' own tables."""
+        erased and not empty, records and cards not erased). Reads the items' own tables.
+
+        :param after_id: only items with a larger id (an index that scanned up to an id asks only
+            for what came since: a primary-key range, not a scan of the table)."""
         sql = _query(_MISSING, kind)
+        if after_id:
+            alias = {"turn": "t", "record": "r", "card": "c"}[kind]
+            sql = sql.replace(" ORDER BY", f" AND {alias}.id > {int(after_id)} ORDER BY")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [(r[0], r[1]) for r in self.c.all(sql)]
+
+    def newest_item(self, kind: str) -> int:
+        """The largest id of ``kind``'s items (turns, cards, records), erased or not; 0 when none
+        (where an incremental :meth:`unembedded` scan can resume)."""
+        table = {"turn": "turns", "record": "records", "card": "cards"}
+        if kind not in table:
+            raise InvalidInput(f"unknown item kind {kind!r}: use one of turn, record, card")
+        return int(self.c.value(f"SELECT COALESCE(MAX(id), 0) FROM {table[kind]}", default=0))
+
+    def mark(self, kind: str) -> int:
+        """The newest vector row of ``kind`` (``MAX(rid)``; :meth:`put` gives a replaced vector a
+        new ``rid``); 0 when none. A vector written or replaced later has a larger row (what
+        :meth:`since` reads); rows arrive in commit order under the one write lock."""
+        _query(_GROUP, kind)
+        return int(self.c.value("SELECT COALESCE(MAX(rid), 0) FROM embeddings WHERE kind = %s", [kind], default=0))
+
+    def since(self, kind: str, after_row: int) -> list[tuple[int, int, str | None, np.ndarray]]:
+        """``[(row, item_id, group, vector)]`` of the vectors of ``kind`` written or replaced after
+        vector row ``after_row`` (0: all), by row; ``group`` is what a search scope picks by: a
+        turn's or card's conversation, a record's namespace. An in-memory index stays current
+        with this instead of reloading every vector."""
+        rows = self.c.all(_query(_GROUP, kind), [int(after_row)])
+        return [(int(r[0]), int(r[1]), r[2], blob_to_vector(bytes(r[4]), r[3])) for r in rows]
 
     def embeddable(self, kind: str) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of every live item of ``kind`` that may carry a vector, by id

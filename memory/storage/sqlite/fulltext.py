@@ -32,6 +32,19 @@ def _fts(kind: str, kinds: Sequence[str] = ("turn", "record", "card")) -> str:
     return _FTS[kind]
 
 
+def _varint(blob: bytes | None) -> int:
+    """The first value of an FTS5 ``docsize`` blob (SQLite varints: 7 bits a byte, high bit set
+    on all but the last): the item's length in tokens of its one indexed column."""
+    value = 0
+    for i, byte in enumerate(blob or b""):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return value
+
+
 def _missing(kind: str, item_id: int) -> Exception:
     return _MISSING[kind](f"no {kind} {item_id}")
 
@@ -134,6 +147,11 @@ class SqliteFullText:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+        self._views: set[str] = set()
+        for fts in _FTS.values():  # the connection's temp views of the indexes' occurrences (no file write)
+            if self.c.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [fts]):
+                self.c.run(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{fts}_instances USING fts5vocab(main, {fts}, instance)")
+                self._views.add(f"temp.{fts}_instances")
 
     # -- scoping ---------------------------------------------------------------------------
     def conversation_lineage(self, conversation_id: str) -> list[tuple[str, int | None]]:
@@ -187,6 +205,52 @@ class SqliteFullText:
     def indexed_count(self, kind: str) -> int:
         """How many items of ``kind`` the full-text index holds (the N of BM25's idf)."""
         return self.c.value(f"SELECT COUNT(*) FROM {_fts(kind)}_docsize", default=0)
+
+    # -- scoped ranking: document statistics and term occurrences (issue 18, point 1) ------
+    def documents(self, kind: str, after_id: int = 0) -> list[tuple[int, int, str | None, int]]:
+        """``[(id, length, group, seq)]`` of the items of ``kind`` in the full-text index with an
+        id above ``after_id``, by id: ``length`` in index tokens, ``group`` what a scope picks by
+        (a turn's or card's conversation, a record's namespace) and ``seq`` the turn's seq (a
+        card's ``last_seq``, 0 for a record). A search keeps these in memory and reads only the
+        ones written since (a primary-key range)."""
+        fts = _fts(kind)
+        join = {"turn": "JOIN turns x ON x.id = d.id", "card": "JOIN cards x ON x.id = d.id",
+                "record": "JOIN records x ON x.id = d.id"}[kind]
+        group, seq = {"turn": ("x.conversation_id", "x.seq"), "card": ("x.conversation_id", "x.last_seq"),
+                      "record": ("x.namespace", "0")}[kind]
+        rows = self.c.all(f"SELECT d.id, d.sz, {group}, {seq} FROM {fts}_docsize d {join} WHERE d.id > ? ORDER BY d.id",
+                          [int(after_id)])
+        return [(r[0], _varint(r[1]), r[2], r[3]) for r in rows]
+
+    def occurrences(self, kind: str, token: str, *, prefix: bool = False) -> list[int]:
+        """One item id per occurrence of the index token ``token`` (every token starting with it
+        when ``prefix``) in the items of ``kind``, over the whole index, in no particular order:
+        the term frequencies of BM25 without scoring anything in SQL. Reads FTS5's own
+        ``fts5vocab`` instance view (created in the connection's temp schema on first use)."""
+        fts = _fts(kind)
+        view = f"temp.{fts}_instances"
+        if view not in self._views:
+            self.c.run(f"CREATE VIRTUAL TABLE IF NOT EXISTS {view} USING fts5vocab(main, {fts}, instance)")
+            self._views.add(view)
+        if prefix:
+            return [r[0] for r in self.c.all(f"SELECT doc FROM {view} WHERE term >= ? AND term < ?",
+                                             [token, token + "\U0010ffff"])]
+        return [r[0] for r in self.c.all(f"SELECT doc FROM {view} WHERE term = ?", [token])]
+
+    def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (the check every
+        candidate of a search passes before it is returned), one read per :data:`_BATCH` ids."""
+        frm, where, params = _filter(kind, scope)
+        a = _ALIAS[kind]
+        out: set[int] = set()
+        for chunk in _chunks(item_ids):
+            marks = ", ".join("(?)" for _ in chunk)
+            # the ids drive the join (CROSS JOIN keeps them outermost): one primary-key probe each,
+            # never a walk over a conversation's turns by the scope's index
+            out.update(r[0] for r in self.c.all(
+                f"WITH wanted(id) AS (VALUES {marks}) SELECT {a}.rowid FROM wanted CROSS JOIN {frm} "
+                f"WHERE {a}.rowid = wanted.id AND {where}", [*chunk, *params]))
+        return out
 
     # -- items -----------------------------------------------------------------------------
     def item(self, kind: str, item_id: int) -> SearchItem:

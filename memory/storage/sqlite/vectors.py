@@ -12,6 +12,7 @@ to the ids the scope's SQL selects.
 
 from __future__ import annotations
 
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -55,6 +56,28 @@ _MISSING = {
 }
 
 
+#: vectors written after a row, with the group a search scope picks by (``?`` = the row)
+_GROUP = {
+    "turn": "SELECT e.rowid, e.item_id, t.conversation_id, e.dim, e.vector FROM embeddings e "
+            "LEFT JOIN turns t ON t.id = e.item_id WHERE e.kind = 'turn' AND e.rowid > ? ORDER BY e.rowid",
+    "card": "SELECT e.rowid, e.item_id, c.conversation_id, e.dim, e.vector FROM embeddings e "
+            "LEFT JOIN cards c ON c.id = e.item_id WHERE e.kind = 'card' AND e.rowid > ? ORDER BY e.rowid",
+    "record": "SELECT e.rowid, e.item_id, r.namespace, e.dim, e.vector FROM embeddings e "
+              "LEFT JOIN records r ON r.id = e.item_id WHERE e.kind = 'record' AND e.rowid > ? ORDER BY e.rowid",
+}
+
+
+#: vectors written after a row with what a lineage scope picks by: group and seq (``?`` = the row)
+_GROUP_SEQ = {
+    "turn": "SELECT e.rowid, e.item_id, t.conversation_id, t.seq, e.dim, e.vector FROM embeddings e "
+            "LEFT JOIN turns t ON t.id = e.item_id WHERE e.kind = 'turn' AND e.rowid > ? ORDER BY e.rowid",
+    "card": "SELECT e.rowid, e.item_id, c.conversation_id, c.last_seq, e.dim, e.vector FROM embeddings e "
+            "LEFT JOIN cards c ON c.id = e.item_id WHERE e.kind = 'card' AND e.rowid > ? ORDER BY e.rowid",
+    "record": "SELECT e.rowid, e.item_id, r.namespace, 0, e.dim, e.vector FROM embeddings e "
+              "LEFT JOIN records r ON r.id = e.item_id WHERE e.kind = 'record' AND e.rowid > ? ORDER BY e.rowid",
+}
+
+
 def _query(queries: dict[str, str], kind: str) -> str:
     """The query of ``kind``. :raises InvalidInput: for a kind other than turn, record, card."""
     try:
@@ -68,7 +91,8 @@ class SqliteVectors:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
-        self._matrices = vectorscan.MatrixCache()
+        self._indexes: dict[str, vectorscan.IncrementalMatrix] = {}  # per kind, kept current incrementally
+        self._lock = threading.Lock()
 
     # -- the file's model ------------------------------------------------------------------
     def model(self) -> tuple[str, int] | None:
@@ -97,6 +121,8 @@ class SqliteVectors:
         n = self.c.value("SELECT COUNT(*) FROM embeddings", default=0)
         self.c.run("DELETE FROM embeddings")
         self.c.run("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+        with self._lock:
+            self._indexes.clear()  # row numbers start again: the next search reloads
         return n
 
     # -- reading ---------------------------------------------------------------------------
@@ -129,31 +155,131 @@ class SqliteVectors:
             vectors = np.zeros((0, 0), dtype=np.float32)
         return ids, vectors
 
-    def _matrix(self, kind: str) -> vectorscan.Matrix:
+    # -- nearest neighbours: the incremental in-memory index (issue 18, point 2) ------------
+    def _index(self, kind: str) -> vectorscan.IncrementalMatrix:
+        """The kind's in-memory vectors, brought up to date by reading only the vectors written or
+        replaced since the last call (one ``MAX(rowid)`` probe when nothing changed). Storage that
+        lost rows behind the index's back (its newest row is older than the index's: a
+        :meth:`clear`) is reloaded whole. Call with :attr:`_lock` held, inside a snapshot."""
+        mem = self._indexes.get(kind)
+        newest = self.mark(kind)
+        if mem is None or newest < mem.mark:
+            mem = self._indexes[kind] = vectorscan.IncrementalMatrix()
+        if newest > mem.mark:
+            mem.add([(r[0], r[1], r[2], r[3], blob_to_vector(r[5], r[4]))
+                     for r in self.c.all(_query(_GROUP_SEQ, kind), [mem.mark])])
+        return mem
+
+    def in_memory(self, kind: str) -> int:
+        """How many vectors of ``kind`` the in-memory index holds now (for tests and operators; not
+        part of the storage Protocol)."""
         _query(_LIVE, kind)
-        return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind))
+        with self._lock:
+            mem = self._indexes.get(kind)
+            return 0 if mem is None else int(mem.live[:mem.n].sum())
+
+    def _live(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` inside ``scope``: one primary-key probe
+        each (the ids drive the join), never a walk over the scope."""
+        frm, where, params = _filter(kind, scope)
+        a = _ALIAS[kind]
+        ids = list(dict.fromkeys(int(i) for i in item_ids))
+        out: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ", ".join("(?)" for _ in chunk)
+            out.update(r[0] for r in self.c.all(
+                f"WITH wanted(id) AS (VALUES {marks}) SELECT {a}.rowid FROM wanted CROSS JOIN {frm} "
+                f"WHERE {a}.rowid = wanted.id AND {where}", [*chunk, *params]))
+        return out
 
     def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
         """The ``limit`` live items of ``kind`` inside ``scope`` most similar to ``query_vector``:
-        ``[(item_id, cosine)]``, best first, ties by smaller id (an exact in-process scan)."""
-        matrix = self._matrix(kind)
-        if len(matrix.ids) == 0:
+        ``[(item_id, cosine)]``, best first, ties by smaller id: an exact scan of the incremental
+        in-memory index (:meth:`_index`). A lineage scope (or none) is selected in memory by each
+        vector's conversation and seq, and the best few are checked live by primary key (an erased
+        turn or stale card found so is dropped from the index, and the next best taken); any other
+        scope's ids are read in SQL first."""
+        _query(_LIVE, kind)
+        limit = int(limit)
+        if limit <= 0:
             return []
-        frm, where, params = _filter(kind, scope)
-        allowed = [r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.rowid FROM {frm} WHERE {where}", params)]
-        return vectorscan.nearest(matrix, query_vector, allowed, int(limit))
+        simple = (scope.namespace is None and scope.type is None and scope.key is None and scope.since is None
+                  and scope.until is None and scope.reader_labels is None and kind != "record")
+        with self.c.snapshot(), self._lock:  # storage first, then the index (the order every caller keeps)
+            mem = self._index(kind)
+            if mem.n == 0:
+                return []
+            if not simple:
+                frm, where, params = _filter(kind, scope)
+                allowed = np.asarray([r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.rowid FROM {frm} WHERE {where}",
+                                                               params)], dtype=np.int64)
+                return mem.top(query_vector, mem.where(allowed), limit)
+            fetch = limit + 8
+            while True:
+                found = mem.top(query_vector, mem.rows(scope.lineage), fetch)
+                live = self._live(kind, scope, [i for i, _ in found])
+                mem.drop(i for i, _ in found if i not in live)
+                out = [(i, s) for i, s in found if i in live]
+                if len(out) >= limit or len(found) < fetch:
+                    return out[:limit]
+                fetch *= 2
 
     def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
-        """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector."""
-        return vectorscan.similarity(self._matrix(kind), query_vector, item_ids)
+        """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector
+        (one primary-key probe each in ``embeddings``; the cosines come from the in-memory index)."""
+        _query(_LIVE, kind)
+        ids = list(dict.fromkeys(int(i) for i in item_ids))
+        if not ids:
+            return {}
+        with self.c.snapshot(), self._lock:
+            stored: set[int] = set()
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                stored.update(r[0] for r in self.c.all(
+                    f"SELECT item_id FROM embeddings WHERE kind = ? AND item_id IN ({', '.join('?' for _ in chunk)})",
+                    [kind, *chunk]))
+            mem = self._index(kind)
+            mem.drop(i for i in ids if i not in stored and i in mem.row_of)
+            rows = mem.positions(i for i in ids if i in stored)
+            sims = mem.cosines(rows, vectorscan.unit(query_vector))
+            return {int(i): float(v) for i, v in zip(mem.ids[rows], sims)}
 
-    def unembedded(self, kind: str, *, limit: int | None = None) -> list[tuple[int, str]]:
+    def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` without a vector, oldest first (turns not
-        erased and not empty, records and cards not erased). Reads the items' own tables."""
+        erased and not empty, records and cards not erased). Reads the items' own tables.
+
+        :param after_id: only items with a larger id (an index that scanned up to an id asks only
+            for what came since: a primary-key range, not a scan of the file)."""
         sql = _query(_MISSING, kind)
+        if after_id:
+            alias = {"turn": "t.id", "record": "r.id", "card": "c.rowid"}[kind]
+            sql = sql.replace(" ORDER BY", f" AND {alias} > {int(after_id)} ORDER BY")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [(r[0], r[1]) for r in self.c.all(sql)]
+
+    def newest_item(self, kind: str) -> int:
+        """The largest id of ``kind``'s items (turns, cards, records), erased or not; 0 when none
+        (where an incremental :meth:`unembedded` scan can resume)."""
+        table = {"turn": "turns", "record": "records", "card": "cards"}
+        if kind not in table:
+            raise InvalidInput(f"unknown item kind {kind!r}: use one of turn, record, card")
+        return self.c.value(f"SELECT COALESCE(MAX(rowid), 0) FROM {table[kind]}", default=0)
+
+    def mark(self, kind: str) -> int:
+        """The newest vector row of ``kind`` (``MAX(rowid)``, one index probe); 0 when none. A vector
+        written or replaced later has a larger row (what :meth:`since` reads)."""
+        _query(_GROUP, kind)
+        return self.c.value("SELECT COALESCE(MAX(rowid), 0) FROM embeddings WHERE kind = ?", [kind], default=0)
+
+    def since(self, kind: str, after_row: int) -> list[tuple[int, int, str | None, np.ndarray]]:
+        """``[(row, item_id, group, vector)]`` of the vectors of ``kind`` written or replaced after
+        vector row ``after_row`` (0: all), by row; ``group`` is what a search scope picks by: a
+        turn's or card's conversation, a record's namespace. An in-memory index stays current
+        with this instead of reloading every vector."""
+        rows = self.c.all(_query(_GROUP, kind), [after_row])
+        return [(r[0], r[1], r[2], blob_to_vector(r[4], r[3])) for r in rows]
 
     def embeddable(self, kind: str) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of every live item of ``kind`` that may carry a vector, by id

@@ -1,0 +1,274 @@
+"""Memory that stays fast as it grows (issue 18): what the speed work must not change.
+
+Speed itself is measured by ``bench/bench_scale.py``; these tests check behaviour: the background
+model load, that BM25-only use and ``memfold --help`` never import torch, that the in-memory
+vector index follows writes without reloading, that scoped search ranks with the scope's own
+statistics and only ever returns visible items, and the bounds on card chains.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from memfold import Embedder, HashingEmbedder, LogicalClock, MemFold, WindowSettings
+
+
+class SlowLoadEmbedder(HashingEmbedder):
+    """A hashing embedder whose ``preload`` records the thread it ran in and waits for a signal."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.release = threading.Event()
+        self.loaded_in: list[str] = []
+
+    def preload(self) -> None:
+        self.release.wait(30)
+        self.loaded_in.append(threading.current_thread().name)
+
+
+def test_the_embedder_loads_in_a_background_thread_when_memfold_opens(tmp_path):
+    emb = SlowLoadEmbedder()
+    mf = MemFold(tmp_path / "a.db", clock=LogicalClock(), token_counter="words", embedder=emb,
+                 preload_embedder=True)
+    assert not mf.wait_for_embedder(timeout=0.01)  # still loading: the constructor did not wait
+    emb.release.set()
+    assert mf.wait_for_embedder(timeout=30)
+    assert emb.loaded_in == ["memfold-embedder-preload"]
+    mf.close()
+
+
+def test_the_background_load_is_off_with_the_setting(tmp_path):
+    emb = SlowLoadEmbedder()
+    emb.release.set()
+    mf = MemFold(tmp_path / "b.db", clock=LogicalClock(), token_counter="words", embedder=emb,
+                 preload_embedder=False)
+    assert mf.wait_for_embedder(timeout=0) and emb.loaded_in == []
+    mf.close()
+
+
+def test_a_failed_background_load_is_kept_and_the_first_embedding_tries_again(tmp_path):
+    class Broken(HashingEmbedder):
+        def preload(self) -> None:
+            raise RuntimeError("no model here")
+
+    mf = MemFold(tmp_path / "c.db", clock=LogicalClock(), token_counter="words", embedder=Broken(32),
+                 preload_embedder=True)
+    assert mf.wait_for_embedder(timeout=30)
+    assert isinstance(mf.preload_error, RuntimeError)
+    conv = mf.conversation("t")
+    conv.append({"role": "user", "content": "the parcel went to Lisbon"})
+    assert [h.kind for h in mf.search("parcel Lisbon", conversation_id="t")] == ["turn"]
+    mf.close()
+
+
+def _torch_after(code: str, tmp_path) -> str:
+    import os
+
+    env = {**os.environ, "MEMFOLD_PRELOAD_EMBEDDER": "1"}  # the background load on, as a user has it
+    full = code + "\nimport sys; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    return subprocess.run([sys.executable, "-c", full], capture_output=True, text=True, check=True, env=env,
+                          cwd=tmp_path).stdout.strip().splitlines()[-1]
+
+
+def test_help_and_bm25_only_use_never_import_torch(tmp_path):
+    help_code = ("from click.testing import CliRunner\nfrom memfold.cli import cli\n"
+                 "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0, r.output\n"
+                 "r = CliRunner().invoke(cli, ['search', '--help']); assert r.exit_code == 0, r.output")
+    assert _torch_after(help_code, tmp_path) == "False False"
+    bm25_code = ("import memfold\nmf = memfold.MemFold('x.db', embedder=None, token_counter='words')\n"
+                 "c = mf.conversation('t'); c.append({'role': 'user', 'content': 'refund for ORD-7 please'})\n"
+                 "assert mf.search('refund ORD-7', conversation_id='t')\n"
+                 "assert c.search('refund')\nc.context(); mf.wait_for_embedder(); mf.close()")
+    assert _torch_after(bm25_code, tmp_path) == "False False"
+    mode_code = ("import memfold\nmf = memfold.MemFold('y.db', token_counter='words', preload_embedder=False)\n"
+                 "c = mf.conversation('t'); c.append({'role': 'user', 'content': 'refund for ORD-7 please'})\n"
+                 "assert mf.search('refund ORD-7', conversation_id='t', mode='bm25'); mf.close()")
+    assert _torch_after(mode_code, tmp_path) == "False False"
+
+
+# -- the in-memory vector index ---------------------------------------------------------------
+def test_the_vector_index_reads_only_new_vectors_after_the_first_search(tmp_path):
+    mf = MemFold(tmp_path / "v.db", clock=LogicalClock(), token_counter="words", embedder="hashing")
+    conv = mf.conversation("t")
+    conv.append_many([{"role": "user", "content": f"parcel {i} went to city {i}"} for i in range(50)])
+    mf.search("parcel", conversation_id="t")
+    assert mf.storage.vectors.in_memory("turn") == 50
+    seen: list[str] = []
+    mf.storage.db.conn.set_trace_callback(seen.append)
+    try:
+        conv.append({"role": "user", "content": "the Lisbon parcel is lost"})
+        hits = mf.search("Lisbon parcel lost", conversation_id="t", limit=3)
+    finally:
+        mf.storage.db.conn.set_trace_callback(None)
+    assert hits[0].text == "the Lisbon parcel is lost"  # found right after the append
+    vector_reads = [s for s in seen if "FROM embeddings" in s and "vector" in s.split("FROM")[0]]
+    assert len(vector_reads) == 1 and "rowid >" in vector_reads[0], vector_reads  # only what was written since
+    assert mf.storage.vectors.in_memory("turn") == 51
+    mf.close()
+
+
+def test_vectors_written_by_another_process_reach_a_running_index(tmp_path):
+    path = tmp_path / "w.db"
+    a = MemFold(path, clock=LogicalClock(), token_counter="words", embedder="hashing")
+    b = MemFold(path, token_counter="words", embedder="hashing")
+    a.conversation("t").append({"role": "user", "content": "alpha bravo"})
+    assert [h.text for h in a.search("alpha", conversation_id="t")] == ["alpha bravo"]
+    b.conversation("t").append({"role": "user", "content": "charlie delta"})
+    b.index_embeddings()
+    assert [h.text for h in a.search("charlie delta", conversation_id="t", mode="dense", limit=1)] == ["charlie delta"]
+    b.close()
+    a.close()
+
+
+def test_an_erased_turn_never_comes_back_from_the_in_memory_index(tmp_path):
+    mf = MemFold(tmp_path / "e.db", clock=LogicalClock(), token_counter="words", embedder="hashing")
+    conv = mf.conversation("t")
+    ids = conv.append_many([{"role": "user", "content": "my card number is private"},
+                            {"role": "assistant", "content": "noted about the card"}])
+    assert mf.search("card number private", conversation_id="t", mode="dense")  # vectors now in memory
+    mf.erase(turn_ids=[ids[0]])
+    for mode in ("dense", "hybrid", "bm25"):
+        assert ids[0] not in [h.id for h in mf.search("card number private", conversation_id="t", mode=mode)]
+    mf.close()
+
+
+# -- scoped BM25 --------------------------------------------------------------------------------
+def _bm25_by_hand(docs: list[list[str]], query: list[str]) -> list[float]:
+    n, avgdl = len(docs), sum(len(d) for d in docs) / len(docs)
+    out = []
+    for d in docs:
+        score = 0.0
+        for q in query:
+            df = sum(1 for x in docs if any(t.startswith(q) for t in x))
+            tf = sum(1 for t in d if t.startswith(q))
+            if not df or not tf:
+                continue
+            idf = math.log((n - df + 0.5) / (df + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(d) / avgdl))
+        out.append(score)
+    return out
+
+
+@pytest.mark.parametrize("filler", [0, 2_000])  # small scope (its own texts) and large (index occurrences)
+def test_scoped_bm25_uses_the_scopes_own_statistics(tmp_path, filler):
+    mf = MemFold(tmp_path / "s.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    other = mf.conversation("other")
+    if filler:  # another conversation full of "lisbon": rare in the scope, common in the file
+        other.append_many([{"role": "user", "content": f"lisbon lisbon note {i}"} for i in range(filler)],
+                          compact=False)
+    conv = mf.conversation("t")
+    texts = ["the parcel to lisbon is late", "parcel parcel parcel tracking", "my parcel arrived broken today",
+             "lisbon weather is nice", "nothing to see here"] * (1 if not filler else 400)
+    ids = conv.append_many([{"role": "user", "content": t} for t in texts], compact=False)
+    hits = mf.search("parcel lisbon", conversation_id="t", mode="bm25", limit=5, neighbour_weight=0.0)
+    docs = [t.split() for t in texts]
+    expected = _bm25_by_hand(docs, ["parcel", "lisbon"])
+    best = sorted((i for i in range(len(texts)) if expected[i] > 0), key=lambda i: (-expected[i], ids[i]))[:5]
+    assert [h.id for h in hits] == [ids[i] for i in best]
+    top = max(expected)
+    assert [round(h.score, 6) for h in hits] == [round(expected[i] / top, 6) for i in best]
+    assert all(h.conversation_id == "t" for h in hits)
+    mf.close()
+
+
+def test_search_in_a_small_conversation_of_a_big_file_reads_only_its_scope(tmp_path):
+    mf = MemFold(tmp_path / "b.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    big = mf.conversation("big")
+    big.append_many([{"role": "user", "content": f"refund request {i} for order"} for i in range(3_000)],
+                    compact=False)
+    small = mf.conversation("small")
+    small.append_many([{"role": "user", "content": t} for t in ("refund my order", "thanks", "order refund ok")],
+                      compact=False)
+    mf.search("refund order", conversation_id="small", mode="bm25")  # documents now in memory
+    seen: list[str] = []
+    mf.storage.db.conn.set_trace_callback(seen.append)
+    try:
+        hits = mf.search("refund order", conversation_id="small", mode="bm25")
+    finally:
+        mf.storage.db.conn.set_trace_callback(None)
+    assert {h.text for h in hits} == {"refund my order", "order refund ok"}
+    assert not [s for s in seen if "instances" in s]  # no file-wide occurrence list for a small scope
+    mf.close()
+
+
+def test_hits_of_a_reader_respect_labels_with_the_new_ranking(tmp_path):
+    mf = MemFold(tmp_path / "l.db", clock=LogicalClock(), token_counter="words", embedder="hashing")
+    conv = mf.conversation("t")
+    conv.append_many([{"role": "user", "content": "the vault code is secret", "labels": ["hr"]},
+                      {"role": "user", "content": "the vault is in the basement"}])
+    for mode in ("bm25", "hybrid", "dense"):
+        shown = [h.text for h in mf.search("vault", conversation_id="t", reader_labels=[], mode=mode)]
+        assert "the vault code is secret" not in shown and "the vault is in the basement" in shown
+    mf.close()
+
+
+# -- protected channel de-duplication (point 5) -----------------------------------------------
+def test_restated_standing_instructions_refresh_the_record_in_force(tmp_path):
+    mf = MemFold(tmp_path / "p.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("t", namespace="acme")
+    said = ["Never call me on the phone.", "Always reply in English.", "Don't share my address with anyone."]
+    for i in range(30):
+        conv.append({"role": "user", "content": said[i % 3] if i % 2 else "please " + said[i % 3].lower()})
+        conv.append({"role": "assistant", "content": f"noted {i}"})
+    active = mf.protected.active_for("t", namespace="acme")
+    assert len(active) == len({r.text.lower().rstrip(".") for r in active}) <= 3
+    assert all(len(r.metadata.get("restated_by", [])) >= 8 for r in active), [r.metadata for r in active]
+    ctx = conv.context()
+    assert ctx.sections["protected"] > 0
+    conv.append({"role": "user", "content": "Never call me on the phone after 6pm."})  # a new instruction
+    assert len(mf.protected.active_for("t", namespace="acme")) == len(active) + 1
+    mf.close()
+
+
+# -- no pathological chains (point 6) -------------------------------------------------------------
+WORDS = ("order refund parcel Lisbon tracking invoice May June address email phone replacement warranty "
+         "battery screen courier delayed approved denied manager ticket").split()
+
+
+def _chatter(i: int) -> str:
+    rnd = (i * 2654435761) % 2**32
+    n = 8 + rnd % 17
+    return " ".join(WORDS[(rnd >> (k % 24)) % len(WORDS)] + (str(i) if k == 3 else "") for k in range(n))
+
+
+@pytest.mark.parametrize("budget", [2_000, 8_000])
+def test_card_depth_cards_and_summarizer_calls_stay_bounded(tmp_path, budget):
+    """The suite's size (1,500 turns appended one by one, 16 hot turns) shows the same bounds the
+    benchmark measures at 100K turns (bench/bench_scale.py --chains): depth within
+    ceil(log_fanin(turns)) + 3, stored cards within 2x the leaf folds, and at budgets >= 8,000 at
+    most one summarizer call per 8 turns. Before absorbing roll-ups, budget 2,000 chained one
+    level per leaf fold (depth ~90 here)."""
+    from memfold.window.summarizers.extractive import ExtractiveSummarizer
+
+    class Counting(ExtractiveSummarizer):
+        calls = 0
+
+        def summarize(self, items, depth, *, target_tokens=None):
+            Counting.calls += 1
+            return super().summarize(items, depth, target_tokens=target_tokens)
+
+    settings = WindowSettings(budget_tokens=budget, output_reserve_tokens=budget // 8, hot_turns=16,
+                              leaf_chunk_tokens=min(2_000, budget // 4), card_target_tokens=min(150, budget // 40),
+                              rollup_fanin=4)
+    mf = MemFold(tmp_path / "c.db", clock=LogicalClock(), token_counter="words", embedder=None, window=settings,
+                 summarizer=Counting())
+    conv = mf.conversation("chain")
+    turns = 1_500
+    for i in range(turns):
+        conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": _chatter(i)})
+    by_depth = mf.storage.cards.count_by_depth()
+    leaf_folds = len(mf.storage.events.list(kind="fold", limit=100_000))
+    assert leaf_folds > 5
+    assert max(by_depth) <= math.ceil(math.log(turns, settings.rollup_fanin)) + 3, by_depth
+    assert sum(by_depth.values()) <= 2 * leaf_folds, (by_depth, leaf_folds)
+    if budget >= 8_000:
+        assert Counting.calls / turns <= 1 / 8, Counting.calls
+    assert conv.context().total_tokens <= settings.usable_tokens
+    mf.close()
