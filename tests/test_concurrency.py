@@ -175,3 +175,58 @@ def test_write_scopes_are_sorted_names_and_sqlite_ignores_them(tmp_path):
                 mf.conversation("c").append({"role": "user", "content": "rolled back"})
                 raise RuntimeError("boom")
         assert mf.conversation("c").history() == []
+
+
+APPEND_ONE = textwrap.dedent(
+    """
+    import sys
+    from memfold import MemFold, LogicalClock
+    mf = MemFold(sys.argv[1], clock=LogicalClock(), token_counter="words")
+    mf.conversation(sys.argv[2], namespace="default").append({"role": "assistant", "content": "from another process"})
+    mf.close()
+    print("appended")
+    """
+)
+
+
+def waiting_advisory_locks(url):
+    """How many sessions of the server wait for an advisory lock (``pg_locks``)."""
+    import psycopg
+
+    with psycopg.connect(url.split("?")[0] if "?" not in url else url, autocommit=True) as conn:
+        return conn.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0]
+
+
+def test_postgres_locks_what_a_transaction_writes(pg_url):
+    """While one process holds conversation ``a``'s write lock, another process appends to ``b``
+    at once (a regression to one database-wide lock would hang here until the timeout), while
+    an append to ``a`` and an unscoped transaction queue behind it (seen in ``pg_locks``)."""
+    import time
+
+    mf = MemFold(pg_url, clock=LogicalClock(), token_counter="words")
+    for cid in ("a", "b"):
+        mf.conversation(cid, namespace="default")
+    queued = []
+    try:
+        with mf.storage.transaction(write_scope(conversations=["a"])):
+            mf.conversation("a").append({"role": "user", "content": "held open"}, compact=False)
+            other = subprocess.run([sys.executable, "-c", APPEND_ONE, pg_url, "b"], capture_output=True, text=True,
+                                   timeout=300)
+            assert other.returncode == 0 and other.stdout.split() == ["appended"], other.stderr
+            queued.append(subprocess.Popen([sys.executable, "-c", APPEND_ONE, pg_url, "a"],
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            end = time.monotonic() + 300
+            while waiting_advisory_locks(pg_url) < 1:  # polling a condition, not synchronising by time
+                assert time.monotonic() < end and queued[0].poll() is None, "the append to 'a' did not queue"
+                time.sleep(0.05)
+        out, err = queued[0].communicate(timeout=300)
+        assert queued[0].returncode == 0 and out.split() == ["appended"], err
+    finally:
+        for p in queued:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    history = mf.conversation("a").history()
+    assert [t.content for t in history] == ["held open", "from another process"] and [t.seq for t in history] == [1, 2]
+    assert [t.content for t in mf.conversation("b").history()] == ["from another process"]
+    mf.close()
