@@ -59,13 +59,18 @@ def lock_key(name: str) -> int:
     return key if key != WRITE_LOCK else key - 1
 
 
-def lock_sql(scope: Sequence[str] | None, *, shared_held: bool = False) -> str:
+def lock_statements(scope: Sequence[str] | None, *, shared_held: bool = False) -> list[str]:
     """The statements taking the locks of ``scope`` (``None``: :data:`WRITE_LOCK` exclusively)."""
     if scope is None:
-        return f"SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+        return [f"SELECT pg_advisory_xact_lock({WRITE_LOCK})"]
     keys = sorted({lock_key(name) for name in scope})
     head = [] if shared_held else [f"SELECT pg_advisory_xact_lock_shared({WRITE_LOCK})"]
-    return "; ".join(head + [f"SELECT pg_advisory_xact_lock({k})" for k in keys])
+    return head + [f"SELECT pg_advisory_xact_lock({k})" for k in keys]
+
+
+def lock_sql(scope: Sequence[str] | None, *, shared_held: bool = False) -> str:
+    """:func:`lock_statements` as one string (one round trip)."""
+    return "; ".join(lock_statements(scope, shared_held=shared_held))
 
 
 def translate(exc: BaseException, sql: str) -> StorageError:
@@ -115,11 +120,24 @@ class PostgresDB:
         except psycopg.OperationalError as exc:
             raise StorageError(f"cannot reach PostgreSQL ({str(exc).strip()})") from exc
 
+    def _pending(self) -> list[str]:
+        """The ``BEGIN`` (and locks) of this thread's transaction not sent yet; taken, so it is sent once."""
+        begin = getattr(self._local, "begin", None) or []
+        self._local.begin = None
+        return begin
+
     def _execute(self, sql: str, params: Sequence[Any] | None, fetch: str) -> Any:
         self.statements += 1
         with self._connection() as conn:
             try:
-                cur = conn.execute(sql, params if params else None)
+                begin = self._pending() if self._held() is not None else []
+                if not begin:
+                    cur = conn.execute(sql, params if params else None)
+                else:  # a transaction's BEGIN and locks travel with its first statement: one round trip
+                    with conn.pipeline():
+                        for statement in begin:
+                            conn.execute(statement)
+                        cur = conn.execute(sql, params if params else None)
                 if fetch == "all":
                     return cur.fetchall() if cur.description else []
                 if fetch == "one":
@@ -162,6 +180,9 @@ class PostgresDB:
         self.statements += 1
         with self.transaction(), self._connection() as conn:
             try:
+                begin = self._pending()
+                if begin:
+                    conn.execute("; ".join(begin))
                 with conn.cursor() as cur:
                     cur.executemany(sql, rows)
             except psycopg.Error as exc:
@@ -199,31 +220,30 @@ class PostgresDB:
             return
         yield from self._transaction(write=False)
 
-    def _more_locks(self, conn: psycopg.Connection, scope: Sequence[str] | None) -> None:
-        """Inside this thread's transaction: take what ``scope`` adds to the locks held."""
+    def _more_locks(self, scope: Sequence[str] | None) -> list[str]:
+        """Inside this thread's transaction: the statements taking what ``scope`` adds to the
+        locks held (the caller sends them)."""
         if self.read_only:
-            return
+            return []
         if not self._local.write:  # a write inside a snapshot: its locks now
-            conn.execute(lock_sql(scope))
             self._local.write = True
             self._local.locks = None if scope is None else set(scope)
-            return
+            return lock_statements(scope)
         held = self._local.locks
         if held is None or scope is None:  # the database-wide lock covers everything, or join the outer scope
-            return
+            return []
         new = [name for name in scope if name not in held]
-        if new:
-            conn.execute(lock_sql(new, shared_held=True))
-            held.update(new)
+        held.update(new)
+        return lock_statements(new, shared_held=True) if new else []
 
     def _transaction(self, *, write: bool, scope: Sequence[str] | None = None) -> Iterator[None]:
         conn = self._held()
         if conn is not None:  # nested: a savepoint of the thread's transaction
             depth = self._local.depth = self._local.depth + 1
             try:
-                if write:
-                    self._more_locks(conn, scope)
-                conn.execute(f"SAVEPOINT memfold_{depth}")
+                # one round trip: a BEGIN not sent yet, the locks this level adds, the savepoint
+                statements = self._pending() + (self._more_locks(scope) if write else [])
+                conn.execute("; ".join(statements + [f"SAVEPOINT memfold_{depth}"]))
                 # locks a deeper level adds are taken inside this savepoint: rolling it back frees them
                 held = None if self._local.locks is None else set(self._local.locks)
             except psycopg.Error as exc:
@@ -256,17 +276,22 @@ class PostgresDB:
         failure: BaseException | None = None
         try:
             self.statements += 1
-            # one round trip: BEGIN and, for a write, its locks (see the module docstring)
+            # BEGIN and, for a write, its locks (see the module docstring) are sent with the first
+            # statement of the transaction, in the same round trip; a transaction that ran no
+            # statement sends nothing at all
             if write and self.read_only:
-                conn.execute("BEGIN READ ONLY")  # a read-only handle: the server refuses any write too
+                self._local.begin = ["BEGIN READ ONLY"]  # a read-only handle: the server refuses any write too
             else:
-                conn.execute(f"BEGIN; {lock_sql(scope)}" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ")
+                self._local.begin = (["BEGIN", *lock_statements(scope)] if write
+                                     else ["BEGIN ISOLATION LEVEL REPEATABLE READ"])
             try:
                 yield
             except BaseException:
-                conn.execute("ROLLBACK")
+                if self._local.begin is None:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            if self._local.begin is None:
+                conn.execute("COMMIT")
         except psycopg.Error as exc:
             failure = translate(exc, "COMMIT")
             try:
@@ -279,7 +304,7 @@ class PostgresDB:
             failure = exc
             raise
         finally:
-            self._local.conn = None
+            self._local.conn = self._local.begin = None
             pooled.__exit__(type(failure) if failure else None, failure, failure.__traceback__ if failure else None)
 
     @property
