@@ -210,7 +210,7 @@ def main() -> None:
                     figures = measure(target, convs, args.samples)
                     rows.append((backend, size, figures, loaded))
                     print(f"{backend:9} {size:>7} turns loaded in {loaded:6.1f} s | " + " | ".join(
-                        f"{k} p50 {v[0]:.2f} ms p95 {v[1]:.2f} ms" for k, v in figures.items() if len(v) == 2)
+                        f"{k} p50 {v[0]:.2f} ms p95 {v[1]:.2f} ms" for k, v in figures.items() if isinstance(v, tuple))
                         + f" | {figures['append statements']:.1f} statements per append", flush=True)
             speeds = {}
             for mode in ("own", "shared") if not args.no_shared else ("own",):
