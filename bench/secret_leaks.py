@@ -12,7 +12,15 @@ nothing derived repeats it). A gold value that is also an ordinary word ("Long",
 in "how long"; "Buddy", a pet, in "my work buddy") is matched wherever the word is used: read
 the ``--failures`` listing to tell those from a leak.
 
-    python bench/secret_leaks.py [--set tuning|check|both] [--failures] [--json OUT]
+``--set fresh`` (round 4) replays the fresh check set of ``tests/data/star_fresh_secrets.py``
+(``tests/data/star_secret_fresh.json``, committed before any of its dialogues was read): the bank
+dialogues of the archive that no persona names and the spaceship_access_codes dialogues, one
+conversation per persona name of each part (:func:`memfold.replay.formats.read_star_dialogues`,
+which reads the tar.xz), checked the same way. The round-3 sets are in-sample now: both were
+tuned on. ``--cost`` counts the turns the detector labels secret where there is no secret to
+find: LoCoMo dev and the non-bank STAR dialogues of ``dialogues_service``.
+
+    python bench/secret_leaks.py [--set tuning|check|both|fresh] [--failures] [--cost] [--json OUT]
 """
 
 from __future__ import annotations
@@ -24,17 +32,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from memfold import MemFold
-from memfold.replay.formats import read_star_source
+from memfold import MemFold, SecretDetector
+from memfold.replay.formats import ReplaySource, read_locomo_source, read_star_dialogues, read_star_source
 from memfold.replay.runner import replay
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "star"
 SPLIT = REPO / "tests" / "data" / "star_secret_split.json"
+FRESH = REPO / "tests" / "data" / "star_secret_fresh.json"
+LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 
-def measure(persona: str, workdir: Path, *, failures: bool = False, n: int = 0) -> dict:
-    source = read_star_source(DATA, persona, domain="bank")
+def measure(persona: str, workdir: Path, *, failures: bool = False, n: int = 0,
+            source: ReplaySource | None = None) -> dict:
+    source = source or read_star_source(DATA, persona, domain="bank")
     db = workdir / (f"{n:03d}-" + re.sub(r"[^a-z0-9]+", "-", persona.lower()) + ".db")
     report = replay(source, db, token_counter="words")
     s = report.secrets or {"checked": 0, "in_facts": 0, "in_cards": 0, "in_protected": 0, "found": {}}
@@ -64,7 +75,12 @@ def measure(persona: str, workdir: Path, *, failures: bool = False, n: int = 0) 
     return out
 
 
-def run(which: str, *, failures: bool = False) -> dict:
+COUNTS = ("checked", "in_facts", "in_cards", "in_protected", "unlabelled_turns")
+
+
+def run(which: str, *, failures: bool = False, fresh_file: Path = FRESH) -> dict:
+    if which == "fresh":
+        return run_fresh(failures=failures, fresh_file=fresh_file)
     split = json.loads(SPLIT.read_text(encoding="utf-8"))
     names = split[which]
     rows = []
@@ -76,27 +92,105 @@ def run(which: str, *, failures: bool = False) -> dict:
             except Exception as exc:  # a persona without bank dialogues in the loose files, say
                 rows.append({"persona": name, "error": str(exc)})
     ok = [r for r in rows if "error" not in r]
-    total = {k: sum(r[k] for r in ok) for k in ("checked", "in_facts", "in_cards", "in_protected", "unlabelled_turns")}
+    total = {k: sum(r[k] for r in ok) for k in COUNTS}
     return {"set": which, "personas": len(names), "measured": len(ok), **total,
             "seconds": round(time.perf_counter() - start, 1), "rows": rows}
 
 
+def run_fresh(*, failures: bool = False, fresh_file: Path = FRESH) -> dict:
+    """The fresh check set: each conversation of each part replayed and checked like a persona;
+    totals per part and overall. Errors are reported per conversation, never skipped silently."""
+    fresh = json.loads(fresh_file.read_text(encoding="utf-8"))
+    rows = []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for part, convs in fresh["parts"].items():
+            for conv in convs:
+                label = f"{part}/{conv['conversation']}"
+                slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+                try:
+                    source = read_star_dialogues(DATA, conv["dialogues"], conversation_id=f"fresh-{slug}",
+                                                 namespace=f"fresh/{slug}")
+                    row = measure(label, Path(tmp), failures=failures, n=len(rows), source=source)
+                except Exception as exc:
+                    row = {"persona": label, "error": f"{type(exc).__name__}: {exc}"}
+                rows.append({"part": part, **row})
+    ok = [r for r in rows if "error" not in r]
+    parts = {part: {k: sum(r[k] for r in ok if r["part"] == part) for k in COUNTS} for part in fresh["parts"]}
+    return {"set": "fresh", "personas": len(rows), "measured": len(ok), "dialogues": fresh["dialogues"],
+            **{k: sum(r[k] for r in ok) for k in COUNTS}, "parts": parts,
+            "seconds": round(time.perf_counter() - start, 1), "rows": rows}
+
+
+def cost(*, failures: bool = False) -> dict:
+    """Turns labelled secret where nobody says a secret: every LoCoMo dev turn, and every visible
+    turn of the non-bank STAR dialogues in ``dialogues_service`` (hotel service requests, ride
+    changes and statuses), each conversation fed in order to the detector the library uses."""
+    out: dict = {}
+    listing = []
+    groups: dict[str, list[list[dict]]] = {"locomo": [], "star_non_bank": []}
+    for conv in read_locomo_source(LOCOMO).conversations:
+        groups["locomo"].append([t for s in conv.sessions for t in s.turns])
+    for f in sorted((DATA / "dialogues_service").glob("*.json")):
+        dialogue = json.loads(f.read_text(encoding="utf-8"))
+        if any("bank" in (c.get("Task") or "") for c in dialogue["Scenario"].get("WizardCapabilities", [])):
+            continue
+        groups["star_non_bank"].append([
+            {"role": "user" if e["Agent"] == "User" else "assistant", "content": e["Text"]}
+            for e in dialogue.get("Events", [])
+            if ((e.get("Agent"), e.get("Action")) in (("User", "utter"), ("Wizard", "utter"), ("Wizard", "pick_suggestion"))
+                and (e.get("Text") or "").strip())])
+    for name, convs in groups.items():
+        turns = labelled = 0
+        for conv in convs:
+            detector = SecretDetector()
+            for turn in conv:
+                turns += 1
+                spans = detector.detect(turn)
+                if spans:
+                    labelled += 1
+                    listing.append({"source": name, "role": turn["role"], "text": turn["content"], "spans": spans})
+        out[name] = {"turns": turns, "labelled_secret": labelled}
+    if failures:
+        out["listing"] = listing
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", dest="which", choices=("tuning", "check", "both"), default="tuning")
+    parser.add_argument("--set", dest="which", choices=("tuning", "check", "both", "fresh", "none"), default="tuning")
     parser.add_argument("--failures", action="store_true", help="print every leaked or unlabelled value")
+    parser.add_argument("--cost", action="store_true", help="count turns labelled secret on LoCoMo dev and "
+                                                            "non-bank STAR dialogues")
+    parser.add_argument("--fresh-file", type=Path, default=FRESH,
+                        help="the fresh set's JSON (default tests/data/star_secret_fresh.json)")
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
-    results = [run(w, failures=args.failures) for w in (("tuning", "check") if args.which == "both" else (args.which,))]
+    sets = {"both": ("tuning", "check"), "none": ()}.get(args.which, (args.which,))
+    results = [run(w, failures=args.failures, fresh_file=args.fresh_file) for w in sets]
     for res in results:
-        print(f"{res['set']}: {res['measured']}/{res['personas']} personas, {res['checked']} gold secret values; "
+        unit = "conversations" if res["set"] == "fresh" else "personas"
+        print(f"{res['set']}: {res['measured']}/{res['personas']} {unit}, {res['checked']} gold secret values; "
               f"in facts {res['in_facts']}, cards {res['in_cards']}, protected {res['in_protected']}; "
               f"turns holding one without the secret label {res['unlabelled_turns']} ({res['seconds']} s)")
+        for part, counts in res.get("parts", {}).items():
+            print(f"  {part} ({res['dialogues'][part]} dialogues): {counts['checked']} values; in facts "
+                  f"{counts['in_facts']}, cards {counts['in_cards']}, protected {counts['in_protected']}; "
+                  f"unlabelled turns {counts['unlabelled_turns']}")
         if args.failures:
             for r in res["rows"]:
                 if r.get("error") or r.get("in_facts") or r.get("in_cards") or r.get("in_protected") or r.get(
                         "unlabelled_turns"):
                     print(json.dumps(r, ensure_ascii=False)[:3000])
+    if args.cost:
+        figures = cost(failures=args.failures)
+        for name in ("locomo", "star_non_bank"):
+            f = figures[name]
+            print(f"cost, {name}: {f['labelled_secret']} of {f['turns']} turns labelled secret "
+                  f"({100 * f['labelled_secret'] / max(1, f['turns']):.2f}%)")
+        for item in figures.get("listing", []):
+            print(json.dumps(item, ensure_ascii=False)[:600])
+        results.append({"set": "cost", **figures})
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

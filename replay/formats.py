@@ -33,7 +33,8 @@ from typing import Any, Iterator
 from ..memory.errors import InvalidInput
 
 #: query-constraint keys whose values are secrets: never facts, never card text (issue 9 point 2)
-SECRET_KEYS = frozenset({"PIN", "SecurityAnswer1", "SecurityAnswer2", "Password", "SecurityAnswer"})
+#: (``Code``: the access or clearance code a spaceship_access_codes user authenticates with)
+SECRET_KEYS = frozenset({"PIN", "SecurityAnswer1", "SecurityAnswer2", "Password", "SecurityAnswer", "Code"})
 
 
 @dataclass
@@ -284,9 +285,43 @@ def read_star_source(folder: Path, persona: str, *, start: datetime | None = Non
     rows.sort()
     if limit is not None:
         rows = rows[:limit]
+    slug = re.sub(r"[^a-z0-9]+", "-", persona.lower()).strip("-")
+    conv = _star_conversation(folder, [d for _, d in rows], f"star-{slug}", f"star/{slug}", start)
+    return ReplaySource("star", [conv])
+
+
+def read_star_dialogues(folder: Path, dialogues: list[int], *, conversation_id: str = "star-dialogues",
+                        namespace: str | None = None, start: datetime | None = None) -> ReplaySource:
+    """The given STAR dialogues (by ``DialogueID``, in the order given) as one conversation, one
+    session per dialogue and day from ``start``, read like :func:`read_star_source` reads a
+    persona's: from ``dialogues_service`` when the file is there, else from ``dialogues.tar.xz``
+    (multi-task and disconnected dialogues live only there). For a set of dialogues that no
+    persona ties together (issue 15's fresh secret check set, ``tests/data/star_secret_fresh.json``).
+
+    :raises InvalidInput: if the folder is not a STAR folder, the list is empty or a dialogue is
+        in neither place.
+    """
+    if not (folder / "index.tsv").exists():
+        raise InvalidInput(f"{folder}: not a STAR folder (no index.tsv)")
+    ids = [int(d) for d in dialogues]
+    if not ids:
+        raise InvalidInput("no STAR dialogues given")
+    conv = _star_conversation(folder, ids, conversation_id, namespace or conversation_id.replace("-", "/", 1), start,
+                              strict=True)
+    return ReplaySource("star", [conv])
+
+
+def _star_conversation(folder: Path, ids: list[int], conversation_id: str, namespace: str,
+                       start: datetime | None, *, strict: bool = False) -> ReplayConversation:
+    """The dialogues ``ids`` as one conversation: visible turns, gold facts, secrets, plain values
+    (``strict``: a dialogue found nowhere is an error, else it is skipped)."""
     day0 = start or datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
     sessions, gold, secrets, plain = [], {}, set(), set()
-    for day, dialogue in enumerate(_star_dialogues(folder, [d for _, d in rows])):
+    found = list(_star_dialogues(folder, ids))
+    absent = sorted(set(ids) - {int(d.get("DialogueID", -1)) for d in found})
+    if absent and strict:
+        raise InvalidInput(f"STAR dialogues {absent[:5]} are neither in dialogues_service nor in dialogues.tar.xz")
+    for day, dialogue in enumerate(found):
         first_time = None
         turns = []
         for event in dialogue.get("Events", []):
@@ -321,10 +356,8 @@ def read_star_source(folder: Path, persona: str, *, start: datetime | None = Non
             turns.append(turn)
         if turns:
             sessions.append(ReplaySession(f"star:{dialogue.get('DialogueID')}", turns))
-    slug = re.sub(r"[^a-z0-9]+", "-", persona.lower()).strip("-")
-    conv = ReplayConversation(f"star-{slug}", f"star/{slug}", sessions, gold_facts=gold, secrets=secrets,
-                             plain_values=plain)
-    return ReplaySource("star", [conv])
+    return ReplayConversation(conversation_id, namespace, sessions, gold_facts=gold, secrets=secrets,
+                              plain_values=plain)
 
 
 def detect_format(path: Path) -> str:
@@ -348,8 +381,9 @@ def detect_format(path: Path) -> str:
 
 
 def read_source(path: str | os.PathLike, *, format: str | None = None, persona: str | None = None,
-                limit: int | None = None) -> ReplaySource:
-    """Read any supported source; ``format`` defaults to :func:`detect_format`.
+                limit: int | None = None, dialogues: list[int] | None = None) -> ReplaySource:
+    """Read any supported source; ``format`` defaults to :func:`detect_format`. For STAR, either a
+    ``persona``'s dialogues or the given ``dialogues`` (ids, :func:`read_star_dialogues`).
 
     :raises InvalidInput: for an unknown format, a STAR folder without ``persona``, or bad data.
     """
@@ -360,6 +394,8 @@ def read_source(path: str | os.PathLike, *, format: str | None = None, persona: 
     if fmt == "locomo":
         return read_locomo_source(p)
     if fmt == "star":
+        if dialogues is not None and not persona:
+            return read_star_dialogues(p, list(dialogues)[:limit] if limit is not None else list(dialogues))
         if not persona:
             raise InvalidInput("a STAR replay needs --persona NAME (for example 'Tyler Jones')")
         return read_star_source(p, persona, limit=limit)

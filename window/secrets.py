@@ -22,7 +22,10 @@ and errs on the side of secrecy. It returns *spans* (character offsets into the 
    Otherwise every number within 60 characters on either side is ("It says 7402 and 0314. Those
    might be my PIN numbers");
 2. a whole user turn that mentions a security answer, a password, a maiden name or a pet's name
-   ("my mother's maiden name is Sanders": where the answer sits is not known, so all of it);
+   ("my mother's maiden name is Sanders": where the answer sits is not known, so all of it), a
+   usual security question's topic ("my first car was a Civic", "the city I was born in",
+   "my childhood best friend", "my first school", "my dad's middle name", "née Sanders") or a
+   pet with its name in passing ("my dog Rex", "our late cat, Whiskers", "a puppy called Pixie");
 3. a whole user turn that answers an assistant turn asking for (or about) a PIN, password, code,
    security question or answer, maiden name, a pet's name or authentication ("What is your
    PIN?" -> "1596"; "enter your 4-digit code" -> "4471"). The question stays pending for up to
@@ -35,12 +38,21 @@ and errs on the side of secrecy. It returns *spans* (character offsets into the 
    any other closes it. Chit-chat about pets is no security question: a pet counts only next to
    a name. This rule needs the turns before (``earlier=``, :attr:`SecretDetector.context_turns`).
 
+A password's value is read after "password is", "password's" and "password for <up to four
+words> is" ("my password for the bank app is BlueSky99!"); a PIN-shaped number offered as a
+guess is secret in any user turn ("I think it's 7402", "it might be 7402", "probably 7402",
+"9431, does that sound right?"). A security answer is remembered for
+:attr:`SecretDetector.context_turns` turns: the same name said again later is masked ("Buddy"
+as the pet's name, then "I miss Buddy!"), unless it was said before the answer (the speakers'
+names, the customer's own surname).
+
 Numbers are 3-8 digits and not part of a date (``04/04/1990``) or a longer number.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..memory.errors import InvalidInput
@@ -64,8 +76,9 @@ _KEYWORD = re.compile(
 _WORDY = re.compile(r"pass(?:word|phrase|wd)|pass ?code", re.IGNORECASE)
 #: what may stand between a keyword and its value: "PIN 5380", "pin # is 0314", "PIN: either 1596"
 _LEAD = re.compile(
-    r"(?:\s*(?:numbers?|no\.?|#|code))?((?:\s*(?:is|was|will be|would be|should be|might be|could be|"
-    r"may be|it's|it is|either|maybe|probably|now|:|=|-))*)\s*[\"'\u201c\u2018(]?", re.IGNORECASE)
+    r"(?:\s*(?:numbers?|no\.?|#|code))?(?:\s+(?:for|to|on|of|at)(?:\s+[\w'.-]+){1,4}?(?=\s*(?:is|was|:|=)\s))?"
+    r"((?:\s*(?:is|was|will be|would be|should be|might be|could be|"
+    r"may be|it's|it is|'s|either|maybe|probably|now|:|=|-))*)\s*[\"'\u201c\u2018(]?", re.IGNORECASE)
 _DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
 #: digits written with spaces or dashes ("44 71", "4-4-7-1"), read only right after a keyword
 _SPACED_DIGITS = re.compile(r"\d(?:[ \-]?\d){2,7}(?![\d/])")
@@ -88,6 +101,22 @@ _REACH = 60  # characters between a keyword and a number that still go together
 _USER_SECRET_WORDS = re.compile(
     r"\b(?:security (?:answer|question)s?|password|passcode|maiden|pet'?s? name|"
     r"name of (?:my|the) (?:\w+ )?pet|mother'?s (?:maiden )?name|(?:first|childhood|old) pet)\b", re.IGNORECASE)
+#: the usual security questions' topics in a user turn (issue 15, point 8): where the answer sits
+#: is not known, so the whole turn ("my first car was a Civic", "I was born in Toledo, the city
+#: you asked about"); "née Sanders" is a maiden name said in passing
+_SECURITY_TOPIC = re.compile(
+    r"\b(?:first car|(?:city|town|place) (?:of my birth|of birth|(?:where )?(?:i|you) (?:was|were) born(?: in)?)|"
+    r"(?:my|your) birthplace|(?:my|your) first (?:school|teacher|job|boss|street|concert|kiss)|"
+    r"(?:my|your) (?:elementary|primary|grade) school|(?:my|your) favou?rite teacher|"
+    r"(?:my|your) childhood (?:best )?(?:friend|nickname|home|street|hero|phone number)|"
+    r"best friend (?:growing up|as a (?:kid|child))|street (?:i|you) grew up on|"
+    r"(?:father|dad|mother|mom|mum)'?s? (?:middle|first|family) name|n[\u00e9e]e [A-Z][a-z]+)\b", re.IGNORECASE)
+#: a pet and its name in passing, the name right after the animal ("my dog Rex", "our late cat,
+#: Whiskers"): case matters for the name
+_ANIMAL_THEN_NAME = re.compile(
+    r"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir) (?:(?:old|little|late|first|childhood|beloved) )?"
+    r"(?:pets?|dogs?|cats?|parrots?|fish|birds?|hamsters?|rabbits?|bunny|puppy|kitten|horse|pony|turtle|"
+    r"goldfish)(?:,| was| is)? (?!I\b)[A-Z][a-z]+")
 #: a pet next to its name, said in passing ("Like my pet Poppy's name?"): case matters for the name
 _PET_NAMED = re.compile(r"\b[Pp]ets?,? (?:named |called )?[A-Z][a-z]+")
 #: an animal and its name in one breath ("my dog was named Buddy", "my pet his name was Nemo")
@@ -96,8 +125,15 @@ _ANIMAL_NAMED = re.compile(r"\b(?:pets?|dogs?|cats?|parrots?|fish|birds?|hamster
                            r"\b(?:named|called|name (?:is|was)|name's)\b", re.IGNORECASE)
 #: a number offered as a guess: "9431, does that sound right?", "is it 7402?"
 _GUESSED_NUMBER = re.compile(r"(?<![\d/.-])\d{4,6}(?![\d/])(?=[^.!?]{0,30}\b(?:does that sound right|is that right|"
-                             r"is that correct|right\?|correct\?))|(?:is it|was it|maybe|try)\s+(\d{4,6})(?![\d/])",
+                             r"is that correct|right\?|correct\?))|(?:is it|was it|maybe|try|i think it(?:'s| is| was)|"
+                             r"it (?:might|could|may|should) be|i believe it(?:'s| is| was)|probably)\s+(\d{4,6})(?![\d/])",
                              re.IGNORECASE)
+#: an assistant turn checking who the user is: a bare PIN-shaped reply to it is the PIN given
+#: unasked ("Can you tell me your account number?" -> "5380": an account number is longer)
+_IDENTITY_ASK = re.compile(r"\b(?:account (?:number|no)|verify|verification|identity|identify|date of birth|"
+                           r"d\.?o\.?b|full name|who (?:am i|i am) speaking)", re.IGNORECASE)
+#: a reply that is nothing but a PIN-shaped number ("5380", "it's 5380.")
+_BARE_PIN = re.compile(r"\s*(?:(?:it'?s|it is|sure|ok(?:ay)?|yes)[\s,]+)?(\d{4,6})\s*[.!]?\s*", re.IGNORECASE)
 #: a short reply that only agrees, declines or thanks: never a security answer by itself
 _PLAIN_REPLY = re.compile(r"(?:yes|yeah|yep|no|nope|ok(?:ay)?|sure|thanks?(?: you)?|thank you|great|fine|"
                           r"hi|hello|hey|bye|goodbye|cool|perfect|correct|right|definitely|please)[\s,.!]*",
@@ -139,6 +175,34 @@ _INSTRUCTION = re.compile(
 _GUESS = re.compile(r"(?:is it|was it|could it be|maybe|perhaps|i think)\b", re.IGNORECASE)
 
 Span = tuple[int, int]
+#: how many of the turns before a turn the question-and-answer rules read: a secret question,
+#: two stalling replies and a waiting assistant turn between them
+RECENT_TURNS = 6
+
+
+def _per_text(fn: Any) -> Any:
+    """``fn(text)`` remembered for short texts: every append reads the same turns before it again
+    (:attr:`SecretDetector.context_turns`), so each turn's verdicts are worked out about once."""
+    cached = lru_cache(maxsize=4096)(fn)
+
+    def call(text: str) -> Any:
+        return cached(text) if len(text) <= 2000 else fn(text)
+
+    call.__doc__ = fn.__doc__
+    return call
+
+
+@_per_text
+def _asks_secret(text: str) -> bool:
+    """Does an assistant turn ask for (or about) a secret (:data:`ASKS_SECRET`)?"""
+    return ASKS_SECRET.search(text) is not None
+
+
+@_per_text
+def _names_a_secret(text: str) -> bool:
+    """Does a user turn name a secret or a security answer, where in it is not known (rule 2)?"""
+    return bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)
+                or _SECURITY_TOPIC.search(text) or _ANIMAL_THEN_NAME.search(text))
 
 
 class SecretDetectorLike(Protocol):
@@ -159,9 +223,10 @@ class SecretDetector:
     """
 
     id = "rules"
-    #: how many turns before a turn :meth:`spans` wants (``earlier=``): enough for a secret
-    #: question, two stalling replies and a waiting assistant turn between them
-    context_turns = 6
+    #: how many turns before a turn :meth:`spans` wants (``earlier=``): a security answer given
+    #: in them is remembered that long ("Buddy" answered, "I miss Buddy!" nine turns later, issue
+    #: 15 point 8); the other rules read only the last :data:`RECENT_TURNS` of them
+    context_turns = 24
 
     def __init__(self, previous: Mapping[str, Any] | None = None) -> None:
         self._earlier: list[Mapping[str, Any]] = [previous] if previous is not None else []
@@ -182,13 +247,13 @@ class SecretDetector:
         if earlier is None:
             earlier = [previous] if previous is not None else []
         role = turn.get("role")
-        if role == "user" and (_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text)
-                               or _ANIMAL_NAMED.search(text)):
+        if role == "user" and _names_a_secret(text):
             return [(0, len(text))]
+        recent = list(earlier)[-RECENT_TURNS:]
         found = merge_spans(_values_next_to_keywords(text, role))
-        if role == "user" and _question_pending(earlier) and _answers(text, found):
+        if role == "user" and _question_pending(recent) and _answers(text, found):
             return [(0, len(text))]
-        return merge_spans(found + _in_secret_talk(text, role, earlier))
+        return merge_spans(found + _in_secret_talk(text, role, recent, _answer_words(earlier)))
 
     def detect(self, turn: Mapping[str, Any]) -> list[Span]:
         """:meth:`spans` of ``turn`` after the turns fed before; call once per turn, in order."""
@@ -205,7 +270,8 @@ class SecretDetector:
         return [SECRET_LABEL] if self.is_secret(turn) else []
 
 
-def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]]) -> list[Span]:
+def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
+                    answer_words: Iterable[str] = ()) -> list[Span]:
     """Rules 4-6 (issue 15, point 8: where a rule cannot decide, label rather than leak), for a
     turn said while secrets are being talked about, that is, when one of ``earlier`` (the
     context turns) asked for or named a secret:
@@ -217,15 +283,18 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]]) 
        security answer given late, whole;
     6. an assistant turn right after a user turn naming a secret ("what was my PIN?" -> "9431"):
        its numbers;
-    and, in any turn, a word the user gave as a security answer a few turns before (a
-    capitalised word of a whole secret user reply: "... his name. That's right Nemo." ->
-    "... feeding Nemo"; "Poppy" -> "I miss Poppy"). Also, always: an animal named in passing
+    and, in any turn, ``answer_words``: the words the user gave as a security answer in the
+    turns before (:func:`_answer_words`, up to :attr:`SecretDetector.context_turns` back: "...
+    his name. That's right Nemo." -> "... feeding Nemo"; "Buddy" -> "I miss Buddy!"). Also, always: an animal named in passing
     ("my dog was named Buddy"), a number offered as a guess ("9431, does that sound right?"), and
-    a bare name asked back while secrets are talked about ("Wong?").
+    a bare name asked back while secrets are talked about ("Wong?"), and a bare PIN-shaped
+    reply to an identity check ("Can you tell me your account number?" -> "5380").
     """
-    if not earlier:
-        return []
     out: list[Span] = []
+    for word in answer_words:
+        out += [m.span() for m in re.finditer(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text)]
+    if not earlier:
+        return out
     talk = any(ASKS_SECRET.search(_content(t)) or _KEYWORD.search(_content(t)) for t in earlier)
     if role == "user" and talk:
         out += [m.span() for m in _PIN_SHAPED.finditer(text)]
@@ -240,38 +309,72 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]]) 
         if (0 < len(words) <= 3 and (not other_question or guess) and not _PLAIN_REPLY.fullmatch(text.strip())
                 and not _STALL.fullmatch(text.strip())):
             out.append((0, len(text)))
+    if role == "user":
+        bare = _BARE_PIN.fullmatch(text)
+        asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
+                     "")
+        if bare and _IDENTITY_ASK.search(asked):
+            out.append(bare.span(1))
     last = earlier[-1] if isinstance(earlier[-1], Mapping) else {}
     if role == "assistant" and last.get("role") == "user" and (
             ASKS_SECRET.search(_content(last)) or _KEYWORD.search(_content(last))):
         out += [m.span() for m in _NUMBER.finditer(text)]
     if role == "user":
         out += [m.span(1) if m.group(1) else m.span() for m in _GUESSED_NUMBER.finditer(text)]
-    for word in _answer_words(earlier):
-        out += [m.span() for m in re.finditer(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text)]
     return out
 
 
 def _answer_words(earlier: Sequence[Mapping[str, Any]]) -> set[str]:
     """Capitalised words (not sentence openers, not "I") of the user turns in ``earlier`` that
-    were whole secret replies (rules 2-3): the names a security answer gave."""
+    were whole secret replies (rules 2-3): the names a security answer gave. A word already said
+    in a turn before the answer is not one: the names of the people talking ("Nate: ...") and of
+    what they talk about are no security answers (and the customer's surname is no maiden name)."""
+    answers: list[int] = []  # the whole secret user replies, by position
+    open_turns = 0  # the state of :func:`_question_pending`, kept in one pass over the turns
+    turns = [_role_text(t) for t in earlier]
+    for i, (role, text) in enumerate(turns):
+        if role == "assistant":
+            open_turns = _after_assistant(open_turns, text)
+        elif role == "user":
+            answered = bool(open_turns) and _answers(text, merge_spans(_values_next_to_keywords(text, "user")))
+            if open_turns:
+                open_turns = 0 if (answered or _USER_SECRET_WORDS.search(text)) else open_turns - 1
+            if answered or _names_a_secret(text):
+                answers.append(i)
     words: set[str] = set()
-    for i, t in enumerate(earlier):
-        if not isinstance(t, Mapping) or t.get("role") != "user":
-            continue
-        text = _content(t)
-        whole = bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)) or (
-            _question_pending(earlier[:i]) and _answers(text, merge_spans(_values_next_to_keywords(text, "user"))))
-        if not whole:
-            continue
-        bare = re.findall(r"[\w'-]+", text)
-        if 0 < len(bare) <= 3:  # a bare answer ("Poppy"): its capitalised words, sentence opener included
-            words.update(w for w in bare if w[:1].isupper() and w != "I" and len(w) > 2)
-        for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b", text):
-            start = m.start(1)
-            before = text[:start].rstrip()
-            if before and before[-1] not in ".!?\"'":
-                words.add(m.group(1))
+    seen: set[str] = set()
+    for i, (_, text) in enumerate(turns[:answers[-1] + 1] if answers else ()):
+        tokens = _tokens(text)
+        if i in answers:
+            words.update(w for w in _capitalised_words(text, tokens) if w not in seen)
+        seen.update(tokens)
     return words
+
+
+@_per_text
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[\w'-]+", text))
+
+
+def _capitalised_words(text: str, tokens: Sequence[str]) -> set[str]:
+    """The names in a secret reply: in a bare answer (three words at most, "Poppy") its capitalised
+    words, sentence opener included; elsewhere the capitalised words inside a sentence."""
+    out: set[str] = set()
+    if 0 < len(tokens) <= 3:
+        out.update(w for w in tokens if w[:1].isupper() and w != "I" and len(w) > 2)
+    for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b", text):
+        before = text[:m.start(1)].rstrip()
+        if before and before[-1] not in ".!?\"'":
+            out.add(m.group(1))
+    return out
+
+
+def _role_text(turn: Any) -> tuple[Any, str]:
+    """A turn's role and text content ("" for none); plain dicts take the fast path."""
+    if type(turn) is not dict and not isinstance(turn, Mapping):
+        return None, ""
+    text = turn.get("content")
+    return turn.get("role"), text if isinstance(text, str) else ""
 
 
 def _content(turn: Any) -> str:
@@ -288,10 +391,7 @@ def _question_pending(earlier: Sequence[Mapping[str, Any]]) -> bool:
     for t in earlier:
         role, text = t.get("role") if isinstance(t, Mapping) else None, _content(t)
         if role == "assistant":
-            if ASKS_SECRET.search(text):
-                open_turns = PENDING_USER_TURNS
-            elif not (open_turns and _WAITS.search(text)):
-                open_turns = 0
+            open_turns = _after_assistant(open_turns, text)
         elif role == "user" and open_turns:
             found = merge_spans(_values_next_to_keywords(text, "user"))
             if _USER_SECRET_WORDS.search(text) or _answers(text, found):
@@ -299,6 +399,14 @@ def _question_pending(earlier: Sequence[Mapping[str, Any]]) -> bool:
             else:
                 open_turns -= 1
     return open_turns > 0
+
+
+def _after_assistant(open_turns: int, text: str) -> int:
+    """The open user turns of a secret question after an assistant turn (rule 3): it asks (open
+    anew), waits ("take your time": unchanged) or moves on (closed)."""
+    if _asks_secret(text):
+        return PENDING_USER_TURNS
+    return open_turns if open_turns and _WAITS.search(text) else 0
 
 
 def _answers(text: str, found: Sequence[Span]) -> bool:
@@ -349,7 +457,7 @@ def _values_next_to_keywords(text: str, role: Any = None) -> list[Span]:
     out: list[Span] = []
     for kw in _KEYWORD.finditer(text):
         lead = _LEAD.match(text, kw.end())
-        connected = bool(re.search(r"\b(?:is|was|be)\b|[:=]", lead.group(1) or ""))
+        connected = bool(re.search(r"\b(?:is|was|be)\b|[:=]|^'s", lead.group(1) or ""))
         value = _value_at(text, lead.end(), kw.group(), connected)
         after = [n for n in numbers if n[0] >= kw.end() and n[0] - kw.end() <= _REACH]
         before = [n for n in numbers if n[1] <= kw.start() and kw.start() - n[1] <= _REACH]
