@@ -9,15 +9,20 @@ per batch of 500), then measures on the loaded database, through the facade:
 * ``compile``: ``conversation.context()`` of a random conversation;
 * ``search``: ``mf.search(question, namespace=...)`` (BM25, no embedder) of a random tenant;
 
-and prints p50/p95 in milliseconds. Then throughput: ``--writers`` (default 4 and 16) writer
-processes, each appending ``--appends`` turns (one transaction each) to a conversation of its
-own, all on one database; turns per second over the slowest writer's wall time.
+and prints p50/p95 in milliseconds, and the SQL statements (round trips) one append costs.
+Then throughput: ``--writers`` (default 1, 2, 4, 8, 16) writer processes (bot processes), each
+appending ``--appends`` turns (``conversation.append``, watermarks on) to a conversation of its
+own, and once more all to one shared conversation, all on one database; turns per second over
+the slowest writer's wall time. The table gives both backends side by side and says where the
+PostgreSQL line crosses the SQLite one (PostgreSQL writers of different conversations run side
+by side; SQLite has one writer at a time).
 
 PostgreSQL is a ``pgserver`` (PostgreSQL 16) started in a temp folder with
 ``synchronous_commit = off`` (the durability of SQLite's ``synchronous=NORMAL`` in WAL mode: no
 fsync per commit, no corruption on a crash), or ``--pg-url`` (a role that may create databases). Word-counted tokens, a logical clock, no embedder: the figures are
 storage and engine cost. This machine is shared, so figures are indicative; run on an idle one
-for numbers to quote. Run: ``python bench/bench_postgres.py [--sizes 10000 100000] [--writers 4 16]``.
+for numbers to quote. Run: ``python bench/bench_postgres.py [--sizes 10000 100000] [--writers 1 2 4 8 16]``
+(``--sizes`` with no value: throughput only).
 """
 
 from __future__ import annotations
@@ -97,8 +102,10 @@ def measure(target, convs, samples: int, seed: int = 11) -> dict[str, tuple[floa
     out = {}
     for name, fn in (("append", append), ("compile", compile_), ("search", search)):
         fn()  # warm: prepared statements, caches
+        before = mf.storage.statements
         xs = timed(fn, samples)
         out[name] = (1000 * percentile(xs, 0.5), 1000 * percentile(xs, 0.95))
+        out[name + " statements"] = (mf.storage.statements - before) / samples
     mf.close()
     return out
 
@@ -108,7 +115,7 @@ WRITER = textwrap.dedent("""
     from memfold import MemFold, LogicalClock, WindowSettings
     target, who, n, go, settings = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), eval(sys.argv[5])
     mf = MemFold(target, clock=LogicalClock(), token_counter="words", embedder=None, window=WindowSettings(**settings))
-    conv = mf.conversation(who)
+    conv = mf.conversation(sys.argv[6], namespace="default")
     while time.time() < go:
         time.sleep(0.001)
     t = time.time()
@@ -119,15 +126,17 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def throughput(target, writers: int, appends: int) -> float:
-    """Turns per second of ``writers`` processes appending at once (over the slowest one's time)."""
+def throughput(target, writers: int, appends: int, *, shared: bool = False) -> float:
+    """Turns per second of ``writers`` processes appending at once (over the slowest one's time),
+    each to its own conversation, or with ``shared`` all to one."""
+    names = [f"w{writers}-shared" if shared else f"w{writers}-{k}" for k in range(writers)]
     mf = open_mf(target)
-    for k in range(writers):
-        mf.conversation(f"w{writers}-{k}")
+    for name in sorted(set(names)):
+        mf.conversation(name, namespace="default")
     mf.close()
     go = time.time() + 3.0 + 0.4 * writers  # every process has opened the database by then
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(target), f"w{writers}-{k}", str(appends), str(go),
-                               repr(SETTINGS)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               repr(SETTINGS), names[k]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for k in range(writers)]
     walls = []
     for p in procs:
@@ -182,7 +191,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000], help="archive sizes in turns")
     parser.add_argument("--samples", type=int, default=200, help="timed calls per operation")
-    parser.add_argument("--writers", type=int, nargs="*", default=[4, 16], help="concurrent writer processes")
+    parser.add_argument("--writers", type=int, nargs="*", default=[1, 2, 4, 8, 16], help="concurrent writer processes")
+    parser.add_argument("--no-shared", action="store_true", help="skip the runs where every writer shares one conversation")
     parser.add_argument("--appends", type=int, default=100, help="appends per writer process")
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
     parser.add_argument("--pg-url", default=None, help="a PostgreSQL server URL (default: start a pgserver)")
@@ -200,28 +210,54 @@ def main() -> None:
                     figures = measure(target, convs, args.samples)
                     rows.append((backend, size, figures, loaded))
                     print(f"{backend:9} {size:>7} turns loaded in {loaded:6.1f} s | " + " | ".join(
-                        f"{k} p50 {v[0]:.2f} ms p95 {v[1]:.2f} ms" for k, v in figures.items()), flush=True)
-            speeds = []
-            for writers in args.writers:
-                for backend in args.backends:
-                    target = Path(tmp) / f"writers-{writers}.db" if backend == "sqlite" else pg.fresh()
-                    rate = throughput(target, writers, args.appends)
-                    speeds.append((backend, writers, rate))
-                    print(f"{backend:9} {writers:>3} writer processes: {rate:8.1f} appends/s", flush=True)
+                        f"{k} p50 {v[0]:.2f} ms p95 {v[1]:.2f} ms" for k, v in figures.items() if isinstance(v, tuple))
+                        + f" | {figures['append statements']:.1f} statements per append", flush=True)
+            speeds = {}
+            for mode in ("own", "shared") if not args.no_shared else ("own",):
+                for writers in args.writers:
+                    for backend in args.backends:
+                        target = Path(tmp) / f"writers-{mode}-{writers}.db" if backend == "sqlite" else pg.fresh()
+                        rate = throughput(target, writers, args.appends, shared=mode == "shared")
+                        speeds[mode, backend, writers] = rate
+                        print(f"{backend:9} {writers:>3} writer processes ({mode} conversation"
+                              f"{'s' if mode == 'own' else ''}): {rate:8.1f} appends/s", flush=True)
     finally:
         if pg is not None:
             pg.stop()
     print()
-    print("| backend | turns | append p50 / p95 ms | compile p50 / p95 ms | search p50 / p95 ms | load s |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for backend, size, f, loaded in rows:
-        print(f"| {backend} | {size:,} | {f['append'][0]:.2f} / {f['append'][1]:.2f} | {f['compile'][0]:.2f} / "
-              f"{f['compile'][1]:.2f} | {f['search'][0]:.2f} / {f['search'][1]:.2f} | {loaded:.0f} |")
-    print()
-    print("| backend | writer processes | appends/s |")
-    print("| --- | ---: | ---: |")
-    for backend, writers, rate in speeds:
-        print(f"| {backend} | {writers} | {rate:.1f} |")
+    if rows:
+        print("| backend | turns | append p50 / p95 ms | statements per append | compile p50 / p95 ms | "
+              "search p50 / p95 ms | load s |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for backend, size, f, loaded in rows:
+            print(f"| {backend} | {size:,} | {f['append'][0]:.2f} / {f['append'][1]:.2f} | "
+                  f"{f['append statements']:.1f} | {f['compile'][0]:.2f} / "
+                  f"{f['compile'][1]:.2f} | {f['search'][0]:.2f} / {f['search'][1]:.2f} | {loaded:.0f} |")
+        print()
+    if speeds:
+        print_speeds(speeds, args.writers, args.backends)
+
+
+def print_speeds(speeds: dict, writers: list[int], backends: list[str]) -> None:
+    """The throughput table (appends/s by writer processes, per backend and mode) and where the
+    PostgreSQL line crosses the SQLite one."""
+    modes = sorted({m for m, _, _ in speeds}, key=["own", "shared"].index)
+    cols = [(m, b) for m in modes for b in backends]
+    print("| writer processes | " + " | ".join(f"{b} ({m} conversation{'s' if m == 'own' else ''})"
+                                             for m, b in cols) + " |")
+    print("| ---: | " + " | ".join("---:" for _ in cols) + " |")
+    for w in writers:
+        print(f"| {w} | " + " | ".join(f"{speeds[m, b, w]:.1f}" for m, b in cols) + " |")
+    if {"sqlite", "postgres"} <= set(backends):
+        for m in modes:
+            ahead = [w for w in writers if speeds[m, "postgres", w] >= speeds[m, "sqlite", w]]
+            what = f"{m} conversation{'s' if m == 'own' else ''}"
+            if not ahead:
+                print(f"{what}: the lines do not cross up to {max(writers)} writers (SQLite ahead at every count; "
+                      f"PostgreSQL/SQLite at {max(writers)}: {speeds[m, 'postgres', max(writers)] / speeds[m, 'sqlite', max(writers)]:.2f})")
+            else:
+                print(f"{what}: PostgreSQL is at or above SQLite from {ahead[0]} writer process(es) "
+                      f"(at: {', '.join(map(str, ahead))})")
 
 
 if __name__ == "__main__":

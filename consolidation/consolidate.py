@@ -33,7 +33,7 @@ from ..memory.events import log_event
 from ..memory.validation import check_name
 from . import runs
 from ..window.secrets import SECRET_MASK, readable_text
-from ..memory.storage.base import Storage
+from ..memory.storage.base import Storage, write_scope
 from .extractors.attributes import holds
 from .extractors.base import Episode, Extractor, Proposal, speaker_of
 from .parts import ConsolidationParts
@@ -93,8 +93,9 @@ def consolidate(
     horizon = clock.now() if now is None else clock.coerce(now)
     run = runs.ConsolidationRun(id=None, namespace=namespace, extractor=extractor.id, trigger=trigger,
                                 started_at=clock.now(), dry_run=dry_run)
+    scope = write_scope(records=[namespace])  # a pass writes its namespace's records, runs and cursor
     if not dry_run:
-        with storage.transaction():
+        with storage.transaction(scope):
             run.id = storage.runs.start_run(namespace, extractor.id, trigger, run.started_at)
 
     kinds = ("records", "turns") if include_turns else ("records",)
@@ -135,14 +136,14 @@ def consolidate(
                 break
     except BaseException:
         if run.id is not None and not storage.in_transaction:
-            with storage.transaction():
+            with storage.transaction(scope):
                 storage.runs.finish_run(run.id, "failed", clock.now(), run.errors + ["interrupted"])
         raise
     if run.status == "running":
         run.status = "ok"
     run.finished_at = clock.now()
     if run.id is not None:
-        with storage.transaction():
+        with storage.transaction(scope):
             storage.runs.finish_run(run.id, run.status, run.finished_at, run.errors)
     return run
 
@@ -286,7 +287,7 @@ def _commit_batch(parts: ConsolidationParts, run: runs.ConsolidationRun, kind: s
     """Write one batch in one transaction. Returns False (nothing written) if it raced another pass."""
     storage, store = parts.storage, parts.memory
     cause = f"consolidation run {run.id}"
-    with storage.transaction():
+    with storage.transaction(write_scope(records=[namespace])):
         if kind == "records" and storage.runs.count_active_episodes(ids) != len(ids):
             return False
         if kind == "turns" and storage.runs.turn_cursor(namespace) != after_id:
@@ -340,7 +341,7 @@ def _fail(parts: ConsolidationParts, run: runs.ConsolidationRun, message: str) -
     run.status = "failed"
     run.errors.append(message)
     if run.id is not None:
-        with parts.storage.transaction():
+        with parts.storage.transaction(write_scope(records=[run.namespace])):
             log_event(parts.storage, at=parts.clock.now(), kind="consolidation_failed", subject=f"run:{run.id}",
                       namespace=run.namespace, cause=run.extractor, details={"error": message})
 

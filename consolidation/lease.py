@@ -2,7 +2,7 @@
 
 One row per ``(name, fire_time)`` in the ``leases`` table. A worker that wants to run the job for
 a fire time takes the lease in one write transaction; the row's primary key and ``BEGIN
-IMMEDIATE`` make exactly one worker win. The holder renews the lease while it works and releases
+IMMEDIATE`` (on PostgreSQL the lease name's lock and a row lock) make exactly one worker win. The holder renews the lease while it works and releases
 it with an outcome. If the holder dies, its lease expires (``expires_at``) and another worker may
 take it over for the same fire time; a finished lease is never taken again, and a fire time older
 than one already claimed is obsolete (coalescing, as APScheduler's ``coalesce=True``).
@@ -16,7 +16,7 @@ Times are POSIX seconds from an injected clock (the system clock in production),
 from __future__ import annotations
 
 from ..memory.events import log_event
-from ..memory.storage.base import Storage
+from ..memory.storage.base import Storage, write_scope
 from ..memory.storage.rows import LeaseRow
 
 __all__ = ["LeaseRow", "acquire", "list_leases", "release", "renew"]
@@ -31,7 +31,7 @@ def acquire(storage: Storage, name: str, fire_time: float, holder: str, *, ttl_s
         has been claimed.
     """
     runs = storage.runs
-    with storage.transaction():
+    with storage.transaction(write_scope(leases=[name])):
         if runs.newer_lease_exists(name, fire_time):
             return False
         row = runs.get_lease(name, fire_time)
@@ -54,13 +54,13 @@ def acquire(storage: Storage, name: str, fire_time: float, holder: str, *, ttl_s
 def renew(storage: Storage, name: str, fire_time: float, holder: str, *, ttl_seconds: float,
           now: float) -> bool:
     """Extend ``holder``'s unfinished lease; False if it lost the lease (expired and taken over)."""
-    with storage.transaction():
+    with storage.transaction(write_scope(leases=[name])):
         return storage.runs.renew_lease(name, fire_time, holder, expires_at=now + ttl_seconds)
 
 
 def release(storage: Storage, name: str, fire_time: float, holder: str, *, now: float, outcome: str) -> bool:
     """Finish ``holder``'s lease with ``outcome`` (``ok``, ``failed``, ``stopped``); False if not held."""
-    with storage.transaction():
+    with storage.transaction(write_scope(leases=[name])):
         released = storage.runs.finish_lease(name, fire_time, holder, finished_at=now, outcome=outcome)
         if released:
             log_event(storage, at=now, kind="lease_released", subject=f"lease:{name}", cause=holder,

@@ -71,6 +71,7 @@ from .. import (
     TurnNotFound,
     __version__,
 )
+from ..memory.storage.base import write_scope
 from ..memory.validation import check_name
 
 API_PREFIX = "/v1"
@@ -886,7 +887,7 @@ def search(body: SearchBody, svc: Service = Svc, caller: Caller = Who) -> dict[s
 def write_memory(body: MemoryBody, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     fields = body.model_dump(exclude_unset=True)
     namespace, type_, content = caller.check_namespace(fields.pop("namespace")), fields.pop("type"), fields.pop("content")
-    with svc.lock, svc.memfold.storage.transaction():
+    with svc.lock, svc.memfold.storage.transaction(write_scope(records=[namespace])):  # the namespace's lock only
         check_slot_readable(svc.memfold, caller.reader, namespace, type_, fields.get("key"),
                             f"API key {caller.key.name!r}" if caller.key is not None else "the caller")
         return svc.memfold.memory.write_outcome(namespace, type_, content, **fields).to_dict()

@@ -33,7 +33,7 @@ from .forgetting import (
 )
 from .records import RECORD_TYPES, STATUSES, MemoryRecord, check_record_type, check_status
 from .scoring import ScoredRecord, rank, score
-from .storage.base import Storage
+from .storage.base import Storage, write_scope
 from .validation import (check_flag, result_count, check_id, check_importance, check_labels, check_name, check_provenance,
                          check_text)
 
@@ -224,7 +224,8 @@ class MemoryStore:
             namespace, type, content, key=key, importance=importance, labels=labels,
             provenance=provenance, event_time=event_time, metadata=metadata,
         )
-        with self.storage.transaction():
+        # the namespace's lock (PostgreSQL): its slots and its capacity are read, then written
+        with self.storage.transaction(write_scope(records=[fields["namespace"]])):
             return self.apply_write(fields, pinned=pinned, cause=cause, restatement=restatement)
 
     def apply_write(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write",
@@ -586,7 +587,7 @@ class MemoryStore:
         if access_weight is not _UNSET:
             changes["access_weight"] = DEFAULT_ACCESS_WEIGHT if access_weight is None else access_weight
         new = old.updated(**changes)
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(records=[namespace])):
             now = self.clock.now()
             self.records.put_policy(namespace, type, capacity=new.capacity, half_life=new.half_life,
                                     access_weight=new.access_weight, updated_at=now)

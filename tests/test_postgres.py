@@ -9,6 +9,7 @@ this file holds what is about PostgreSQL itself. A real server, started by the s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -38,6 +39,28 @@ def test_replay_sample_gives_the_same_report_on_both_backends(tmp_path, pg_url):
         reports[name] = json.loads(out.read_text())
     sqlite, postgres = reports["sqlite"], reports["postgres"]
     assert sqlite["figures"]["turns"] > 100 and sqlite["figures"]["folds"] > 0  # a real run to compare
+    assert without_timings(postgres["figures"]) == without_timings(sqlite["figures"])
+    assert {k: v for k, v in postgres.items() if k != "figures"} == {k: v for k, v in sqlite.items() if k != "figures"}
+
+
+STAR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "star"
+
+
+@pytest.mark.skipif(not (STAR / "index.tsv").exists(), reason=f"the STAR data set is not at {STAR}")
+def test_replay_of_a_star_persona_gives_the_same_report_on_both_backends(tmp_path, pg_url):
+    """Issue 17, point 5, on real service dialogues: STAR's Tyler Jones (first dialogues, a small
+    budget so the window folds and rolls up), facts and their gold compared too.
+    ``bench/bench_replay.py --compare-postgres`` runs the whole persona and LoCoMo."""
+    runner = CliRunner()
+    reports = {}
+    for name, db in (("sqlite", str(tmp_path / "star.db")), ("postgres", pg_url)):
+        out = tmp_path / f"{name}.json"
+        result = runner.invoke(cli, ["replay", str(STAR), "--persona", "Tyler Jones", "--limit", "6", "--budget", "300",
+                                     "--hot-turns", "4", "--db", db, "--tokens", "words", "--json", str(out)])
+        assert result.exit_code == 0, result.output
+        reports[name] = json.loads(out.read_text())
+    sqlite, postgres = reports["sqlite"], reports["postgres"]
+    assert sqlite["figures"]["turns"] > 40 and sqlite["figures"]["folds"] > 0 and sqlite["facts"]["compared"] > 0
     assert without_timings(postgres["figures"]) == without_timings(sqlite["figures"])
     assert {k: v for k, v in postgres.items() if k != "figures"} == {k: v for k, v in sqlite.items() if k != "figures"}
 

@@ -220,9 +220,9 @@ class RecordingStorage:
         for family in FAMILIES:
             setattr(self, family, _RecordingFamily(family, getattr(inner, family), self.calls))
 
-    def transaction(self):
+    def transaction(self, scope=None):
         self.calls.add("transaction")
-        return self.inner.transaction()
+        return self.inner.transaction(scope)
 
     def snapshot(self):
         self.calls.add("snapshot")

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import Storage
+from ..memory.storage.base import write_scope
 from ..memory.storage.rows import ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_count, check_id, check_labels, check_name, check_text
@@ -270,7 +271,9 @@ class Archive:
         label_list = check_labels(labels)
         if fork_after_seq is not None and parent_id is None:
             raise InvalidInput("fork_after_seq needs the parent_id of the conversation to fork")
-        with self.storage.transaction():
+        # a new root conversation locks only itself; a fork reads its parent's end (the whole database)
+        scope = write_scope(conversations=[conversation_id]) if parent_id is None else None
+        with self.storage.transaction(scope):
             if self.storage.archive.conversation(conversation_id) is not None:
                 raise InvalidInput(f"conversation {conversation_id!r} already exists")
             family_id, fork_after = conversation_id, None
@@ -385,7 +388,7 @@ class Archive:
         not a fork parent's) is not written again: its earlier id is returned and marked
         replayed, so a client that retries an append whose answer it never saw gets the same ids
         and no duplicate. The check and the insert run in one write transaction (``BEGIN
-        IMMEDIATE``), so two processes retrying at once still write the turn once (the loser
+        IMMEDIATE``; on PostgreSQL the conversation's lock), so two processes retrying at once still write the turn once (the loser
         waits for the lock, then finds the key); the unique index of migration 7 backs this up.
         Turns without a key are always written. A key whose turn was erased still replays (the
         erased turn's id): a retry never brings erased content back.
@@ -400,7 +403,7 @@ class Archive:
             for i, t in enumerate(turns)
         ]
         keys = check_idempotency_keys(idempotency_keys, len(normalized))
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(conversations=[conversation_id])):  # seq and keys: this conversation's
             row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
             taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
                 if any(keys) else {}

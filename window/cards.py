@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from ..memory.clock import Clock
 from ..memory.errors import CardNotFound, InvalidInput
-from ..memory.storage.base import Storage
+from ..memory.storage.base import Storage, write_scope
 from ..memory.storage.rows import Card, card_header
 from ..memory.validation import check_id
 from .labels import SECRET_LABEL
@@ -99,7 +99,7 @@ class CardStore:
             last.last_seq if isinstance(last, Card) else last.seq,
         )
         times = [t for c in children for t in ((c.start_at, c.end_at) if isinstance(c, Card) else (c.created_at,))]
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(conversations=[conversation_id])):
             card_id = self.storage.cards.insert(
                 family_id=family_id, conversation_id=conversation_id, depth=depth, text=text, tokens=tokens,
                 source_tokens=source_tokens, first_turn_id=span[0], last_turn_id=span[1], first_seq=span[2],

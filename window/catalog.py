@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..memory.errors import CatalogChanged, StorageError
-from ..memory.storage.base import Storage
+from ..memory.storage.base import Storage, write_scope
 from ..memory.storage.rows import CatalogItem
 from ..memory.tokens import TokenCounter
 from .archive import Archive, Turn
@@ -102,9 +102,12 @@ class Catalog:
         """Add a turn item for every archived turn the catalog does not cover yet (and seed a
         fork from its parent). Returns how many items were added."""
         lineage = self._lineage()
-        if self.last_seq() == self.archive.last_seq(self.conversation_id, lineage=lineage):
+        known = self.last_seq()
+        if known == self.archive.last_seq(self.conversation_id, lineage=lineage):
             return 0
-        with self.storage.transaction():
+        # this catalog's lock; a fork seeded from its parents syncs theirs too (all taken at once)
+        ids = [self.conversation_id] + ([cid for cid, _ in lineage[:-1]] if known == 0 else [])
+        with self.storage.transaction(write_scope(conversations=ids)):
             covered = self.last_seq()
             items: list[CatalogItem] = []
             if covered == 0:
@@ -163,7 +166,7 @@ class Catalog:
             compaction got there first); nothing changes then.
         """
         new = card_item(card, self.counter)
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(conversations=[self.conversation_id])):
             current = self.storage.catalog.refs_between(self.conversation_id, replaced[0].first_seq,
                                                         replaced[-1].first_seq)
             if [(i.kind, i.item_id) for i in replaced] != current or (

@@ -59,6 +59,7 @@ from typing import Any, Iterable, Sequence
 
 from ..memory.errors import CatalogChanged, SummarizerError, SummarizerInputTooLarge
 from ..memory.events import log_event
+from ..memory.storage.base import write_scope
 from .archive import Turn
 from .cards import Card, card_header
 from .catalog import CatalogItem, joins_previous
@@ -103,7 +104,7 @@ def record_failure(parts: WindowParts, ref: ConversationRef, *, summarizer: str,
     event, in one transaction); returns it as a dict."""
     storage = parts.storage
     at = parts.clock.now()
-    with storage.transaction():
+    with storage.transaction(write_scope(conversations=[ref.id])):
         failure = storage.archive.add_summarizer_failure(
             conversation_id=ref.id, at=at, summarizer=summarizer, depth=depth, first_seq=first_seq,
             last_seq=last_seq, source_tokens=source_tokens, error=error,
@@ -241,7 +242,7 @@ class Compactor:
         report.after_tokens = lay.total_tokens
         self.layout = lay
         if report.folded:
-            with parts.storage.transaction():
+            with parts.storage.transaction(write_scope(conversations=[ref.id])):
                 parts.storage.archive.clear_reported_usage(ref.id)
         return report
 
@@ -443,7 +444,7 @@ class Compactor:
             # The card, its covers and the splice commit together (issue 13, point 3): a lost race
             # (the run is no longer in the catalog exactly) rolls the card back too, so no orphan
             # card is ever written, and a crash before the commit leaves nothing at all.
-            with storage.transaction():
+            with storage.transaction(write_scope(conversations=[ref.id])):
                 card = parts.cards.insert(
                     family_id=ref.family_id, conversation_id=ref.id, depth=depth, text=text, tokens=tokens,
                     children=children, summarizer=getattr(self.summarizer, "id", type(self.summarizer).__name__),
@@ -453,7 +454,7 @@ class Compactor:
             report.lost_races += 1  # another writer folded this range first; the pass re-measures
             failed.add(self._key(run))
             return
-        with storage.transaction():
+        with storage.transaction(write_scope(conversations=[ref.id])):
             log_event(storage, at=parts.clock.now(), kind="fold" if kind == "fold" else "rollup",
                       namespace=ref.namespace, subject=f"conversation:{ref.id}", cause=kind,
                       details={"card": card.ref, "depth": depth, "covers": list(card.covers),

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
+from ..memory.storage.base import write_scope
 from . import directives
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
@@ -553,7 +554,7 @@ class ConstraintTracker:
         try:
             extraction = self.extractor.extract(text, now=turn.created_at, clock=self.channel.clock)
         except ExtractorError as exc:
-            with storage.transaction():
+            with storage.transaction(write_scope(conversations=[turn.conversation_id])):
                 log_event(storage, at=self.channel.clock.now(), kind="extractor_failed", subject=f"turn:{turn.id}",
                           namespace=namespace, cause=str(exc)[:300], details={"extractor": self.extractor.id})
             extraction = self.rules.extract(text, now=turn.created_at, clock=self.channel.clock)
@@ -561,7 +562,9 @@ class ConstraintTracker:
             return []
         created: list[ProtectedRecord] = []
         scope = _Scope(namespace if lineage is not None else None, lineage)
-        with storage.transaction():
+        ns = scope.namespace or self.channel._archive().conversation_row(turn.conversation_id)["namespace"]
+        # the namespace's protected records are read (to withdraw, to replace), then written
+        with storage.transaction(write_scope(protected=[ns])):
             for w in extraction.withdrawals:
                 self._withdraw(turn, w, scope)
             standing = None

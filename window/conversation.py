@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable, Iterable, Mapping
 
 from ..memory.errors import InvalidInput
-from ..memory.storage.base import Storage
+from ..memory.storage.base import Storage, write_scope
 from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
@@ -336,7 +336,7 @@ class Conversation:
         """Leave a compaction note for the background worker (issue 13, point 2): the
         conversation, its pressure and when. One note per conversation: a later note updates the
         pressure. :returns: True when the note is new."""
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(conversations=[self.id])):
             return self.storage.runs.note_compaction(self.id, self.namespace, int(pressure), self.parts.clock.now())
 
     def compaction_note(self) -> dict[str, Any] | None:
@@ -448,7 +448,7 @@ class Conversation:
         """
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
             raise InvalidInput(f"reported usage must be a non-negative integer number of tokens, got {tokens!r}")
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(conversations=[self.id])):
             self.storage.archive.set_reported_usage(self.id, tokens, self.parts.clock.now())
         self.parts.pressure_bounds.forget(self.id)
         self._after_append()
@@ -459,7 +459,7 @@ class Conversation:
 
     def clear_reported_usage(self) -> None:
         """Forget the reported usage (after a compaction changed the context)."""
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(conversations=[self.id])):
             self.storage.archive.clear_reported_usage(self.id)
 
     def record_failure(self, *, summarizer: str, depth: int, first_seq: int, last_seq: int, source_tokens: int,

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, ProtectedNotFound
 from ..memory.events import log_event
-from ..memory.storage.base import Storage
+from ..memory.storage.base import Storage, write_scope
 from ..memory.storage.rows import ProtectedRecord
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_provenance, check_text
@@ -164,7 +164,7 @@ class ProtectedChannel:
         if namespace is None:
             raise InvalidInput("a protected record needs a scope: pass conversation_id=... or namespace=...")
         check_name(namespace, "namespace")
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(protected=[namespace])):
             now = self.clock.now()
             rid = self.storage.protected.insert(
                 namespace=namespace, conversation_id=conversation_id, kind=kind, text=text, state=state, due_at=due,
@@ -175,9 +175,14 @@ class ProtectedChannel:
                                             "state": state, "source": source})
             return self.get(rid)
 
+    def _scope(self, record_id: int) -> tuple[str, ...] | None:
+        """The write scope of a change to ``record_id``: its namespace's protected records
+        (``None`` inside a transaction: the outer one's scope covers it, no read needed)."""
+        return None if self.storage.in_transaction else write_scope(protected=[self.get(record_id).namespace])
+
     def _transition(self, record_id: int, to: str, cause: str, *, superseded_by: int | None = None) -> ProtectedRecord:
-        with self.storage.transaction():
-            record = self.get(record_id)
+        with self.storage.transaction(self._scope(record_id)):
+            record = self.get(record_id)  # inside a write: row-locked (PostgreSQL) until the commit
             if record.state != "active":
                 raise InvalidInput(
                     f"protected record {record_id} is {record.state}, not active: only an active record can "
@@ -213,7 +218,7 @@ class ProtectedChannel:
         :raises InvalidInput: if the old record is not active or the new text is bad.
         """
         old = self.get(record_id)
-        with self.storage.transaction():
+        with self.storage.transaction(write_scope(protected=[old.namespace])):
             if old.state != "active":
                 raise InvalidInput(f"protected record {record_id} is {old.state}, not active: it cannot be superseded")
             new = self.add(
@@ -229,7 +234,7 @@ class ProtectedChannel:
     def link_replaced(self, new_id: int, old_ids: list[int]) -> ProtectedRecord:
         """Record that ``new_id`` replaces already-inactive ``old_ids`` (used by the extractor when
         a user reverses an earlier decision): the new record then names their text when rendered."""
-        with self.storage.transaction():
+        with self.storage.transaction(self._scope(new_id)):
             new = self.get(new_id)
             olds = [self.get(i) for i in old_ids]
             meta = dict(new.metadata)
@@ -250,8 +255,13 @@ class ProtectedChannel:
         at = self.clock.now() if now is None else self.clock.coerce(now)
         if self.storage.meta.read_only():  # a viewer (issue 19): due records read as expired, nothing written
             return []
-        ids = self.storage.protected.due_ids(at)
-        return [self._transition(i, "expired", "due") for i in ids]
+        expired = []
+        for i in self.storage.protected.due_ids(at):
+            try:
+                expired.append(self._transition(i, "expired", "due"))
+            except InvalidInput:
+                continue  # another process expired (or changed) it since due_ids read it
+        return expired
 
     # -- reading -------------------------------------------------------------------------
     def get(self, record_id: int) -> ProtectedRecord:

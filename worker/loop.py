@@ -36,6 +36,7 @@ from ..consolidation import lease
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import ConversationNotFound, StorageError
 from ..memory.events import log_event
+from ..memory.storage.base import write_scope
 from ..memory.storage.rows import CompactionNote
 from ..window.compactor import Compactor
 from ..window.context import measure_total
@@ -91,7 +92,7 @@ def scan_for_notes(parts: WindowParts) -> int:
             continue
         pressure = max(measure_total(parts, ref, settings), storage.archive.reported_usage(ref.id) or 0)
         if pressure >= settings.soft_tokens:
-            with storage.transaction():
+            with storage.transaction(write_scope(conversations=[ref.id])):
                 left += storage.runs.note_compaction(ref.id, ref.namespace, pressure, parts.clock.now())
     return left
 
@@ -195,7 +196,7 @@ class Worker:
         row = storage.runs.get_lease(name, note.generation)
         if row is None or row.finished_at is not None or row.expires_at > now or row.holder == self.holder:
             return note
-        with storage.transaction():
+        with storage.transaction(write_scope(conversations=[note.conversation_id], leases=[name])):
             if not lease.release(storage, name, note.generation, row.holder, now=now, outcome="abandoned"):
                 return note  # another worker reclaimed it first
             storage.runs.renote_compaction(note.conversation_id, attempts=note.attempts, not_before=0.0,
@@ -208,7 +209,7 @@ class Worker:
         try:
             ref = ConversationRef.load(parts.archive, note.conversation_id)
         except ConversationNotFound:
-            with storage.transaction():
+            with storage.transaction(write_scope(conversations=[note.conversation_id])):
                 storage.runs.drop_compaction_note(note.conversation_id, note.generation)
             return "gone"
         settings = parts.window
@@ -234,7 +235,7 @@ class Worker:
             wait = min(self.backoff_cap, self.backoff_base * 2 ** (attempts - 1))
             now = self.lease_clock.now()
             self.stats.backoffs += 1
-            with storage.transaction():
+            with storage.transaction(write_scope(conversations=[ref.id])):
                 self._renote(note, attempts=attempts, not_before=now + wait, error=report.failures[-1]["error"])
                 log_event(storage, at=parts.clock.now(), kind="compaction_backoff", namespace=ref.namespace,
                           subject=f"conversation:{ref.id}", cause=self.holder,
@@ -244,14 +245,14 @@ class Worker:
             self.stats.notes_kept += 1
             self._renote(note, attempts=0, not_before=0.0, error=None)
             return "kept"
-        with storage.transaction():
+        with storage.transaction(write_scope(conversations=[note.conversation_id])):
             storage.runs.drop_compaction_note(note.conversation_id, note.generation)
         self.stats.notes_done += 1
         return "ok"
 
     def _renote(self, note: CompactionNote, *, attempts: int, not_before: float, error: str | None) -> None:
         storage = self.parts.storage
-        with storage.transaction():
+        with storage.transaction(write_scope(conversations=[note.conversation_id])):
             storage.runs.renote_compaction(note.conversation_id, attempts=attempts, not_before=not_before, error=error)
 
     # -- the loop --------------------------------------------------------------------------

@@ -14,6 +14,9 @@ Invariants every backend keeps:
 * Methods return memfold's own dataclasses (or plain ``int``/``str``/``dict`` values), never
   driver rows or cursors, so a caller cannot depend on one backend's row type.
 * Reads outside :meth:`Storage.transaction` see committed state only and take no write lock.
+* ``Storage.transaction(scope=...)`` names what a write transaction writes (:func:`write_scope`),
+  so a backend whose writers run side by side (PostgreSQL) locks only that; a backend with one
+  writer (SQLite) ignores it. No scope means "anything": the whole database is locked, as before.
 """
 
 from __future__ import annotations
@@ -747,8 +750,13 @@ class Storage(Protocol):
     meta: MetaStorage
     folds: FoldStorage
 
-    def transaction(self) -> ContextManager[None]:
-        """One atomic write (nested calls join the outer one); rolls back on any exception."""
+    def transaction(self, scope: Sequence[str] | None = None) -> ContextManager[None]:
+        """One atomic write (nested calls join the outer one); rolls back on any exception.
+
+        :param scope: what the transaction writes, nested calls included (:func:`write_scope`);
+            ``None``: anything (the whole database is locked). A nested call without a scope
+            joins the outer one's; a nested scope adds its locks.
+        """
 
     def snapshot(self) -> ContextManager[None]:
         """One consistent read of committed state (a read transaction), taking no write lock."""
@@ -760,3 +768,22 @@ class Storage(Protocol):
 
     def close(self) -> None:
         """Release the connection(s)."""
+
+
+def write_scope(*, conversations: Iterable[str] = (), records: Iterable[str] = (), protected: Iterable[str] = (),
+                leases: Iterable[str] = ()) -> tuple[str, ...]:
+    """The scope of a write transaction (``Storage.transaction(scope=...)``), as sorted lock names.
+
+    :param conversations: conversations whose own state it writes: turns (seq, idempotency
+        keys), catalog, cards, folds and frames, compaction note, reported usage, summarizer
+        failures (and the events logging them).
+    :param records: namespaces whose memory records it writes (supersession, eviction,
+        consolidation of the namespace).
+    :param protected: namespaces whose protected records it writes (any conversation of the
+        namespace, or namespace-wide).
+    :param leases: lease names it takes, renews or releases.
+    :returns: a tuple of ``"kind:name"`` strings; PostgreSQL takes one lock per name.
+    """
+    names = {f"conversation:{c}" for c in conversations} | {f"records:{n}" for n in records}
+    names |= {f"protected:{n}" for n in protected} | {f"lease:{n}" for n in leases}
+    return tuple(sorted(names))

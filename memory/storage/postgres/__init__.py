@@ -10,6 +10,7 @@ together by :class:`PostgresStorage`. It passes the same contract suite as the S
 from __future__ import annotations
 
 import contextlib
+from typing import Sequence
 
 from .archive import PostgresArchive
 from .cards import PostgresCards
@@ -47,9 +48,11 @@ class PostgresStorage:
         self.meta = PostgresMeta(c)
         self.folds = PostgresFolds(c)
 
-    def transaction(self) -> contextlib.AbstractContextManager[None]:
-        """One atomic write; nested calls join the outer one (a savepoint)."""
-        return self.c.transaction()
+    def transaction(self, scope: Sequence[str] | None = None) -> contextlib.AbstractContextManager[None]:
+        """One atomic write; nested calls join the outer one (a savepoint). ``scope``: what it
+        writes (:func:`~memfold.memory.storage.base.write_scope`), so writers of different
+        conversations run side by side (see :mod:`.db`); ``None``: the whole database."""
+        return self.c.transaction(scope)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """One consistent read of committed state (``REPEATABLE READ``), taking no lock."""

@@ -8,9 +8,24 @@ turns them into savepoints). So threads sharing one ``MemFold`` never see each o
 uncommitted writes, and many processes on many machines share one database.
 
 Write transactions keep the embedded backend's guarantee that a read-then-write (the next seq
-of an append, the active record of a slot, a lease row) is never raced: each one takes the
-transaction-scoped advisory lock :data:`WRITE_LOCK` first, the way SQLite's ``BEGIN IMMEDIATE``
-takes the write lock. Reads (and :meth:`snapshot`) take no lock and never wait on a writer.
+of an append, the active record of a slot, a lease row) is never raced, without SQLite's single
+writer: a transaction names what it writes (``transaction(scope=...)``, names made by
+:func:`memfold.memory.storage.base.write_scope`) and takes, at ``BEGIN`` in the same round trip,
+the shared mode of the database-wide advisory lock :data:`WRITE_LOCK` and one exclusive
+transaction-scoped advisory lock per name (:func:`lock_key`), in ascending key order, so two
+transactions never wait on each other in a cycle. Writers of different conversations (records,
+protected records, leases of different names) then run side by side; writers of the same one
+queue. A transaction without a scope (migrations, erasure, forks, relabelling, everything rare
+or database-wide) takes :data:`WRITE_LOCK` exclusively: it waits for every scoped writer in
+flight and holds off new ones, the way SQLite's ``BEGIN IMMEDIATE`` takes the write lock. A
+nested transaction joins the outer one's locks (a savepoint) and adds those of its own scope; the
+outer scope must name what its nested calls write. Reads (and :meth:`snapshot`) take no lock and
+never wait on a writer.
+
+What the scoped locks give up is that ids are handed out in commit order: two conversations'
+appends may commit ids 8 and 7 in that order. The one reader that moves a cursor over ids
+(consolidation's per-namespace turn cursor) first waits for every writer in flight
+(:meth:`PostgresDB.quiesced`), so the turns it reads are a committed prefix.
 
 Every statement goes through :meth:`all` / :meth:`one` / :meth:`value` / :meth:`run`, which
 turn driver errors into memfold's: a broken uniqueness rule is a
@@ -22,6 +37,7 @@ statement's first words. Placeholders are psycopg's ``%s``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -30,8 +46,31 @@ from psycopg import errors as pg_errors
 
 from ...errors import OPENED_READ_ONLY, StorageConflict, StorageError
 
-#: the advisory lock key every write transaction takes (``pg_advisory_xact_lock``): "memfold" in ASCII
+#: the database-wide advisory lock key (``pg_advisory_xact_lock``): "memfold" in ASCII. Scoped write
+#: transactions hold it shared, unscoped ones exclusively.
 WRITE_LOCK = 0x6D656D666F6C64
+
+
+def lock_key(name: str) -> int:
+    """The advisory lock key (a signed 64-bit integer) of one scope name such as
+    ``"conversation:c1"``: the first 8 bytes of its BLAKE2b digest. Two names sharing a key only
+    make their writers queue."""
+    key = int.from_bytes(hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    return key if key != WRITE_LOCK else key - 1
+
+
+def lock_statements(scope: Sequence[str] | None, *, shared_held: bool = False) -> list[str]:
+    """The statements taking the locks of ``scope`` (``None``: :data:`WRITE_LOCK` exclusively)."""
+    if scope is None:
+        return [f"SELECT pg_advisory_xact_lock({WRITE_LOCK})"]
+    keys = sorted({lock_key(name) for name in scope})
+    head = [] if shared_held else [f"SELECT pg_advisory_xact_lock_shared({WRITE_LOCK})"]
+    return head + [f"SELECT pg_advisory_xact_lock({k})" for k in keys]
+
+
+def lock_sql(scope: Sequence[str] | None, *, shared_held: bool = False) -> str:
+    """:func:`lock_statements` as one string (one round trip)."""
+    return "; ".join(lock_statements(scope, shared_held=shared_held))
 
 
 def translate(exc: BaseException, sql: str) -> StorageError:
@@ -81,11 +120,24 @@ class PostgresDB:
         except psycopg.OperationalError as exc:
             raise StorageError(f"cannot reach PostgreSQL ({str(exc).strip()})") from exc
 
+    def _pending(self) -> list[str]:
+        """The ``BEGIN`` (and locks) of this thread's transaction not sent yet; taken, so it is sent once."""
+        begin = getattr(self._local, "begin", None) or []
+        self._local.begin = None
+        return begin
+
     def _execute(self, sql: str, params: Sequence[Any] | None, fetch: str) -> Any:
         self.statements += 1
         with self._connection() as conn:
             try:
-                cur = conn.execute(sql, params if params else None)
+                begin = self._pending() if self._held() is not None else []
+                if not begin:
+                    cur = conn.execute(sql, params if params else None)
+                else:  # a transaction's BEGIN and locks travel with its first statement: one round trip
+                    with conn.pipeline():
+                        for statement in begin:
+                            conn.execute(statement)
+                        cur = conn.execute(sql, params if params else None)
                 if fetch == "all":
                     return cur.fetchall() if cur.description else []
                 if fetch == "one":
@@ -128,6 +180,9 @@ class PostgresDB:
         self.statements += 1
         with self.transaction(), self._connection() as conn:
             try:
+                begin = self._pending()
+                if begin:
+                    conn.execute("; ".join(begin))
                 with conn.cursor() as cur:
                     cur.executemany(sql, rows)
             except psycopg.Error as exc:
@@ -136,9 +191,25 @@ class PostgresDB:
 
     # -- transactions --------------------------------------------------------------------
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One atomic write; nested calls on this thread join it as a savepoint."""
-        yield from self._transaction(write=True)
+    def transaction(self, scope: Sequence[str] | None = None) -> Iterator[None]:
+        """One atomic write; nested calls on this thread join it as a savepoint.
+
+        :param scope: lock names of what it writes (see the module docstring); ``None``: the
+            database-wide lock, exclusively (nested: the outer transaction's locks).
+        """
+        yield from self._transaction(write=True, scope=scope)
+
+    @contextlib.contextmanager
+    def quiesced(self) -> Iterator[None]:
+        """A read after every write transaction in flight has ended: takes and holds
+        :data:`WRITE_LOCK` exclusively for the block (briefly holding off new writers), so what
+        the block reads is every write that was handed an id before it. Inside a transaction it
+        simply joins it (an unscoped one already holds the lock; a scoped one cannot wait for
+        itself)."""
+        if self._held() is not None:
+            yield
+            return
+        yield from self._transaction(write=True, scope=None)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -149,15 +220,32 @@ class PostgresDB:
             return
         yield from self._transaction(write=False)
 
-    def _transaction(self, *, write: bool) -> Iterator[None]:
+    def _more_locks(self, scope: Sequence[str] | None) -> list[str]:
+        """Inside this thread's transaction: the statements taking what ``scope`` adds to the
+        locks held (the caller sends them)."""
+        if self.read_only:
+            return []
+        if not self._local.write:  # a write inside a snapshot: its locks now
+            self._local.write = True
+            self._local.locks = None if scope is None else set(scope)
+            return lock_statements(scope)
+        held = self._local.locks
+        if held is None or scope is None:  # the database-wide lock covers everything, or join the outer scope
+            return []
+        new = [name for name in scope if name not in held]
+        held.update(new)
+        return lock_statements(new, shared_held=True) if new else []
+
+    def _transaction(self, *, write: bool, scope: Sequence[str] | None = None) -> Iterator[None]:
         conn = self._held()
         if conn is not None:  # nested: a savepoint of the thread's transaction
             depth = self._local.depth = self._local.depth + 1
             try:
-                if write and not self._local.write and not self.read_only:  # a write inside a snapshot: the lock now
-                    conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
-                    self._local.write = True
-                conn.execute(f"SAVEPOINT memfold_{depth}")
+                # one round trip: a BEGIN not sent yet, the locks this level adds, the savepoint
+                statements = self._pending() + (self._more_locks(scope) if write else [])
+                conn.execute("; ".join(statements + [f"SAVEPOINT memfold_{depth}"]))
+                # locks a deeper level adds are taken inside this savepoint: rolling it back frees them
+                held = None if self._local.locks is None else set(self._local.locks)
             except psycopg.Error as exc:
                 self._local.depth -= 1
                 raise translate(exc, "SAVEPOINT") from exc
@@ -166,6 +254,7 @@ class PostgresDB:
             except BaseException:
                 try:
                     conn.execute(f"ROLLBACK TO SAVEPOINT memfold_{depth}; RELEASE SAVEPOINT memfold_{depth}")
+                    self._local.locks = held
                 except psycopg.Error:
                     pass  # the outer transaction is failing anyway; its rollback undoes everything
                 raise
@@ -183,21 +272,26 @@ class PostgresDB:
         except psycopg.OperationalError as exc:
             raise StorageError(f"cannot reach PostgreSQL ({str(exc).strip()})") from exc
         self._local.conn, self._local.write, self._local.depth = conn, write, 0
+        self._local.locks = None if scope is None else set(scope)  # None: WRITE_LOCK exclusively
         failure: BaseException | None = None
         try:
             self.statements += 1
-            # one round trip: BEGIN and, for a write, the write lock (SQLite's BEGIN IMMEDIATE)
+            # BEGIN and, for a write, its locks (see the module docstring) are sent with the first
+            # statement of the transaction, in the same round trip; a transaction that ran no
+            # statement sends nothing at all
             if write and self.read_only:
-                conn.execute("BEGIN READ ONLY")  # a read-only handle: the server refuses any write too
+                self._local.begin = ["BEGIN READ ONLY"]  # a read-only handle: the server refuses any write too
             else:
-                conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})" if write
-                             else "BEGIN ISOLATION LEVEL REPEATABLE READ")
+                self._local.begin = (["BEGIN", *lock_statements(scope)] if write
+                                     else ["BEGIN ISOLATION LEVEL REPEATABLE READ"])
             try:
                 yield
             except BaseException:
-                conn.execute("ROLLBACK")
+                if self._local.begin is None:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            if self._local.begin is None:
+                conn.execute("COMMIT")
         except psycopg.Error as exc:
             failure = translate(exc, "COMMIT")
             try:
@@ -210,7 +304,7 @@ class PostgresDB:
             failure = exc
             raise
         finally:
-            self._local.conn = None
+            self._local.conn = self._local.begin = None
             pooled.__exit__(type(failure) if failure else None, failure, failure.__traceback__ if failure else None)
 
     @property
@@ -223,8 +317,8 @@ class PostgresDB:
 
     @property
     def in_write(self) -> bool:
-        """True inside a write transaction (row locks may be taken)."""
-        return self._held() is not None and getattr(self._local, "write", False)
+        """True inside a write transaction of a handle that may write (row locks may be taken)."""
+        return self._held() is not None and getattr(self._local, "write", False) and not self.read_only
 
 
 def where_equal(**columns: object) -> tuple[str, list[object]]:

@@ -76,7 +76,8 @@ class PostgresProtected:
     # -- reading -------------------------------------------------------------------------
     def get(self, record_id: int) -> ProtectedRecord | None:
         """The record with ``record_id``, or ``None``."""
-        row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = %s", [record_id])
+        lock = " FOR UPDATE" if self.c.in_write else ""  # a transition reads the state it changes
+        row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = %s{lock}", [record_id])
         return None if row is None else _record(row)
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,

@@ -161,15 +161,20 @@ class PostgresRuns:
         """Unerased archived turns of ``namespace``'s conversations with id > ``after_id``, created
         at or before ``horizon``, id order, at most ``limit`` (rows of the archive family). A turn
         labelled ``secret`` is returned only when its metadata records secret spans (the pass masks
-        them); a secret turn without spans is never read (secrets are not memories, issue 9)."""
-        rows = self.c.all(
-            "SELECT t.id, t.role, t.content, t.created_at, t.labels, t.metadata FROM turns t "
-            "JOIN conversations c ON c.id = t.conversation_id "
-            "WHERE c.namespace = %s AND t.erased = 0 AND t.id > %s AND t.created_at <= %s "
-            "AND (NOT (t.labels::jsonb ? 'secret') "
-            "OR jsonb_typeof(t.metadata::jsonb -> 'secret_spans') = 'array') ORDER BY t.id LIMIT %s",
-            [namespace, after_id, horizon, limit],
-        )
+        them); a secret turn without spans is never read (secrets are not memories, issue 9).
+
+        Read once every write in flight has ended (:meth:`~.db.PostgresDB.quiesced`): turns of
+        different conversations commit side by side, so without it a turn could commit after a
+        larger id was read, and the caller's cursor (the largest id read) would pass it by."""
+        with self.c.quiesced():
+            rows = self.c.all(
+                "SELECT t.id, t.role, t.content, t.created_at, t.labels, t.metadata FROM turns t "
+                "JOIN conversations c ON c.id = t.conversation_id "
+                "WHERE c.namespace = %s AND t.erased = 0 AND t.id > %s AND t.created_at <= %s "
+                "AND (NOT (t.labels::jsonb ? 'secret') "
+                "OR jsonb_typeof(t.metadata::jsonb -> 'secret_spans') = 'array') ORDER BY t.id LIMIT %s",
+                [namespace, after_id, horizon, limit],
+            )
         return [PendingTurn(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5])) for r in rows]
 
     # -- leases ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ It owns every SQL statement and migration memfold runs on SQLite: one module per
 from __future__ import annotations
 
 import contextlib
+from typing import Sequence
 from typing import Iterator
 
 import sqlite_utils
@@ -48,8 +49,10 @@ class SqliteStorage:
         self.meta = SqliteMeta(self.c)
         self.folds = SqliteFolds(self.c)
 
-    def transaction(self) -> contextlib.AbstractContextManager[None]:
-        """One atomic write; nested calls join the outer one (a savepoint)."""
+    def transaction(self, scope: Sequence[str] | None = None) -> contextlib.AbstractContextManager[None]:
+        """One atomic write; nested calls join the outer one (a savepoint). ``scope``: what it
+        writes (:func:`~memfold.memory.storage.base.write_scope`), ignored: SQLite has one
+        writer at a time (``BEGIN IMMEDIATE``) whatever is written."""
         return self.c.transaction()
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
