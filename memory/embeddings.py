@@ -360,7 +360,9 @@ class EmbeddingIndex:
         """:meth:`missing`, reading only items newer than the last scan of this process (the first
         call scans the file once; later calls read a primary-key range: the turns appended since)."""
         _check_kind(kind)
-        with self.storage.snapshot(), self._lock:  # storage first, then this index (the order every index keeps)
+        # settled: no id below the scan's mark may commit after it (PostgreSQL's concurrent writers);
+        # storage first, then this index (the order every index keeps)
+        with self.storage.settled(), self._lock:
             after = self._scanned.get(kind, 0)
             newest = self.vectors.newest_item(kind)
             rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []

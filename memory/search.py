@@ -336,7 +336,9 @@ class HybridSearch:
     def _docs(self, kind: str) -> "_Docs":
         """The indexed items of ``kind`` (id, length, group, seq) in memory, brought up to date by
         reading only the items indexed since the last search (a primary-key range)."""
-        with self.storage.snapshot(), self._docs_lock:  # storage first, then the statistics' lock
+        # settled: no id below the mark may commit after it is read (PostgreSQL's writers of
+        # different conversations commit side by side); storage first, then the statistics' lock
+        with self.storage.settled(), self._docs_lock:
             docs = self._doc_stats.setdefault(kind, _Docs())
             rows = self.fulltext.documents(kind, docs.mark)
             if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
@@ -540,10 +542,13 @@ class HybridSearch:
         # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
         # candidates; only they, and the turns next to them, are scored, checked and read.
         tokens = query_tokens(query) if mode != "dense" else []
+        # the document statistics are brought up to date first, outside the snapshot: a settled
+        # read (on PostgreSQL it waits for the writers in flight, which a snapshot cannot see end)
+        current = {kind: self._docs(kind) for kind in filters}
         with self.storage.snapshot():
             per_kind = []
             for kind, flt in filters.items():
-                docs = self._docs(kind)
+                docs = current[kind]
                 rows = self._scope_rows(kind, docs, flt)
                 if not len(rows):
                     continue

@@ -230,3 +230,40 @@ def test_postgres_locks_what_a_transaction_writes(pg_url):
     assert [t.content for t in history] == ["held open", "from another process"] and [t.seq for t in history] == [1, 2]
     assert [t.content for t in mf.conversation("b").history()] == ["from another process"]
     mf.close()
+
+
+def test_a_turn_committed_after_a_later_id_is_still_found_by_a_warm_search(pg_url):
+    """Scoped writers commit ids out of order on PostgreSQL: a turn of ``a`` takes id i and is
+    still open while another process appends a turn of ``b`` (id i+1) and commits. A search
+    process whose in-memory document statistics read past i+1 at that moment would never find
+    the turn of ``a``; the search reads settled state (``Storage.settled``: it waits for the
+    writer in flight), so both turns are found once ``a`` commits, by that search and the next."""
+    import threading
+    import time
+
+    mf = MemFold(pg_url, clock=LogicalClock(), token_counter="words")
+    for cid in ("a", "b"):
+        mf.conversation(cid, namespace="default").append({"role": "user", "content": "warm up"})
+    reader = MemFold(pg_url, clock=LogicalClock(), token_counter="words")
+    assert reader.search("zebra", mode="bm25") == []  # the reader's statistics are warm now
+    found: list[list[str]] = []
+    searcher = threading.Thread(target=lambda: found.append(sorted(h.text for h in reader.search("zebra", mode="bm25"))))
+    try:
+        with mf.storage.transaction(write_scope(conversations=["a"])):
+            mf.conversation("a").append({"role": "user", "content": "zebra held open"}, compact=False)
+            other = subprocess.run([sys.executable, "-c", APPEND_ONE.replace("from another process", "zebra committed first"),
+                                    pg_url, "b"], capture_output=True, text=True, timeout=300)
+            assert other.returncode == 0, other.stderr
+            searcher.start()
+            end = time.monotonic() + 300
+            while searcher.is_alive() and waiting_advisory_locks(pg_url) < 1:  # polling a condition
+                assert time.monotonic() < end, "the search neither returned nor waited"
+                time.sleep(0.05)
+        searcher.join(timeout=300)
+        assert not searcher.is_alive()
+        again = sorted(h.text for h in reader.search("zebra", mode="bm25"))
+        assert found == [["zebra committed first", "zebra held open"]]
+        assert again == ["zebra committed first", "zebra held open"]
+    finally:
+        reader.close()
+        mf.close()

@@ -228,6 +228,10 @@ class RecordingStorage:
         self.calls.add("snapshot")
         return self.inner.snapshot()
 
+    def settled(self):
+        self.calls.add("settled")
+        return self.inner.settled()
+
     @property
     def in_transaction(self) -> bool:
         self.calls.add("in_transaction")
@@ -587,6 +591,19 @@ def test_snapshot_sees_one_consistent_state_and_takes_no_write_lock(storage):
         assert storage.archive.conversation_ids() == before == ["a"]
     writer.join()
     assert done == [True] and storage.archive.conversation_ids() == ["a", "b"]
+
+
+@covers("settled", "archive.insert_conversation", "archive.conversation_ids")
+def test_settled_reads_every_committed_write_and_joins_an_open_transaction(storage):
+    add_conversation(storage, "a")
+    add_conversation(storage.other(), "b")  # committed by another handle before the read
+    with storage.settled():
+        assert storage.archive.conversation_ids() == ["a", "b"]
+    with storage.transaction():
+        add_conversation(storage, "c")
+        with storage.settled():  # inside a transaction it joins it (it cannot wait for itself)
+            assert storage.archive.conversation_ids() == ["a", "b", "c"]
+    assert storage.archive.conversation_ids() == ["a", "b", "c"]
 
 
 @covers("snapshot", "transaction", "archive.insert_conversation", "archive.conversation_ids")

@@ -761,6 +761,14 @@ class Storage(Protocol):
     def snapshot(self) -> ContextManager[None]:
         """One consistent read of committed state (a read transaction), taking no write lock."""
 
+    def settled(self) -> ContextManager[None]:
+        """A read that sees every write handed an id before it began, committed: what a reader
+        that moves a cursor over ids (the search's in-memory document statistics, the embedding
+        scan) needs, so an id below its cursor never commits after it read past it. SQLite has one
+        writer, whose ids commit in order: a :meth:`snapshot`. PostgreSQL's writers of different
+        conversations commit side by side, so ids may commit out of order: it waits for the
+        writers in flight and holds off new ones for the block (keep it short)."""
+
     @property
     def in_transaction(self) -> bool:
         """True while the calling thread is inside a :meth:`transaction` (or :meth:`snapshot`) of

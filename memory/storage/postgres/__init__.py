@@ -58,6 +58,11 @@ class PostgresStorage:
         """One consistent read of committed state (``REPEATABLE READ``), taking no lock."""
         return self.c.snapshot()
 
+    def settled(self) -> contextlib.AbstractContextManager[None]:
+        """A read after every write in flight has ended (:meth:`.db.PostgresDB.quiesced`): scoped
+        writers commit ids out of order, and a cursor over ids must not skip one."""
+        return self.c.quiesced()
+
     @property
     def in_transaction(self) -> bool:
         """True while the calling thread is inside a :meth:`transaction` or :meth:`snapshot`."""

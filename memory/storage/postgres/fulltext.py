@@ -256,9 +256,10 @@ class PostgresFullText:
         turn's seq (a card's ``last_seq``, 0 for a record). A search keeps these in memory and
         reads only the ones written since (a primary-key range).
 
-        Ids above the last one read arrive in commit order because every write transaction holds
-        the one write lock (:data:`~memfold.memory.storage.postgres.db.WRITE_LOCK`) while it takes
-        its ids; writers that commit concurrently would need a horizon here instead."""
+        Writers of different conversations commit ids out of order, so the caller reads inside
+        :meth:`~memfold.memory.storage.postgres.PostgresStorage.settled` (every writer in flight
+        has ended): no id at or below the last one read commits later. Called inside another
+        transaction it cannot wait, and a turn committed out of order may be missed by that process."""
         fts = _fts(kind)
         table = {"turn": "turns", "card": "cards", "record": "records"}[kind]
         group, seq = {"turn": ("x.conversation_id", "x.seq"), "card": ("x.conversation_id", "x.last_seq"),

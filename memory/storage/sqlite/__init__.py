@@ -59,6 +59,10 @@ class SqliteStorage:
         """One consistent read of committed state, taking no write lock."""
         return self.c.snapshot()
 
+    def settled(self) -> contextlib.AbstractContextManager[None]:
+        """A :meth:`snapshot`: one writer at a time, so ids commit in the order they are handed out."""
+        return self.c.snapshot()
+
     @property
     def in_transaction(self) -> bool:
         """True while the calling thread is inside a :meth:`transaction` or :meth:`snapshot` of
