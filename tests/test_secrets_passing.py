@@ -127,3 +127,24 @@ def test_a_bare_pin_shaped_reply_to_an_identity_check_is_the_pin_given_unasked(m
     assert stored[1] == (["secret"], {"secret_spans": [[0, 4]]})
     assert stored[3] == ([], {})  # an account number is longer than a PIN: it stays readable
     assert "5380" not in _derived_text(mf) and "5380" not in _shown(conv) and "85731890" in _shown(conv)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("My Clearance Code is 9315831.", "9315831"),
+    ("the door code is 4417, use it after six", "4417"),
+    ("Here is my 2FA code: 882910", "882910"),
+])
+def test_a_code_named_by_what_it_unlocks_is_a_secret(mf, text, value):
+    """Added after the fresh check set's one leak (a clearance code; in-sample since): a code named
+    by what it opens or authorises (clearance, door, alarm, login, 2FA, recovery ...) is a secret."""
+    conv, stored = _replay(mf, [("assistant", "How can I help?"), ("user", text)], namespace="ship/crew")
+    assert stored[1][0] == ["secret"]
+    assert value not in _derived_text(mf) and value not in _shown(conv)
+
+
+def test_a_bare_reply_to_a_question_for_the_code_type_is_secret_and_other_codes_stay_readable(mf):
+    conv, stored = _replay(mf, [("user", "The error code is 50312 and the zip code is 90210."),
+                                ("assistant", "May I have the code and code type please?"), ("user", "425931")],
+                           namespace="ship/crew")
+    assert stored[0] == ([], {}) and stored[2][0] == ["secret"]
+    assert "425931" not in _derived_text(mf) and "425931" not in _shown(conv)

@@ -71,7 +71,10 @@ _NUMBER = re.compile(r"(?<![\d/.-])\d{3,8}(?![\d/])")  # not part of a date like
 _KEYWORD = re.compile(
     r"(?<![a-z])(?:personal identification numbers?|pin ?codes?|pins?(?![a-z])|pass ?codes?|passwords?|"
     r"passphrases?|passwd|security codes?|verification codes?|one[- ]time (?:pass)?codes?|otps?(?![a-z])|"
-    r"cvv2?(?![a-z])|cvc2?(?![a-z])|access codes?)(?![a-z])", re.IGNORECASE)
+    r"cvv2?(?![a-z])|cvc2?(?![a-z])|access codes?|" + r"(?:" + "|".join(
+        ("clearance", "authori[sz]ation", "auth", "login", "log-in", "unlock", "door", "alarm", "entry",
+         "gate", "safe", "lock", "override", "recovery", "backup", "2fa", "mfa", "sms", "secret")) + r") codes?)(?![a-z])",
+    re.IGNORECASE)
 #: keywords whose value may be a word, not only digits ("password is BlueSky!")
 _WORDY = re.compile(r"pass(?:word|phrase|wd)|pass ?code", re.IGNORECASE)
 #: what may stand between a keyword and its value: "PIN 5380", "pin # is 0314", "PIN: either 1596"
@@ -150,7 +153,8 @@ _QUESTION_WORD = re.compile(r"(?:why|what|how|who|whom|when|where|which|can|coul
 ASKS_SECRET = re.compile(
     r"(?<![a-z])(?:pin|pins|pin ?codes?|password|passcode|passphrase|personal identification number|"
     r"security (?:question|answer|code)s?|verification code|one[- ]time (?:pass)?code|otp|cvv|cvc|"
-    r"access code|\d[- ]digit (?:code|number|pin)|enter (?:your|the) (?:[\w-]+ ){0,3}code|maiden|"
+    r"access code|(?:clearance|authori[sz]ation|auth|login|unlock|door|alarm|entry|gate|safe|lock|override|"
+    r"recovery|backup|2fa|mfa|sms|secret) codes?|code type|\d[- ]digit (?:code|number|pin)|enter (?:your|the) (?:[\w-]+ ){0,3}code|maiden|"
     r"pet(?:'?s)? name|name of (?:the|your|my) (?:\w+ )?pet|authenticat\w*)(?![a-z])",
     re.IGNORECASE)
 #: how many user turns a secret question stays open while the user stalls, asks back or gives
