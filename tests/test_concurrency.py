@@ -158,7 +158,9 @@ def test_a_fleet_of_bot_processes_on_own_and_shared_conversations(backend_target
         assert len(active) == 1  # supersession: one fact in force however many processes wrote it
         assert len(mf.storage.records.list(namespace="fleet", key="user.plan")) == bots * len(range(0, n, 5))
         weekend = [r for r in mf.protected.list(conversation_id="shared", state=None) if "weekend" in r.text.lower()]
-        sources = [p for r in weekend for p in r.provenance]
+        # the first statement made the record; its restatements refresh it (issue 18, point 5)
+        sources = [p for r in weekend for p in [*r.provenance, *r.metadata.get("restated_by", [])]]
+        assert len([r for r in weekend if r.state == "active"]) == 1
         assert sorted(sources) == sorted(f"turn:{t.id}" for t in turns if t.content.startswith("Never call"))
         assert mf.archive.verify() == []
 

@@ -371,7 +371,7 @@ def test_memfold_view_seed_removes_its_scratch_folder_when_stopped(tmp_path, sig
         view.proc.send_signal(signum)
         code = view.proc.wait(60)
     assert list(scratch_root.iterdir()) == [], f"left behind after {signum.name} (exit {code})"
-    assert code != 0 and code != -signum  # it unwound (an exit status), it was not killed by the signal
+    assert code >= 0  # it unwound to an exit status (uvicorn may end a SIGINT cleanly with 0), not killed by the signal
 
 
 def test_memfold_view_refuses_bad_arguments(replayed, tmp_path):
