@@ -289,7 +289,7 @@ def evidence_check(mf: "MemFold", run: "ReplayRun") -> dict[str, Any]:
             if not gold:
                 continue
             questions += 1
-            hits = conv.search(q["question"], k=RECALL_K)
+            hits = conv.search(q["question"], limit=RECALL_K)
             turn_hits = {h.id for h in hits if h.kind == "turn"}
             covered = set(turn_hits)
             for h in hits:

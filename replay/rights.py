@@ -192,7 +192,7 @@ def _texts(op: str, world: World, conv_id: str, reader: tuple[str, ...] | None, 
                      m.get("content") or "") for m in ctx.messages]
         if op == "search":
             marker = rng.choice(list(world.sources))
-            return [("conversation", h.snippet) for h in conv.search(marker, k=10, reader=rdr)]
+            return [("conversation", h.snippet) for h in conv.search(marker, limit=10, reader=rdr)]
         if op == "describe":
             return [("conversation", json.dumps(conv.describe(rng.choice(items), reader=rdr)))]
         if op == "expand":
@@ -300,7 +300,7 @@ def revoked_exposure(seed: int, *, turns: int = 120, directory: str | Path | Non
             if i > turns // 2:
                 ctx = conv.context(reader=reader)
                 observe("contexts", "\n".join(m.get("content") or "" for m in ctx.messages))
-                for hit in conv.search(rng.choice(sorted(revoked)), k=10, reader=reader):
+                for hit in conv.search(rng.choice(sorted(revoked)), limit=10, reader=reader):
                     observe("search_hits", hit.snippet)
                 for ref in [r for r in ctx.refs if r.startswith("c")][:3]:
                     try:

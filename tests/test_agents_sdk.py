@@ -121,7 +121,7 @@ def test_items_round_trip_losslessly(amf):
     assert by_role[2] == ("system", "Answer in French.", None)
     assert by_role[6][0] == "assistant" and conv.history()[6].tool_calls[0]["function"]["name"] == "order_status"
     assert by_role[7] == ("tool", "ORD-3300: shipped May 3", "call_1")
-    assert [h.ref for h in conv.search("ORD-3300", k=5)]
+    assert [h.ref for h in conv.search("ORD-3300", limit=5)]
     assert amf.archive.verify() == []
 
 

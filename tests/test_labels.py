@@ -181,7 +181,7 @@ def test_randomized_no_reader_sees_a_label_it_lacks(small, seed):
     for _ in range(12):
         reader = Reader.of(rnd.sample(labels, rnd.randint(0, 3)))
         seen: list[str] = [m["content"] or "" for m in conv.context(reader=reader).messages]
-        seen += [h.snippet for h in conv.search("parcel Leeds depot", k=50, reader=reader)]
+        seen += [h.snippet for h in conv.search("parcel Leeds depot", limit=50, reader=reader)]
         seen += [r.record.content for r in small.read("n", 50, reader=reader)]
         seen += [r.text for r in small.protected.active_for("c", reader=reader)]
         for item in conv.catalog.items():
