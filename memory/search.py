@@ -46,6 +46,7 @@ from .records import RECORD_TYPES
 from .validation import check_labels
 from .storage.base import Storage
 from .storage.rows import SearchScope
+from .storage.vectorscan import lineage_mask
 
 #: reciprocal rank fusion constant (Cormack et al. 2009)
 RRF_K = 60
@@ -172,17 +173,7 @@ class _Docs:
         """Positions of the items a lineage sees (``None``: every item)."""
         if lineage is None:
             return np.arange(self.n)
-        mask = np.zeros(self.n, dtype=bool)
-        groups, seqs = self.groups, self.seqs
-        for conversation_id, upto in lineage:
-            code = self.names.get(conversation_id)
-            if code is None:
-                continue
-            m = groups == code
-            if upto is not None:
-                m &= seqs <= upto
-            mask |= m
-        return np.flatnonzero(mask)
+        return np.flatnonzero(lineage_mask(self.names, self.groups, self.seqs, lineage))
 
     def rows_of(self, ids: np.ndarray) -> np.ndarray:
         """Positions of the (sorted) ``ids`` that are known here."""

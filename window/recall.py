@@ -245,17 +245,13 @@ def describe(parts: WindowParts, conv: ConversationRef, ref: int | str, *, reade
     card = get_card(parts, conv, item_id)
     require(rdr, card.labels, card.ref)
     conv = _receipt_scope(parts, conv, card)
-    from .forks import card_visible
-
-    parents = [p for p in parts.cards.get_many(parts.cards.parent_of("card", card.id)).values()
-               if card_visible(conv, p) and can_read(rdr, p.labels)]
     return {
         "ref": card.ref, "kind": "card", "depth": card.depth, "first_seq": card.first_seq, "last_seq": card.last_seq,
         "first_turn_id": card.first_turn_id, "last_turn_id": card.last_turn_id, "start_at": card.start_at,
         "end_at": card.end_at, "children": list(card.covers), "tokens": card.tokens,
         "source_tokens": card.source_tokens, "labels": list(card.labels), "summarizer": card.summarizer,
         "stale": card.stale, "created_at": card.created_at,
-        "parents": [p.ref for p in sorted(parents, key=lambda p: p.id)],
+        "parents": _visible_parents(parts, conv, "card", card.id, rdr),
     }
 
 

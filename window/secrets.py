@@ -203,6 +203,12 @@ def _asks_secret(text: str) -> bool:
 
 
 @_per_text
+def _mentions_secret(text: str) -> bool:
+    """Does a turn ask for a secret or name one (:data:`ASKS_SECRET` or :data:`_KEYWORD`)?"""
+    return ASKS_SECRET.search(text) is not None or _KEYWORD.search(text) is not None
+
+
+@_per_text
 def _names_a_secret(text: str) -> bool:
     """Does a user turn name a secret or a security answer, where in it is not known (rule 2)?"""
     return bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)
@@ -299,13 +305,13 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
         out += [m.span() for m in re.finditer(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text)]
     if not earlier:
         return out
-    talk = any(ASKS_SECRET.search(_content(t)) or _KEYWORD.search(_content(t)) for t in earlier)
+    talk = any(_mentions_secret(_content(t)) for t in earlier)
+    asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
+                 "")  # the last assistant turn before this one
     if role == "user" and talk:
         out += [m.span() for m in _PIN_SHAPED.finditer(text)]
         words = re.findall(r"[\w'-]+", text)
-        asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
-                     "")
-        other_question = asked.rstrip().endswith("?") and not ASKS_SECRET.search(asked)  # it answers that one
+        other_question = asked.rstrip().endswith("?") and not _asks_secret(asked)  # it answers that one
         users = [_content(t) for t in earlier if isinstance(t, Mapping) and t.get("role") == "user"][-2:]
         if any(_USER_SECRET_WORDS.search(u) or _KEYWORD.search(u) for u in users):
             other_question = False  # the user just named a secret ("Do you need my childhood pet name?")
@@ -315,13 +321,11 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
             out.append((0, len(text)))
     if role == "user":
         bare = _BARE_PIN.fullmatch(text)
-        asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
-                     "")
         if bare and _IDENTITY_ASK.search(asked):
             out.append(bare.span(1))
     last = earlier[-1] if isinstance(earlier[-1], Mapping) else {}
     if role == "assistant" and last.get("role") == "user" and (
-            ASKS_SECRET.search(_content(last)) or _KEYWORD.search(_content(last))):
+            _mentions_secret(_content(last))):
         out += [m.span() for m in _NUMBER.finditer(text)]
     if role == "user":
         out += [m.span(1) if m.group(1) else m.span() for m in _GUESSED_NUMBER.finditer(text)]

@@ -25,6 +25,34 @@ def unit(vector: np.ndarray) -> np.ndarray:
     return q / norm if norm > 0 else q
 
 
+def cosines(vectors: np.ndarray, inverse_norms: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosine of ``query`` (a unit vector) to ``vectors[rows]``, given each vector's inverse norm."""
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.float64)
+    if vectors.shape[1] != len(query):
+        from ..errors import EmbeddingError
+
+        raise EmbeddingError(f"the query vector has dimension {len(query)}, the stored vectors "
+                             f"{vectors.shape[1]}: embed the query with the database's model")
+    return (vectors[rows] @ query).astype(np.float64) * inverse_norms[rows]
+
+
+def lineage_mask(names: dict, groups: np.ndarray, seqs: np.ndarray,
+                 lineage: Sequence[tuple[str, int | None]]) -> np.ndarray:
+    """Which items (by their group code and seq) a conversation's lineage sees: each
+    ``(conversation_id, upto)`` picks that conversation's items up to seq ``upto`` (``None``: all)."""
+    mask = np.zeros(len(groups), dtype=bool)
+    for conversation_id, upto in lineage:
+        code = names.get(conversation_id)
+        if code is None:
+            continue
+        m = groups == code
+        if upto is not None:
+            m &= seqs <= upto
+        mask |= m
+    return mask
+
+
 class Matrix:
     """The vectors of one kind: ``ids (n,) int64`` ascending, ``vectors (n, dim) float32`` and their
     inverse norms ``(n,) float32`` (0 for a zero row)."""
@@ -40,14 +68,7 @@ class Matrix:
 
     def cosines(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosine of ``query`` (a unit vector) to the vectors at positions ``rows``."""
-        if len(rows) == 0:
-            return np.zeros(0, dtype=np.float64)
-        if self.vectors.shape[1] != len(query):
-            from ..errors import EmbeddingError
-
-            raise EmbeddingError(f"the query vector has dimension {len(query)}, the stored vectors "
-                                 f"{self.vectors.shape[1]}: embed the query with the database's model")
-        return (self.vectors[rows] @ query).astype(np.float64) * self.inverse_norms[rows]
+        return cosines(self.vectors, self.inverse_norms, rows, query)
 
     def positions(self, item_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """Positions (in :attr:`ids`) of those of ``item_ids`` that have a vector, in ``ids`` order."""
@@ -181,17 +202,7 @@ class IncrementalMatrix:
         live = self.live[:self.n]
         if lineage is None:
             return np.flatnonzero(live)
-        mask = np.zeros(self.n, dtype=bool)
-        groups, seqs = self.groups[:self.n], self.seqs[:self.n]
-        for conversation_id, upto in lineage:
-            code = self.names.get(conversation_id)
-            if code is None:
-                continue
-            m = groups == code
-            if upto is not None:
-                m &= seqs <= upto
-            mask |= m
-        return np.flatnonzero(mask & live)
+        return np.flatnonzero(lineage_mask(self.names, self.groups[:self.n], self.seqs[:self.n], lineage) & live)
 
     def positions(self, item_ids: Iterable[int]) -> np.ndarray:
         """Positions of those of ``item_ids`` that have a live vector here."""
@@ -212,14 +223,7 @@ class IncrementalMatrix:
 
     def cosines(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosine of the unit ``query`` to the vectors at ``rows``."""
-        if len(rows) == 0:
-            return np.zeros(0, dtype=np.float64)
-        if self.vectors.shape[1] != len(query):
-            from ..errors import EmbeddingError
-
-            raise EmbeddingError(f"the query vector has dimension {len(query)}, the stored vectors "
-                                 f"{self.vectors.shape[1]}: embed the query with the database's model")
-        return (self.vectors[rows] @ query).astype(np.float64) * self.inverse_norms[rows]
+        return cosines(self.vectors, self.inverse_norms, rows, query)
 
     def top(self, query_vector: np.ndarray, rows: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """``[(item_id, cosine)]``: the ``limit`` rows of ``rows`` most similar to ``query_vector``,
