@@ -380,15 +380,19 @@ class EmbeddingIndex:
         self.check_model(embedder.model_id, embedder.dim)
         todo = [(kind, item_id, text) for kind in kinds for item_id, text in self.missing_since_scan(kind)]
         done = 0
-        for start in range(0, len(todo), batch_size):
-            chunk = todo[start:start + batch_size]
-            vectors = embedder.embed_batch([text for _, _, text in chunk])
-            for kind in {k for k, _, _ in chunk}:
-                rows = [(i, pos) for pos, (k, i, _) in enumerate(chunk) if k == kind]
-                self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
-            done += len(chunk)
-            if progress is not None:
-                progress(done, len(todo))
+        try:
+            for start in range(0, len(todo), batch_size):
+                chunk = todo[start:start + batch_size]
+                vectors = embedder.embed_batch([text for _, _, text in chunk])
+                for kind in {k for k, _, _ in chunk}:
+                    rows = [(i, pos) for pos, (k, i, _) in enumerate(chunk) if k == kind]
+                    self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, len(todo))
+        except BaseException:
+            self.forget()  # the scan mark passed items not embedded yet: the next call scans again
+            raise
         return done
 
     def reembed(self, embedder: Embedder, *, batch_size: int = 256,

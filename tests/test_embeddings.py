@@ -221,3 +221,27 @@ def test_without_embedder_only_equal_text_refreshes(db_path, clock):
 def test_same_meaning_threshold_is_validated():
     with pytest.raises(memfold.InvalidInput, match="threshold"):
         SameMeaning(HashingEmbedder(), threshold=1.5)
+
+
+class _FailsOnce(HashingEmbedder):
+    """A hashing embedder whose first batch fails, as a model that cannot load the first time."""
+
+    def __init__(self) -> None:
+        super().__init__(32)
+        self.failures = 1
+
+    def embed_batch(self, texts):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("the model is not loaded yet")
+        return super().embed_batch(texts)
+
+
+def test_items_a_failed_embedding_batch_skipped_are_embedded_by_the_next_index(db_path):
+    with memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder=None) as mf:
+        mf.conversation("c", namespace="n").append({"role": "user", "content": "my parcel is late"})
+        index, embedder = mf.searcher.index, _FailsOnce()
+        with pytest.raises(RuntimeError):
+            index.index(embedder, kinds=("turn",))
+        assert index.index(embedder, kinds=("turn",)) == 1  # the failed batch's turn, not skipped for good
+        assert index.missing("turn") == []
