@@ -321,10 +321,9 @@ class Conversation:
                 self.leave_note(pressure)
             if outcome is not None:
                 note = note_text(settings)
-                card_on = settings.fold_card_tool_calls > 0 or settings.fold_card_tokens > 0
                 bounds.measured(self.id, settings, pressure=pressure, last_seq=outcome.last_seq,
                                 note_tokens=self.parts.token_counter.count(note) if note else 0,
-                                work=self.storage.folds.unfolded_totals(self.id) if card_on else (0, 0))
+                                work=self.storage.folds.unfolded_totals(self.id) if settings.fold_cards_on else (0, 0))
         except StorageError:
             bounds.forget(self.id)
             try:
