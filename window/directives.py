@@ -1120,8 +1120,8 @@ _QUANT_AGENT = re.compile(r"^(?:every|each|all|any)\s+(?:[\w'’/-]+\s+){1,4}?(?
 
 _NUMBER_WORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
                 r"hundred|a (?:couple|dozen|few))")
-_LIMIT_WORDS = re.compile(r"^(?:no more than|not more than|at most|at the most|a maximum of|max(?:imum)?|up to|never more than|"
-                          r"no fewer than|at least|a minimum of)\s+" + _NUMBER_WORD + r"\b", re.I)
+_LIMIT_WORDS = re.compile(r"^(?:no more than|not more than|at most|at the most|a maximum of|max(?:imum)?|never more than)\s+"
+                          + _NUMBER_WORD + r"\b(?![^.!?]*\b(?:is|are|was|were|came|come|showed|turned)\b)", re.I)
 _ELLIPTIC_ONLY = re.compile(r"^(?:just|only)\s+(?:the\s+)?[\w'’ -]{2,60}?,?\s*(?:and\s+)?(?:nothing|no one|nobody|none|nowhere)\s+"
                             r"(?:else|more|outside)\b", re.I)
 _RESTRICT_VERB_R5 = re.compile(r"^(?:confine|scope|narrow|constrain|restrict|limit|keep)\s+(?:your |the |all |any |every |our |my )?"
@@ -1393,7 +1393,7 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
         if _INVERTED_PROHIBIT.match(whole):
             return "constraint", "never"
         m = _ROLE_MODAL.match(main)
-        if m and not past:
+        if m and not past and not _EPISTEMIC.match(m.group("rest")) and not _EVALUATIVE.match(m.group("rest")):
             modal = m.group("modal").lower()
             if re.search(r"\b(?:allowed|permitted|authori[sz]ed|free)\b", modal) and not re.search(r"not|n't", modal) \
                     or re.match(r"^(?:may|can)$", modal):
@@ -1498,7 +1498,9 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
         if _APPROVAL_THIRD.match(whole):
             return "approval", "approval_statement"
         m = re.match(r"^(?:(?:ok|okay|yes|yep|fine|sure|alright)\s*[,.]\s*)*approved\s*[,.:;]\s*(?P<rest>\w.+)$", whole, re.I | re.S)
-        if m and (imperative(m.group("rest")) or _IMPERATIVE_SHAPE.match(m.group("rest"))):
+        rest = re.sub(r"^(?:(?:go ahead and|go ahead,?|please|you can|feel free to)\s+)+", "", m.group("rest"), flags=re.I) \
+            if m else ""
+        if m and (imperative(rest) or _IMPERATIVE_SHAPE.match(rest)):
             return "approval", "approval_statement"
 
     if families.on(F_EVIDENCE_R5) and not exclaim:
@@ -1514,7 +1516,7 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
 
     if families.on(F_DECISION_R5) and not exclaim and len(whole.split()) >= 4:
         m = _DECISION_LABEL.match(whole)
-        if m and len(m.group("rest").split()) >= 3:
+        if m and len(m.group("rest").split()) >= 3 and not past:
             return "policy_state", "decision"
         for clause in dict.fromkeys((whole, main)):
             if re.search(r"\b(?:last|ago|yesterday)\b", clause, re.I):

@@ -208,7 +208,7 @@ _S_TO_MORE = re.compile(_SWITCH_MORE + r"(?: from (?P<from>[^.;!?,]+?)) to\s+(?:
 _SWITCH_VERBS = (r"\bi(?:'ve| have)?(?:\s+(?:" + _FILLER + r"|finally|recently|also|since|already|eventually|just|\w+ly))*\s+"
                  r"(?:moved|transferred|ported)")
 _S_MY_VERBS = re.compile(_SWITCH_VERBS + r" my " + _IDENTITY + r"(?P<attr>[a-z][a-z\- ]{1,40}?)(?: from (?P<from>[^.;!?,]+?))? "
-                         r"(?:over )?to\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
+                         r"(?:over )?to\s+(?:(?:" + _FILLER + r")\s+)*(?=(?-i:[A-Z0-9]))" + _VALUE + _VALUE_END, re.I)  # a named provider, not "the other side"
 #: "these days I use Bitwarden as my password manager"
 _USE_AS = re.compile(r"\bi(?:\s+(?:" + _FILLER + r"|mostly|mainly|always|usually))*\s+(?:use|rely on|go with|run|have)\s+"
                      r"(?P<v>[^.;!?,]+?)\s+as my\s+" + _MODS + _ATTR + _VALUE_END, re.I)
