@@ -42,7 +42,7 @@ def _say(mf, *texts, cid="c"):
 STANDING = [
     (d.F_TEXTING, "pls always attach the invoice number to ur replies", "constraint"),
     (d.F_ROLE_SUBJECT, "The assistant must never quote prices in dollars.", "constraint"),
-    ((d.F_ROLE_SUBJECT, d.F_PERMIT_R5), "Operators may waive the booking fee for returning guests.", "permission"),
+    ((d.F_ROLE_SUBJECT, d.F_PERMIT_R5, d.F_AGENT_NOUN), "Operators may waive the booking fee for returning guests.", "permission"),
     (d.F_PASSIVE_DEONTIC, "Two-factor login for the admin portal is mandatory.", "obligation"),
     (d.F_PASSIVE_DEONTIC, "Sharing customer addresses with third parties is strictly prohibited.", "constraint"),
     (d.F_POLITE_QUESTION, "Could you always put the ticket number in the subject line?", "obligation"),
@@ -64,6 +64,13 @@ STANDING = [
     (d.F_EVIDENCE_R5, "I verified that the serial number matches the delivery note.", "evidence"),
     (d.F_DECISION_R5, "Resolved: we keep the old company name.", "policy_state"),
     (d.F_DECISION_R5, "The committee picked the harbour venue over the castle.", "policy_state"),
+    # from the second round-5 own set (r5own2)
+    (d.F_PLURALS, "It's fine for you to reschedule the deliveries when I'm away.", "permission"),
+    (d.F_QUANT_PASSIVE, "All hard hats are to be returned to the site office.", "obligation"),
+    (d.F_QUANT_PASSIVE, "In case the alarm goes off, phone the security desk.", "obligation"),
+    (d.F_AGENT_NOUN, "Cleaners are allowed to use the staff kitchen after hours.", "permission"),
+    (d.F_DECISION_NP, "We've decided to rent a minibus for the choir.", "policy_state"),
+    (d.F_DECISION_NP, "We're going with fortnightly check-ins for the volunteers.", "policy_state"),
 ]
 
 
@@ -98,6 +105,12 @@ NEAR_MISSES = [
     "Approved or not, the trip was worth it.",
     "Make sure you try the pastries if you visit!",
     "lol my neighbour never answers the door before noon",
+    "The picture shows how tiny the puppy was back then.",
+    "Feel free to bring the kids to the picnic!",
+    "My grandparents are allowed to visit on Sundays now.",
+    "We've decided to adopt a kitten!",
+    "We're going with friends to the lake.",
+    "We'll see the castle on Saturday.",
 ]
 
 
@@ -233,8 +246,9 @@ def test_every_round5_family_names_the_sets_it_was_written_from():
              "deadline_forms_r5", "prerequisite_forms_r5", "approval_forms_r5", "evidence_forms_r5", "decision_forms_r5",
              "reset_forms_r5", "revoke_forms_r5", "completion_forms", "narrated_third_party", "attr_value_article",
              "attr_use_as", "attr_instead_of", "attr_still_favourite", "attr_not_my_anymore",
-             "attr_negation_after_filler", "attr_filler_more", "attr_switch_verbs"]
+             "attr_negation_after_filler", "attr_filler_more", "attr_switch_verbs", "task_noun_plurals",
+             "quantified_passive_duty", "agent_noun_subject", "decision_bare_np"]
     for name in names:
-        assert families.REGISTRY[name] and families.REGISTRY[name] <= {"fresh3", "r5own"}, name
+        assert families.REGISTRY[name] and families.REGISTRY[name] <= {"fresh3", "r5own", "r5own2"}, name
     assert set(families.motivated_only_by("fresh3")) >= {"texting_forms", "rule_label", "emphatic_no"}
     assert "fresh4" not in {s for origin in families.REGISTRY.values() for s in origin}
