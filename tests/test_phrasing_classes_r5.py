@@ -111,6 +111,7 @@ NEAR_MISSES = [
     "We've decided to adopt a kitten!",
     "We're going with friends to the lake.",
     "We'll see the castle on Saturday.",
+    "My sister accepted the job offer in Leeds.",
 ]
 
 

@@ -1194,7 +1194,14 @@ _WITHOUT_LEAD = re.compile(r"^(?:without|unless|until)\s+[^,]{2,60},\s*(?P<main>
 _AFTER_CLAUSE = re.compile(r"\s(?:after|once|only when|only after|as soon as)\s+(?:the|a|an|our|my|your|their|all|both|it|they|"
                            r"we|you|he|she)\b[\w'’ -]{0,50}?\b(?:has|have|is|are|gets?|got)\s+\w+", re.I)
 
-_APPROVAL_THIRD = re.compile(r"^(?!(?:i|we|he|she|they|you|my (?:mum|mom|dad|parents|wife|husband|partner|kids?))\b)"
+_KIN = (r"(?:kids?|children|son|daughter|mum|mom|mother|dad|father|parents?|wife|husband|partner|girlfriend|boyfriend|"
+        r"brother|sister|siblings?|family|friends?|grandma|grandpa|grandparents?|landlord|neighbou?rs?|roommates?|flatmates?|"
+        r"boss|teacher|coach|doctor|dog|cat|pets?|uncle|aunt|cousins?|colleagues?)")
+#: family and friends (a boss, a doctor or a landlord approving something is news for the task)
+_KIN_CLOSE = (r"(?:kids?|children|son|daughter|mum|mom|mother|dad|father|parents?|wife|husband|partner|girlfriend|boyfriend|"
+              r"brother|sister|siblings?|family|friends?|grandma|grandpa|grandparents?|roommates?|flatmates?|dog|cat|pets?|"
+              r"uncle|aunt|cousins?)")
+_APPROVAL_THIRD = re.compile(r"^(?!(?:i|we|he|she|they|you)\b)(?!(?:my|our|his|her|their)\s+(?:\w+\s+)?" + _KIN_CLOSE + r"\b)"
                              r"(?:[\w'’.-]+\s+){1,4}?(?:has |have |just |finally |officially )?(?:approved|okayed|ok'd|greenlit|"
                              r"green-lit|signed off on|authori[sz]ed|accepted)\s+(?:the|our|my|your|this|that|their|a|an)\s+"
                              r"[\w'’ -]{2,60}", re.I)
@@ -1372,9 +1379,6 @@ def first_person_completion(sentence: str) -> bool:
 
 # narration about third parties in a directive's shape ("my landlord never answers emails before
 # noon", "My kids are not allowed sweets before dinner", "Approved or not, I'm proud of it")
-_KIN = (r"(?:kids?|children|son|daughter|mum|mom|mother|dad|father|parents?|wife|husband|partner|girlfriend|boyfriend|"
-        r"brother|sister|siblings?|family|friends?|grandma|grandpa|grandparents?|landlord|neighbou?rs?|roommates?|flatmates?|"
-        r"boss|teacher|coach|doctor|dog|cat|pets?|uncle|aunt|cousins?|colleagues?)")
 _NARRATED = re.compile(r"^(?:(?:lol|haha|omg|ugh|honestly|so)[,!\s]+)*(?:my|our|his|her|their)\s+(?:\w+\s+)?" + _KIN +
                        r"\s+(?:(?:never|always|usually|often|rarely|still)\s+\w+s\b|(?:is|are|was|were)\s+(?:not |never )?(?:allowed|"
                        r"permitted|supposed)\b|\w+s\b(?! (?:to me|me)\b))", re.I)
