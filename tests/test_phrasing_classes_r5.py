@@ -62,6 +62,7 @@ STANDING = [
     (d.F_APPROVAL_R5, "Sign-off received from the board for the new logo.", "approval"),
     (d.F_EVIDENCE_R5, "Per the courier's email, the parcel left Leeds at 9:40.", "evidence"),
     (d.F_EVIDENCE_R5, "I verified that the serial number matches the delivery note.", "evidence"),
+    (d.F_EVIDENCE_R5, "The claim reference for the flood damage is HX-20931.", "evidence"),
     (d.F_DECISION_R5, "Resolved: we keep the old company name.", "policy_state"),
     (d.F_DECISION_R5, "The committee picked the harbour venue over the castle.", "policy_state"),
     # from the second round-5 own set (r5own2)
@@ -112,6 +113,7 @@ NEAR_MISSES = [
     "We're going with friends to the lake.",
     "We'll see the castle on Saturday.",
     "My sister accepted the job offer in Leeds.",
+    "the gate code is 5523 keep it",  # a code stated is no evidence to show in every context
 ]
 
 

@@ -1227,7 +1227,11 @@ _VERIFIED_THAT = re.compile(r"^(?:i|we)(?:'ve| have)?\s+(?:verified|confirmed|ch
                             r"(?:that\s+)?(?:the|a|an|their|his|her|its|our|all)\b", re.I)
 _PER_SOURCE = re.compile(r"^(?:per|as per|based on|going by|judging by)\s+(?:the |our |their |his |her |its |my |this |that )?"
                          r"(?:[\w'’-]+(?:'s|’s)?\s+){0,3}?" + _DOC + r"s?\b", re.I)
-_IDENTIFIER_FACT = re.compile(r"^(?:the|our|my|your|their)\s+[\w'’ -]{0,40}?(?:number|reference|ref|id|code|serial|case)"
+#: a reference number stated as a fact ("The police report number for the break-in is CR/2291/24"); never a code,
+#: PIN or password, which would then stand verbatim in every context
+_IDENTIFIER_FACT = re.compile(r"^(?:the|our|my|your|their)\s+(?![\w'’ -]{0,40}?\b(?:vault|door|access|security|pin|"
+                              r"pass(?:word|code|phrase)?|login|secret|safe|alarm|gate|lock)\b)"
+                              r"[\w'’ -]{0,40}?(?:number|reference|ref|serial|case|claim|booking|tracking|order|policy)"
                               r"(?:\s+(?:for|of|on)\s+[\w'’ -]{2,40}?)?\s+(?:is|was)\s+[A-Z0-9#][\w/#-]*\d", re.I)
 
 _DECISION_LABEL = re.compile(r"^(?:it(?:'s| is) (?:settled|decided|official|final)|that(?:'s| is) (?:final|settled|decided)|"
