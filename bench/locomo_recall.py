@@ -173,7 +173,7 @@ def run(data_path: Path, embedder: str, limit_samples: int | None = None, progre
             conv = mf.conversation(sid, namespace="locomo")
             ids = conv.append_many([
                 {"role": "user" if turn["speaker"] == speakers[0] else "assistant", "content": turn_text(turn),
-                 "created_at": when}
+                 "name": turn["speaker"], "created_at": when}
                 for when, turn in pairs
             ])
             ingest_seconds += time.perf_counter() - t0
