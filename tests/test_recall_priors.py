@@ -80,6 +80,12 @@ def test_turn_facets_sessions_and_speakers():
 # -- the priors in search ------------------------------------------------------------------------
 
 @pytest.fixture
+def db_path(backend_target):
+    """Every search test here runs on SQLite and on PostgreSQL (conftest's ``backend_target``)."""
+    return backend_target
+
+
+@pytest.fixture
 def replay_mf(db_path):
     clock = memfold.ReplayClock(utc(2023, 5, 17, 12))  # system-kind: times are POSIX seconds
     mf = memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None)
