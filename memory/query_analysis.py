@@ -150,11 +150,17 @@ def relative_windows(text: str, now: float) -> list[tuple[float, float]]:
     return list(dict.fromkeys(out))
 
 
+_RELATIVE_HINT = re.compile(r"yesterday|today|tonight|this (?:morning|afternoon|evening)|week|month|year|ago",
+                            re.IGNORECASE)
+
+
 def date_windows(text: str, *, now: float | None = None) -> list[tuple[float, float]]:
     """Every time range ``text`` names: :func:`absolute_windows`, plus :func:`relative_windows`
-    when ``now`` (POSIX seconds) is given. ``[]`` when it names none."""
-    out = absolute_windows(text)
-    if now is not None:
+    when ``now`` (POSIX seconds) is given. ``[]`` when it names none. A question with no digit
+    and no word such as *yesterday*, *week* or *ago* is answered without parsing (every search
+    asks)."""
+    out = absolute_windows(text) if any(ch.isdigit() for ch in text) else []
+    if now is not None and _RELATIVE_HINT.search(text):
         out += [w for w in relative_windows(text, now) if w not in out]
     return out
 

@@ -60,8 +60,12 @@ class TurnFacets:
 
     ids = property(lambda self: self._ids[:self.n])
 
-    def refresh(self, storage: Any) -> "TurnFacets":
-        """Bring the facets up to date from ``storage`` (a settled read of the new turns)."""
+    def refresh(self, storage: Any, *, indexed_mark: int | None = None) -> "TurnFacets":
+        """Bring the facets up to date from ``storage`` (a settled read of the new turns).
+        ``indexed_mark``, the largest turn id the caller knows is indexed (the search's document
+        statistics have just read it), skips the read when no turn above :attr:`mark` exists."""
+        if indexed_mark is not None and indexed_mark <= self.mark:
+            return self
         with storage.settled(), self._lock:
             rows = storage.fulltext.turn_facets(self.mark)
             if rows and rows[0][0] <= self.mark:  # ids only grow; reload to be safe
@@ -145,17 +149,15 @@ def apply_turn_priors(query: str, ids: Sequence[int], scores: np.ndarray, ok: np
         if windows:
             out = out + date_weight * top * date_prior(times, windows, date_tau_days)
     if speaker_weight:
-        present = sorted({int(c) for c in speakers if c >= 0})
+        present = np.unique(speakers[speakers >= 0]).tolist()
         named = named_speakers(query, [facets.names[c] for c in present])
         if len(named) == 1:
             out = out + speaker_weight * top * (speakers == facets._code[named[0]])
     if session_weight:
         live = ok & known & (sessions >= 0)
         if live.any():
-            best: dict[int, float] = {}
-            for s, v in zip(sessions[live].tolist(), out[live].tolist()):
-                if v > best.get(s, -np.inf):
-                    best[s] = v
-            bonus = np.array([best.get(int(s), 0.0) if k else 0.0 for s, k in zip(sessions, known)])
-            out = out + session_weight * np.maximum(bonus, 0.0)
+            labels, at = np.unique(np.where(known, sessions, -1), return_inverse=True)
+            best = np.zeros(len(labels))  # each session's best candidate that may be returned (>= 0)
+            np.maximum.at(best, at[live], np.maximum(out[live], 0.0))
+            out = out + session_weight * np.where(known, best[at], 0.0)
     return out

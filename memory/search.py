@@ -556,7 +556,7 @@ class HybridSearch:
                       speaker_weight=float(speaker_weight), session_weight=float(session_weight))
         use_priors = "turn" in filters and fusion == "linear" and mode != "dense" and (
             date_weight or speaker_weight or session_weight)
-        facets = self._facets.refresh(self.storage) if use_priors else None
+        facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
         with self.storage.snapshot():
             per_kind = []
             for kind, flt in filters.items():
