@@ -175,3 +175,23 @@ def test_bad_prior_weights_are_refused(replay_mf, name):
     for bad in (-0.1, float("nan"), "high", True):
         with pytest.raises(InvalidInput, match=name):
             replay_mf.search("hello", conversation_id="c", **{name: bad})
+
+
+def test_bm25_alone_keeps_a_hits_neighbour_ranked_past_the_depth(db_path, monkeypatch):
+    """Without an embedder BM25 looks BM25_ONLY_DEPTH times deeper, so a weak match next to the
+    best one keeps its own score (and its neighbour support) instead of being dropped."""
+    from memfold.memory import search as search_module
+
+    mf = memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("c")
+    medium, filler = "alpaca alpaca", "the weather was fine"
+    texts = [medium, filler, medium, filler, medium, filler, medium, filler, "alpaca alpaca alpaca",
+             "an alpaca and a great many other words that make this turn long", *[filler] * 10]
+    ids = conv.append_many([{"role": "user", "content": t} for t in texts])
+    weak = ids[9]
+    hits = _ids(mf.search("alpaca", conversation_id="c", kinds=["turn"], limit=6, candidates=2, mode="bm25"))
+    assert weak in hits
+    monkeypatch.setattr(search_module, "BM25_ONLY_DEPTH", 1)
+    hits = _ids(mf.search("alpaca", conversation_id="c", kinds=["turn"], limit=6, candidates=2, mode="bm25"))
+    assert weak not in hits
+    mf.close()
