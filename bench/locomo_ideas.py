@@ -328,11 +328,14 @@ def experiments(mode: str) -> dict:
         "prf": lambda: run2("RM3-style PRF", P(bw=BW[:2], nw=(0.3, 0.45), prf_w=(0.1, 0.2, 0.4), prf_m=(3, 10), prf_e=(5, 15)), mode=mode),
         "when": lambda: run2("'when' temporal words", P(bw=BW[:2], nw=(0.3, 0.45), when_w=(0.05, 0.1, 0.2, 0.4)), mode=mode),
         "priors": lambda: run2("priors (built), cand=100", P(bw=BW, nw=NW2), mode=mode, cand=100, **pri),
-        "priors_grid": lambda: run2("priors, weights per fold", P(bw=BW, nw=NW2, date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100),
+        "priors_grid": lambda: run2("priors, weights per fold", P(bw=BW, nw=(0.45, 0.6), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100),
+        "priors_grid_k1b": lambda: run2("... and k1 2.0, b 0.4", P(bw=BW, nw=(0.45, 0.6), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100, k1=2.0, b=0.4),
+        "priors_grid_all": lambda: run2("priors, k1, b per fold, all scored", P(bw=BW[:2], nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.8), k1=(1.2, 2.0), b=(0.4, 0.75)), mode=mode),
+        "label_grid": lambda: run2("speaker/session per fold", P(bw=BW, nw=NW2, spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100, date_w=0.8, tau=10.0),
         "priors_k1b": lambda: run2("priors + k1, b per fold", P(bw=BW, nw=NW2, k1=(1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75)), mode=mode, cand=100, **pri),
-        "priors_nw2": lambda: run2("priors + 2-hop neighbours", P(bw=BW, nw=NW2, nw2=(0.0, 0.1, 0.2)), mode=mode, cand=100, **pri),
-        "priors_allcand": lambda: run2("priors, every turn scored", P(bw=BW, nw=NW2), mode=mode, cand=None, **pri),
-        "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=BW[min(1, len(BW) - 1)], nw=0.3, mode=mode, cand=100, **pri),
+        "priors_nw2": lambda: run2("priors + 2-hop neighbours", P(bw=BW, nw=(0.45,), nw2=(0.1, 0.2), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100),
+        "priors_allcand": lambda: run2("priors, every turn scored", P(bw=BW, nw=(0.3, 0.45)), mode=mode, cand=None, **pri),
+        "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
     }
 
 
