@@ -270,7 +270,7 @@ class MemFold:
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = early["embedder"] if "embedder" in early else self._embedder(embedder)
-        searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
+        searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings, clock=self.clock)
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
         constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
         self.eraser = Eraser(self.storage, self.clock, self.token_counter)
@@ -515,7 +515,7 @@ class MemFold:
             raise EmbeddingError("no embedder to re-embed with: pass a model name, a path or 'hashing'")
         n = self.embeddings.reembed(new, progress=progress)
         self.embedder = new
-        self.searcher = HybridSearch(self.storage, new, index=self.embeddings)
+        self.searcher = HybridSearch(self.storage, new, index=self.embeddings, clock=self.clock)
         self._use_embedder_for_restatements()
         return n
 

@@ -167,7 +167,8 @@ def test_scoped_bm25_uses_the_scopes_own_statistics(tmp_path, filler):
     texts = ["the parcel to lisbon is late", "parcel parcel parcel tracking", "my parcel arrived broken today",
              "lisbon weather is nice", "nothing to see here"] * (1 if not filler else 400)
     ids = conv.append_many([{"role": "user", "content": t} for t in texts], compact=False)
-    hits = mf.search("parcel lisbon", conversation_id="t", mode="bm25", limit=5, neighbour_weight=0.0)
+    hits = mf.search("parcel lisbon", conversation_id="t", mode="bm25", limit=5, neighbour_weight=0.0,
+                     session_weight=0.0)  # BM25 alone: no neighbour support, no session prior
     docs = [t.split() for t in texts]
     expected = _bm25_by_hand(docs, ["parcel", "lisbon"])
     best = sorted((i for i in range(len(texts)) if expected[i] > 0), key=lambda i: (-expected[i], ids[i]))[:5]
