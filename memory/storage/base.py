@@ -359,6 +359,11 @@ class FullTextStorage(Protocol):
         """One item id per occurrence of the index token ``token`` (any token starting with it when
         ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
 
+    def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`occurrences` counted per item, as arrays: ``(ids, counts)``, both ``(n,) int64``,
+        ids ascending and distinct, counts >= 1. What a scoped BM25 reads for a large scope (no
+        Python object per occurrence)."""
+
     def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (labels included)."""
 
