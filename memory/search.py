@@ -45,7 +45,7 @@ from .records import RECORD_TYPES
 from .validation import check_labels
 from .storage.base import Storage
 from .storage.rows import SearchScope
-from .storage.vectorscan import lineage_mask
+from .storage.vectorscan import grown_capacity, lineage_mask
 
 #: reciprocal rank fusion constant (Cormack et al. 2009)
 RRF_K = 60
@@ -152,7 +152,7 @@ class _Docs:
             return
         need = self.n + len(rows)
         if need > len(self._ids):
-            cap = max(need, 2 * len(self._ids), 1024)
+            cap = grown_capacity(need)
             for name in ("_ids", "_lengths", "_groups", "_seqs"):
                 arr = getattr(self, name)
                 grown = np.zeros(cap, dtype=arr.dtype)
@@ -240,6 +240,39 @@ def _small_scope_term_frequencies(ids: Sequence[int], texts: dict[int, Any],
         hit[wanted] = True
         out.append(np.bincount(items[hit[word_codes]], minlength=len(ids)).astype(np.float64))
     return out
+
+
+def _bm25_top(ids: np.ndarray, lengths: np.ndarray, avgdl: float,
+              tfs: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> dict[int, float]:
+    """``{id: score > 0}`` of the best ``n`` of a scope's items (``ids``, their ``lengths`` in
+    index tokens, their mean ``avgdl``) by BM25 (k1 :data:`BM25_K1`, b :data:`BM25_B`, FTS5's idf
+    floor 1e-6), best first, ties by smaller id. ``tfs`` holds per query token ``(at, tf)``: the
+    (distinct) indexes of the items it occurs in and how often.
+
+    Only the items a token occurs in are scored (a term adds exactly 0 elsewhere), and only the
+    best ``n`` (with every tie of the last) are sorted: the cost follows the occurrences and k,
+    not the scope's size."""
+    n_scope = len(ids)
+    totals = np.zeros(n_scope)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / avgdl)
+    for at, tf in tfs:
+        df = len(at)
+        if not df:
+            continue
+        idf = math.log((n_scope - df + 0.5) / (df + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        totals[at] += idf * tf * (BM25_K1 + 1) / (tf + norm[at])
+    hit = np.flatnonzero(totals > 0)
+    if not len(hit):
+        return {}
+    scores = totals[hit]
+    if len(hit) > n:  # the best n (argpartition), with every tie of the n-th, then sorted exactly
+        keep = np.argpartition(-scores, n - 1)[:n]
+        keep = np.flatnonzero(scores >= scores[keep].min())
+        hit, scores = hit[keep], scores[keep]
+    found = ids[hit]
+    order = np.lexsort((found, -scores))[:n]
+    return dict(zip(found[order].tolist(), scores[order].tolist()))
 
 
 def bm25_query(text: str, *, stop_words: frozenset[str] = STOP_WORDS, prefix: bool = True) -> str | None:
@@ -404,46 +437,32 @@ class HybridSearch:
         lengths = docs.lengths[rows]
         avgdl = float(lengths.mean()) or 1.0
         n_scope = len(rows)
-        totals = np.zeros(n_scope)
         if n_scope <= SMALL_SCOPE and float(lengths.sum()) <= SMALL_SCOPE_TOKENS:
             texts = self.fulltext.items(kind, docs.ids[rows].tolist())
             if read is not None:
                 read.update(texts)
-            tfs = _small_scope_term_frequencies(docs.ids[rows].tolist(), texts, tokens)
+            tfs = [(np.flatnonzero(tf), tf[tf > 0])
+                   for tf in _small_scope_term_frequencies(docs.ids[rows].tolist(), texts, tokens)]
         else:
             tfs = [self._scope_term_frequencies(kind, docs, rows, token, prefix) for token, prefix in tokens]
-        for tf in tfs:
-            df = int((tf > 0).sum())
-            if not df:
-                continue
-            idf = math.log((n_scope - df + 0.5) / (df + 0.5))
-            idf = idf if idf > 0 else 1e-6
-            totals += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * lengths / avgdl))
-        hit = np.flatnonzero(totals > 0)
-        if not len(hit):
-            return {}
-        ids, scores = docs.ids[rows[hit]], totals[hit]
-        order = np.lexsort((ids, -scores))[:n]
-        return dict(zip(ids[order].tolist(), scores[order].tolist()))
+        return _bm25_top(docs.ids[rows], lengths, avgdl, tfs, n)
 
     def _scope_term_frequencies(self, kind: str, docs: "_Docs", rows: np.ndarray, token: str,
-                                prefix: bool) -> np.ndarray:
-        """``(len(rows),) float64``: how often ``token`` (as a prefix when ``prefix``) occurs in each
-        item at ``rows``, from the index's per-item counts (:meth:`FullTextStorage.term_frequencies`).
-        A scope holding every known item (one conversation that is the whole file) skips the
-        look-up of positions inside the scope."""
+                                prefix: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(at, tf)``: the indexes into ``rows`` (distinct) of the items in which ``token`` (as a
+        prefix when ``prefix``) occurs, and how often (float64), from the index's per-item counts
+        (:meth:`FullTextStorage.term_frequencies`). A scope holding every known item (one
+        conversation that is the whole file) skips the look-up of positions inside the scope."""
         ids, counts = self.fulltext.term_frequencies(kind, token, prefix=prefix)
         n_scope = len(rows)
         if not len(ids):
-            return np.zeros(n_scope)
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
         pos = docs.position(ids)  # -1 when not a known item
         known = pos >= 0
         pos, counts = pos[known], counts[known]
         at = pos if n_scope == docs.n else docs.scope_index(rows, pos)  # index into rows, -1 outside
         inside = (at >= 0) & (at < n_scope)  # (an item another thread's search added since is outside)
-        if not inside.any():
-            return np.zeros(n_scope)
-        return np.bincount(at[inside], weights=counts[inside], minlength=n_scope).astype(np.float64)
+        return at[inside], counts[inside].astype(np.float64)
 
     def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
         """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
