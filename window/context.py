@@ -246,10 +246,8 @@ def measure_total(parts: WindowParts, ref: ConversationRef, settings: WindowSett
     system = standing_system_turn(parts, ref, reader)
     total = ((system.tokens if system else 0) + note_tokens + protected_rendering(parts, ref, reader).tokens
              + whole + shown_oversized)
-    from .folds import fold_card_due
-
     card = None
-    if fold_card_due(settings, *parts.storage.folds.unfolded_totals(ref.id)):  # aggregates first: the tail
+    if settings.fold_cards_on and settings.fold_card_due(*parts.storage.folds.unfolded_totals(ref.id)):  # aggregates first: the tail
         tail = parts.storage.folds.unfolded_tail(ref.id)  # is read only when a card is due (issue 14)
         card = _fitting_fold_card(parts, ref, settings, tail, reader, total)
     return total + (card.tokens if card is not None else 0)

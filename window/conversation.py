@@ -321,10 +321,9 @@ class Conversation:
                 self.leave_note(pressure)
             if outcome is not None:
                 note = note_text(settings)
-                card_on = settings.fold_card_tool_calls > 0 or settings.fold_card_tokens > 0
                 bounds.measured(self.id, settings, pressure=pressure, last_seq=outcome.last_seq,
                                 note_tokens=self.parts.token_counter.count(note) if note else 0,
-                                work=self.storage.folds.unfolded_totals(self.id) if card_on else (0, 0))
+                                work=self.storage.folds.unfolded_totals(self.id) if settings.fold_cards_on else (0, 0))
         except StorageError:
             bounds.forget(self.id)
             try:
@@ -582,15 +581,11 @@ class Conversation:
 
         if not self.storage.folds.folds(self.id):
             return
-        found: list[tuple] = []
-        for m in re.finditer(r"(?m)^\{?\"?(?:ref\"?: ?\"?)?([tc])(\d+)", text):
-            kind, item = m.group(1), int(m.group(2))
-            if kind == "c":
-                found.append(("card", item))
-            else:
-                turns = self.turns_by_id([item])
-                if item in turns:
-                    found.append(("turn", turns[item].seq))
+        refs = [(m.group(1), int(m.group(2)))
+                for m in re.finditer(r"(?m)^\{?\"?(?:ref\"?: ?\"?)?([tc])(\d+)", text)]
+        turns = self.turns_by_id([item for kind, item in refs if kind == "t"])  # one read for all
+        found: list[tuple] = [("card", item) if kind == "c" else ("turn", turns[item].seq)
+                              for kind, item in refs if kind == "c" or item in turns]
         if reads_folded(self.parts, self.ref, found):
             bump(self.parts, self.ref, "read_back")
 
@@ -685,8 +680,9 @@ class Conversation:
 
         commands = [i for i, t in written if isinstance(t, Mapping) and t.get("role") == "user"
                     and isinstance(t.get("content"), str) and user_command(t["content"]) is not None]
+        turns = self.turns_by_id(commands) if commands else {}
         for turn_id in commands:
-            observe_user_turn(self.parts, self.ref, self.turns_by_id([turn_id])[turn_id])
+            observe_user_turn(self.parts, self.ref, turns[turn_id])
         if self.storage.folds.frames(self.id, status="closing"):
             settle(self.parts, self.ref)
 

@@ -226,13 +226,6 @@ class FoldCard:
     work_tokens: int
 
 
-def fold_card_due(settings: WindowSettings, tool_results: int, tokens: int) -> bool:
-    """True when the work since the last fold reached ``fold_card_tool_calls`` (counted by their
-    results) or ``fold_card_tokens`` (a setting at 0 is off)."""
-    calls_at, tokens_at = settings.fold_card_tool_calls, settings.fold_card_tokens
-    return (calls_at > 0 and tool_results >= calls_at) or (tokens_at > 0 and tokens >= tokens_at)
-
-
 def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings, tail: Sequence[CatalogItem],
               reader: Iterable[str] | None = None) -> FoldCard | None:
     """The fold card for the work since the last fold (``tail``: the catalog items after the last
@@ -241,7 +234,7 @@ def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings
     nothing before the unit in progress is foldable."""
     results = sum(1 for i in tail if i.role == "tool")
     tokens = sum(i.tokens for i in tail if i.role != "system")
-    if not tail or not fold_card_due(settings, results, tokens):
+    if not tail or not settings.fold_card_due(results, tokens):
         return None
     turns = parts.turns([i.item_id for i in tail if i.kind == "turn"])
     ordered = [turns[i.item_id] for i in tail if i.kind == "turn" and i.item_id in turns]
@@ -500,11 +493,6 @@ def count_refusal(parts: WindowParts, ref: ConversationRef, name: str = "refused
         bump(parts, ref, name)
     except MemfoldError:
         pass
-
-
-def folded_spans(parts: WindowParts, ref: ConversationRef) -> list[tuple[int, int, int | None]]:
-    """``(first_seq, last_seq, card_id)`` of the conversation's folds."""
-    return [(f.first_seq, f.last_seq, f.card_id) for f in parts.storage.folds.folds(ref.id) if f.kind != "receipt"]
 
 
 def reads_folded(parts: WindowParts, ref: ConversationRef, spans_or_refs: Iterable[Any]) -> bool:

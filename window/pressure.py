@@ -78,8 +78,7 @@ class PressureBounds:
                 return None
             bound.work_results += tool_results
             bound.work_tokens += tokens
-            calls_at, tokens_at = settings.fold_card_tool_calls, settings.fold_card_tokens  # as folds.fold_card_due
-            if (calls_at > 0 and bound.work_results >= calls_at) or (tokens_at > 0 and bound.work_tokens >= tokens_at):
+            if settings.fold_card_due(bound.work_results, bound.work_tokens):
                 return None  # a fold card may show now: its size is not bounded by the turns'
             bound.tokens += tokens
             bound.next_seq = last_seq + 1

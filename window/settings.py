@@ -115,6 +115,17 @@ class WindowSettings:
         """The hard watermark in tokens."""
         return int(self.hard_watermark * self.usable_tokens)
 
+    @property
+    def fold_cards_on(self) -> bool:
+        """False when both fold card settings are 0 (no fold card is ever attached)."""
+        return self.fold_card_tool_calls > 0 or self.fold_card_tokens > 0
+
+    def fold_card_due(self, tool_results: int, tokens: int) -> bool:
+        """True when the work since the last fold reached ``fold_card_tool_calls`` (counted by their
+        results) or ``fold_card_tokens`` (a setting at 0 is off)."""
+        calls_at, tokens_at = self.fold_card_tool_calls, self.fold_card_tokens
+        return (calls_at > 0 and tool_results >= calls_at) or (tokens_at > 0 and tokens >= tokens_at)
+
     def with_overrides(self, overrides: dict[str, Any] | None = None, **more: Any) -> "WindowSettings":
         """A copy with some fields replaced (aliases ``budget``/``output_reserve`` accepted;
         ``None`` values are ignored).

@@ -146,11 +146,8 @@ class SqliteErasure:
             params += [w, w]
         if not clauses:
             return 0
-        ids = [r[0] for r in self.c.all(f"SELECT id FROM events WHERE kind != 'erase' AND details != ? AND "
-                                        f"({' OR '.join(clauses)})", [SCRUBBED_DETAILS, *params])]
-        for i in ids:
-            self.c.run("UPDATE events SET details = ?, cause = '' WHERE id = ?", [SCRUBBED_DETAILS, i])
-        return len(ids)
+        return self.c.run(f"UPDATE events SET details = ?, cause = '' WHERE kind != 'erase' AND details != ? AND "
+                          f"({' OR '.join(clauses)})", [SCRUBBED_DETAILS, SCRUBBED_DETAILS, *params]).rowcount
 
     def scrub_replaced_texts(self, protected_ids: Iterable[int]) -> int:
         """Remove the text of erased protected records from the ``replaces_text`` of every record
