@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 import threading
 import unicodedata
 from numbers import Real
@@ -47,7 +46,7 @@ from .recall_priors import DATE_TAU_DAYS, DATE_WEIGHT, SESSION_WEIGHT, SPEAKER_W
 from .validation import check_labels
 from .storage.base import Storage
 from .storage.rows import SearchScope
-from .storage.vectorscan import lineage_mask
+from .storage.vectorscan import grown_capacity, lineage_mask
 
 #: reciprocal rank fusion constant (Cormack et al. 2009)
 RRF_K = 60
@@ -157,7 +156,7 @@ class _Docs:
             return
         need = self.n + len(rows)
         if need > len(self._ids):
-            cap = max(need, 2 * len(self._ids), 1024)
+            cap = grown_capacity(need)
             for name in ("_ids", "_lengths", "_groups", "_seqs"):
                 arr = getattr(self, name)
                 grown = np.zeros(cap, dtype=arr.dtype)
@@ -212,6 +211,72 @@ class _Docs:
             prev[i] = self.at.get((g, q - 1))
             nxt[i] = self.at.get((g, q + 1))
         return prev, nxt
+
+
+def _small_scope_term_frequencies(ids: Sequence[int], texts: dict[int, Any],
+                                  tokens: Sequence[tuple[str, bool]]) -> list[np.ndarray]:
+    """For each query ``(token, prefix)``, ``(len(ids),) float64``: how often it occurs in each
+    item's text (``texts[id].text``; an item without one has none), counted the way the index
+    splits words (:func:`index_tokens`), a prefix matching every word that starts with it.
+
+    Each text is split once; each distinct word gets a code and every occurrence is counted with
+    one ``bincount`` per query token, so the cost is the scope's words, not words x query tokens."""
+    codes: dict[str, int] = {}
+    item_of: list[int] = []
+    word_of: list[int] = []
+    for at, item_id in enumerate(ids):
+        item = texts.get(int(item_id))
+        if item is None:
+            continue
+        words = index_tokens(item.text)
+        word_of.extend(codes.setdefault(w, len(codes)) for w in words)
+        item_of.extend([at] * len(words))
+    items = np.asarray(item_of, dtype=np.int64)
+    word_codes = np.asarray(word_of, dtype=np.int64)
+    out = []
+    for token, prefix in tokens:  # each query word's matching index words, found once per scope
+        wanted = [c for w, c in codes.items() if w.startswith(token)] if prefix else \
+            ([codes[token]] if token in codes else [])
+        if not wanted or not len(word_codes):
+            out.append(np.zeros(len(ids)))
+            continue
+        hit = np.zeros(len(codes), dtype=bool)
+        hit[wanted] = True
+        out.append(np.bincount(items[hit[word_codes]], minlength=len(ids)).astype(np.float64))
+    return out
+
+
+def _bm25_top(ids: np.ndarray, lengths: np.ndarray, avgdl: float,
+              tfs: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> dict[int, float]:
+    """``{id: score > 0}`` of the best ``n`` of a scope's items (``ids``, their ``lengths`` in
+    index tokens, their mean ``avgdl``) by BM25 (k1 :data:`BM25_K1`, b :data:`BM25_B`, FTS5's idf
+    floor 1e-6), best first, ties by smaller id. ``tfs`` holds per query token ``(at, tf)``: the
+    (distinct) indexes of the items it occurs in and how often.
+
+    Only the items a token occurs in are scored (a term adds exactly 0 elsewhere), and only the
+    best ``n`` (with every tie of the last) are sorted: the cost follows the occurrences and k,
+    not the scope's size."""
+    n_scope = len(ids)
+    totals = np.zeros(n_scope)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / avgdl)
+    for at, tf in tfs:
+        df = len(at)
+        if not df:
+            continue
+        idf = math.log((n_scope - df + 0.5) / (df + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        totals[at] += idf * tf * (BM25_K1 + 1) / (tf + norm[at])
+    hit = np.flatnonzero(totals > 0)
+    if not len(hit):
+        return {}
+    scores = totals[hit]
+    if len(hit) > n:  # the best n (argpartition), with every tie of the n-th, then sorted exactly
+        keep = np.argpartition(-scores, n - 1)[:n]
+        keep = np.flatnonzero(scores >= scores[keep].min())
+        hit, scores = hit[keep], scores[keep]
+    found = ids[hit]
+    order = np.lexsort((found, -scores))[:n]
+    return dict(zip(found[order].tolist(), scores[order].tolist()))
 
 
 def bm25_query(text: str, *, stop_words: frozenset[str] = STOP_WORDS, prefix: bool = True) -> str | None:
@@ -356,14 +421,16 @@ class HybridSearch:
         return docs.rows_of(allowed)
 
     def _bm25_rows(self, kind: str, docs: "_Docs", rows: np.ndarray, tokens: list[tuple[str, bool]],
-                   n: int) -> dict[int, float]:
+                   n: int, read: dict[int, Any] | None = None) -> dict[int, float]:
         """BM25 (Robertson & Zaragoza 2009, k1 1.2, b 0.75, FTS5's idf floor) of the items at
         ``rows`` with the statistics of those items alone (their count, mean length and document
         frequencies): ``{id: score > 0}`` for the best ``n``.
 
         Term frequencies come from the scope's own texts when the scope is small (at most
         :data:`SMALL_SCOPE` items of :data:`SMALL_SCOPE_TOKENS` tokens in all: one read, whatever
-        the file's size), else from the index's occurrence lists (:meth:`FullTextStorage.occurrences`).
+        the file's size), else from the index's per-item counts (:meth:`FullTextStorage.term_frequencies`).
+        A small scope's items, read for that, are added to ``read`` (``{id: SearchItem}``) when
+        given, so the hits among them are not read again.
 
         Why the scope's statistics: FTS5's ``bm25()`` weighs a word by how rare it is in the
         *whole* table. Searching inside one conversation, that makes the conversation's own
@@ -376,43 +443,32 @@ class HybridSearch:
         lengths = docs.lengths[rows]
         avgdl = float(lengths.mean()) or 1.0
         n_scope = len(rows)
-        totals = np.zeros(n_scope)
         if n_scope <= SMALL_SCOPE and float(lengths.sum()) <= SMALL_SCOPE_TOKENS:
-            ids = docs.ids[rows]
-            texts = self.fulltext.items(kind, [int(i) for i in ids])
-            toks = [Counter(index_tokens(texts[int(i)].text)) if int(i) in texts else {} for i in ids]
-            vocabulary = set().union(*toks) if toks else set()
-            tf_of = []
-            for token, prefix in tokens:  # each query word's matching index tokens, found once per scope
-                words = [w for w in vocabulary if w.startswith(token)] if prefix else [token]
-                tf_of.append([sum(t.get(w, 0) for w in words) for t in toks])
-            tfs = [np.asarray(tf, dtype=np.float64) for tf in tf_of]
+            texts = self.fulltext.items(kind, docs.ids[rows].tolist())
+            if read is not None:
+                read.update(texts)
+            tfs = [(np.flatnonzero(tf), tf[tf > 0])
+                   for tf in _small_scope_term_frequencies(docs.ids[rows].tolist(), texts, tokens)]
         else:
-            tfs = []
-            for token, prefix in tokens:
-                occ = np.asarray(self.fulltext.occurrences(kind, token, prefix=prefix), dtype=np.int64)
-                tf = np.zeros(n_scope)
-                if len(occ):
-                    pos = docs.position(occ)  # -1 when not a known item
-                    pos = pos[pos >= 0]
-                    at = docs.scope_index(rows, pos)  # index into rows, -1 outside the scope
-                    at = at[at >= 0]
-                    if len(at):
-                        tf = np.bincount(at, minlength=n_scope).astype(np.float64)
-                tfs.append(tf)
-        for tf in tfs:
-            df = int((tf > 0).sum())
-            if not df:
-                continue
-            idf = math.log((n_scope - df + 0.5) / (df + 0.5))
-            idf = idf if idf > 0 else 1e-6
-            totals += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * lengths / avgdl))
-        hit = np.flatnonzero(totals > 0)
-        if not len(hit):
-            return {}
-        ids, scores = docs.ids[rows[hit]], totals[hit]
-        order = np.lexsort((ids, -scores))[:n]
-        return dict(zip(ids[order].tolist(), scores[order].tolist()))
+            tfs = [self._scope_term_frequencies(kind, docs, rows, token, prefix) for token, prefix in tokens]
+        return _bm25_top(docs.ids[rows], lengths, avgdl, tfs, n)
+
+    def _scope_term_frequencies(self, kind: str, docs: "_Docs", rows: np.ndarray, token: str,
+                                prefix: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(at, tf)``: the indexes into ``rows`` (distinct) of the items in which ``token`` (as a
+        prefix when ``prefix``) occurs, and how often (float64), from the index's per-item counts
+        (:meth:`FullTextStorage.term_frequencies`). A scope holding every known item (one
+        conversation that is the whole file) skips the look-up of positions inside the scope."""
+        ids, counts = self.fulltext.term_frequencies(kind, token, prefix=prefix)
+        n_scope = len(rows)
+        if not len(ids):
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        pos = docs.position(ids)  # -1 when not a known item
+        known = pos >= 0
+        pos, counts = pos[known], counts[known]
+        at = pos if n_scope == docs.n else docs.scope_index(rows, pos)  # index into rows, -1 outside
+        inside = (at >= 0) & (at < n_scope)  # (an item another thread's search added since is outside)
+        return at[inside], counts[inside].astype(np.float64)
 
     def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
         """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
@@ -560,6 +616,7 @@ class HybridSearch:
         use_priors = "turn" in filters and fusion == "linear" and mode != "dense" and (
             date_weight or speaker_weight or session_weight)
         facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
+        read: dict[str, dict[int, Any]] = {}  # items already read on the way, by kind
         with self.storage.snapshot():
             per_kind = []
             for kind, flt in filters.items():
@@ -571,7 +628,7 @@ class HybridSearch:
                 # it its place) when it is only a neighbour of a hit (LoCoMo dev, BM25 recall@10
                 # 0.637 -> 0.681 on the first conversation; BM25_ONLY_DEPTH)
                 bm_depth = depth if qvec is not None else BM25_ONLY_DEPTH * depth
-                bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth) if tokens else {}
+                bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {})) if tokens else {}
                 dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
                 cands = list(dict.fromkeys([*bm, *dense]))
                 prev = nxt = None
@@ -645,7 +702,7 @@ class HybridSearch:
             dense_rank = {k: r for r, k in enumerate(dense_list, start=1)}
             sim_of = {k: float(sims[i]) for i, k in enumerate(keys)} if qvec is not None else {}
             top = ranked[:limit]
-            items = {kind: self.fulltext.items(kind, [i for (k, i), _ in top if k == kind])
+            items = {kind: self._hit_items(kind, [i for (k, i), _ in top if k == kind], read.get(kind, {}))
                      for kind in dict.fromkeys(k for (k, _), _ in top)}  # one read per kind, not per hit
             return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
                               dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
@@ -665,6 +722,14 @@ class HybridSearch:
         fused[at] = apply_turn_priors(query, [keys[i][1] for i in turn_at], fused[at], ok[at], facets,
                                       top=float(fused[ok].max()), now=now, dates=seconds, **priors)
         return fused
+
+    def _hit_items(self, kind: str, item_ids: list[int], read: dict[int, Any]) -> dict[int, Any]:
+        """The hits' items (``{id: SearchItem}``): those read already in this search's snapshot
+        (a small scope's texts) from ``read``, the others in one read."""
+        missing = [i for i in item_ids if i not in read]
+        out = self.fulltext.items(kind, missing) if missing else {}
+        out.update((i, read[i]) for i in item_ids if i in read)
+        return out
 
     @staticmethod
     def _hit(item: Any, score: float, b: int | None, d: int | None, sim: float | None) -> SearchHit:

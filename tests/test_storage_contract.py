@@ -20,6 +20,7 @@ import hashlib
 import inspect
 import json
 import threading
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -1558,6 +1559,29 @@ def test_fulltext_documents_and_occurrences(storage):
     with storage.transaction():  # an erased turn leaves the index
         storage.erasure.blank_turns([ids["r2"]])
     assert storage.fulltext.occurrences("turn", "refund") == []
+
+
+@covers("fulltext.term_frequencies", "fulltext.occurrences", "erasure.blank_turns")
+def test_fulltext_term_frequencies_count_each_items_occurrences(storage):
+    ids = search_fixture(storage)
+    every = ["parcel", "refund", "re", "deliv", "nothinglikethis"]
+    for token in every:  # the same counts as the occurrence lists, per item, as int64 arrays by id
+        for prefix in (False, True):
+            found, counts = storage.fulltext.term_frequencies("turn", token, prefix=prefix)
+            assert found.dtype == np.int64 and counts.dtype == np.int64
+            assert list(found) == sorted(found) and len(set(found.tolist())) == len(found)
+            expected = Counter(storage.fulltext.occurrences("turn", token, prefix=prefix))
+            assert dict(zip(found.tolist(), counts.tolist())) == dict(expected), (token, prefix)
+    found, counts = storage.fulltext.term_frequencies("turn", "re", prefix=True)
+    assert found.tolist() == sorted([ids["r2"], ids["f3"]]) and counts.tolist() == [1, 1]  # refund, returned
+    assert storage.fulltext.term_frequencies("turn", "re")[0].tolist() == []
+    new = add_turn(storage, "beta", 2, "parcel parcel parcel", at=6.0)
+    found, counts = storage.fulltext.term_frequencies("turn", "parcel")
+    assert dict(zip(found.tolist(), counts.tolist()))[new] == 3
+    with storage.transaction():  # an erased turn leaves the index
+        storage.erasure.blank_turns([ids["r2"]])
+    assert storage.fulltext.term_frequencies("turn", "refund")[0].tolist() == []
+    assert storage.fulltext.term_frequencies("card", "parcel")[0].dtype == np.int64
 
 
 @covers("fulltext.visible", "fulltext.conversation_lineage", "cards.mark_stale")

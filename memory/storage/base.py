@@ -364,6 +364,11 @@ class FullTextStorage(Protocol):
         ``after_id``, by id (``name`` the turn's optional speaker name): what a search's date,
         speaker and session priors keep in memory (issue 18 point 7)."""
 
+    def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`occurrences` counted per item, as arrays: ``(ids, counts)``, both ``(n,) int64``,
+        ids ascending and distinct, counts >= 1. What a scoped BM25 reads for a large scope (no
+        Python object per occurrence)."""
+
     def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (labels included)."""
 

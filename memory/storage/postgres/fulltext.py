@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+import numpy as np
+
 from ...errors import CardNotFound, InvalidInput, RecordNotFound, TurnNotFound
 from ..rows import SearchItem, SearchScope, TextMatch
 from .db import PostgresDB
@@ -293,6 +295,25 @@ class PostgresFullText:
             f"WHERE f.tsv @@ %s::tsquery AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) GROUP BY f.id",
             [phrase.tsquery(), exact, like])
         return [item_id for item_id, n in rows for _ in range(int(n or 0))]
+
+    def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`occurrences` counted per item: ``(ids, counts)``, ``(n,) int64`` arrays, ids
+        ascending (the per-item sums :meth:`occurrences` expands)."""
+        fts = _fts(kind)
+        folded = tokens(token)
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        if len(folded) != 1:
+            return empty  # not one index token: it occurs nowhere as one
+        phrase = Phrase((folded[0],), prefix)
+        exact, like = phrase.lexeme_filter()
+        rows = self.c.all(
+            f"SELECT f.id, SUM(cardinality(u.positions))::bigint FROM {fts} f, unnest(f.tsv) u "
+            f"WHERE f.tsv @@ %s::tsquery AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) GROUP BY f.id "
+            f"ORDER BY f.id", [phrase.tsquery(), exact, like])
+        rows = [(int(i), int(n or 0)) for i, n in rows if n]
+        if not rows:
+            return empty
+        return np.array([i for i, _ in rows], dtype=np.int64), np.array([n for _, n in rows], dtype=np.int64)
 
     def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (the check every
