@@ -25,9 +25,12 @@ numpy has no ``erf``: :func:`erf` is the float32 rational approximation Eigen an
 their own ``erf`` (maximum absolute error about 5e-7 against :func:`math.erf`, a few float32
 units in the last place; a test checks it), so scipy is not needed.
 
-Speed: texts are tokenized first, sorted by token count and cut into batches of at most
-:data:`BATCH_TOKENS` tokens (padded to the longest text of the batch), so a batch of short turns
-pays no padding for one long text; rows go back to the caller's order. The matrix products run
+Speed and memory: texts are tokenized first, sorted by token count and cut into batches of at
+most :data:`BATCH_TOKENS` tokens (padded to the longest text of the batch) and
+:data:`ATTENTION_BYTES` of attention scores, so a batch of short turns pays no padding for one
+long text and the activations stay under about 100 MB; rows go back to the caller's order. The
+dense weights are kept as row-major ``(in, out)`` copies (BLAS is about 4x faster on a one-row
+query with them than with transposed views). The matrix products run
 in numpy's BLAS, which uses every core unless ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``
 limit it (``bench/bench_embedder.py`` measures both).
 
@@ -56,6 +59,9 @@ from .errors import EmbeddingError
 BATCH_TOKENS = 4096
 #: at most this many texts per forward pass (short texts: the attention products stay small)
 BATCH_TEXTS = 128
+#: at most this many bytes of attention scores (rows x heads x tokens x tokens float32) per pass:
+#: long texts go in fewer rows (10 texts of 256 tokens)
+ATTENTION_BYTES = 32 * 2**20
 
 _ENCODERS: dict[str, "BertEncoder"] = {}
 _ENCODERS_LOCK = threading.Lock()
@@ -73,7 +79,8 @@ def erf(x: np.ndarray) -> np.ndarray:
     """The error function of a float32 array, element-wise (float32 result, same shape).
 
     Maximum absolute error about 5e-7 (checked against :func:`math.erf` in the tests)."""
-    x = np.clip(np.asarray(x, dtype=np.float32), np.float32(-4.0), np.float32(4.0))
+    x = np.asarray(x, dtype=np.float32)
+    x = np.clip(x, np.float32(-4.0), np.float32(4.0), out=np.empty_like(x))
     x2 = x * x
     p = np.full_like(x, _ERF_ALPHA[0])
     for c in _ERF_ALPHA[1:]:
@@ -91,13 +98,16 @@ def erf(x: np.ndarray) -> np.ndarray:
 _INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's GELU, exact erf form: ``0.5 * x * (1 + erf(x / sqrt(2)))`` (in place on ``x``'s copy)."""
-    g = erf(x * _INV_SQRT2)
-    g += np.float32(1.0)
-    g *= x
-    g *= np.float32(0.5)
-    return g
+def _gelu_(x: np.ndarray, rows: int = 512) -> np.ndarray:
+    """BERT's GELU in its exact erf form, ``0.5 * x * (1 + erf(x / sqrt(2)))``, in place on the
+    2-D float32 ``x``, ``rows`` rows at a time (the temporaries stay a few MB); returns ``x``."""
+    for start in range(0, x.shape[0], rows):
+        part = x[start:start + rows]
+        g = erf(part * _INV_SQRT2)
+        g += np.float32(1.0)
+        g *= np.float32(0.5)
+        part *= g
+    return x
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -187,18 +197,20 @@ class BertEncoder:
             self.token_type0 = w["embeddings.token_type_embeddings.weight"][0].copy()
             self.emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
             self.layers = []
+            t = np.ascontiguousarray  # (in, out) row-major copies: BLAS is several times faster on a
+            # few rows (a query) with these than with transposed views of the (out, in) weights
             for i in range(self.layers_n):
                 p = f"encoder.layer.{i}."
                 a = p + "attention.self."
-                # one product for query, key and value: (hidden, 3 * hidden) as a transposed view
+                # one product for query, key and value: (hidden, 3 * hidden)
                 qkv = np.concatenate([w[a + "query.weight"], w[a + "key.weight"], w[a + "value.weight"]])
                 qkv_b = np.concatenate([w[a + "query.bias"], w[a + "key.bias"], w[a + "value.bias"]])
                 self.layers.append((
-                    qkv.T, qkv_b,
-                    w[p + "attention.output.dense.weight"].T, w[p + "attention.output.dense.bias"],
+                    t(qkv.T), qkv_b,
+                    t(w[p + "attention.output.dense.weight"].T), w[p + "attention.output.dense.bias"],
                     w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
-                    w[p + "intermediate.dense.weight"].T, w[p + "intermediate.dense.bias"],
-                    w[p + "output.dense.weight"].T, w[p + "output.dense.bias"],
+                    t(w[p + "intermediate.dense.weight"].T), w[p + "intermediate.dense.bias"],
+                    t(w[p + "output.dense.weight"].T), w[p + "output.dense.bias"],
                     w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
                 ))
         except KeyError as exc:
@@ -244,7 +256,7 @@ class BertEncoder:
             a = _layer_norm(a, n1_w, n1_b, self.eps)
             f = a @ i_w
             f += i_b
-            f = _gelu(f) @ f_w
+            f = _gelu_(f) @ f_w
             f += f_b
             f += a
             x = _layer_norm(f, n2_w, n2_b, self.eps)
@@ -259,13 +271,18 @@ class BertEncoder:
         ids = self.token_ids(texts)
         out = np.zeros((len(ids), self.hidden), dtype=np.float32)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        score_bytes = 4 * self.heads  # per row and token pair
         start = 0
         while start < len(order):
-            # the batch grows while (rows x longest) stays within the token budget; texts are
-            # sorted by length, so the last one added is the longest
+            # the batch grows while (rows x longest) stays within the token budget and the
+            # attention scores within theirs; texts are sorted by length, so the last one added
+            # is the longest
             end = start + 1
-            while (end < len(order) and end - start < batch_texts
-                   and (end - start + 1) * len(ids[order[end]]) <= batch_tokens):
+            while end < len(order) and end - start < batch_texts:
+                width = len(ids[order[end]])
+                if (end - start + 1) * width > batch_tokens or \
+                        (end - start + 1) * width * width * score_bytes > ATTENTION_BYTES:
+                    break
                 end += 1
             rows = order[start:end]
             width = len(ids[rows[-1]])
