@@ -191,11 +191,12 @@ class BertEncoder:
         return out
 
     def _set_weights(self, w: dict[str, np.ndarray]) -> None:
+        """Take the weights out of ``w`` (popped, so each original goes as soon as its copy is made)."""
         try:
-            self.word = w["embeddings.word_embeddings.weight"]
-            self.position = w["embeddings.position_embeddings.weight"]
-            self.token_type0 = w["embeddings.token_type_embeddings.weight"][0].copy()
-            self.emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+            self.word = w.pop("embeddings.word_embeddings.weight")
+            self.position = w.pop("embeddings.position_embeddings.weight")
+            self.token_type0 = w.pop("embeddings.token_type_embeddings.weight")[0].copy()
+            self.emb_norm = (w.pop("embeddings.LayerNorm.weight"), w.pop("embeddings.LayerNorm.bias"))
             self.layers = []
             t = np.ascontiguousarray  # (in, out) row-major copies: BLAS is several times faster on a
             # few rows (a query) with these than with transposed views of the (out, in) weights
@@ -203,15 +204,15 @@ class BertEncoder:
                 p = f"encoder.layer.{i}."
                 a = p + "attention.self."
                 # one product for query, key and value: (hidden, 3 * hidden)
-                qkv = np.concatenate([w[a + "query.weight"], w[a + "key.weight"], w[a + "value.weight"]])
-                qkv_b = np.concatenate([w[a + "query.bias"], w[a + "key.bias"], w[a + "value.bias"]])
+                qkv = np.concatenate([w.pop(a + "query.weight"), w.pop(a + "key.weight"), w.pop(a + "value.weight")])
+                qkv_b = np.concatenate([w.pop(a + "query.bias"), w.pop(a + "key.bias"), w.pop(a + "value.bias")])
                 self.layers.append((
                     t(qkv.T), qkv_b,
-                    t(w[p + "attention.output.dense.weight"].T), w[p + "attention.output.dense.bias"],
-                    w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
-                    t(w[p + "intermediate.dense.weight"].T), w[p + "intermediate.dense.bias"],
-                    t(w[p + "output.dense.weight"].T), w[p + "output.dense.bias"],
-                    w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
+                    t(w.pop(p + "attention.output.dense.weight").T), w.pop(p + "attention.output.dense.bias"),
+                    w.pop(p + "attention.output.LayerNorm.weight"), w.pop(p + "attention.output.LayerNorm.bias"),
+                    t(w.pop(p + "intermediate.dense.weight").T), w.pop(p + "intermediate.dense.bias"),
+                    t(w.pop(p + "output.dense.weight").T), w.pop(p + "output.dense.bias"),
+                    w.pop(p + "output.LayerNorm.weight"), w.pop(p + "output.LayerNorm.bias"),
                 ))
         except KeyError as exc:
             raise EmbeddingError(f"the model's weights lack {exc.args[0]!r}: not a BERT encoder") from None

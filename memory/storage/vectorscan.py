@@ -188,6 +188,24 @@ class IncrementalMatrix:
             self.live[at] = True
             self.mark = max(self.mark, int(row))
 
+    def reserve(self, capacity: int, dim: int) -> None:
+        """Make room for ``capacity`` rows of ``dim`` floats (never shrinks): a first load sized
+        up front makes no growth copies of its matrix (a growth holds the old and the new one)."""
+        if self.vectors.shape[1] != dim:
+            if self.n:
+                return  # another model's rows: the next add starts over
+            self.vectors = np.zeros((0, dim), dtype=np.float32)
+        if capacity <= len(self.ids):
+            return
+        for name in ("ids", "groups", "seqs", "inverse_norms", "live"):
+            arr = getattr(self, name)
+            grown = np.zeros(capacity, dtype=arr.dtype)
+            grown[:self.n] = arr[:self.n]
+            setattr(self, name, grown)
+        grown = np.zeros((capacity, dim), dtype=np.float32)
+        grown[:self.n] = self.vectors[:self.n]
+        self.vectors = grown
+
     def drop(self, item_ids: Iterable[int]) -> None:
         """Leave these items out from now on (found erased or stale; their vectors are gone from storage)."""
         for item_id in item_ids:
