@@ -56,25 +56,27 @@ _MISSING = {
 }
 
 
-#: vectors written after a row, with the group a search scope picks by (``?`` = the row)
+#: vectors written after a row, with the group a search scope picks by (``?`` = the row). The
+#: unary ``+`` keeps SQLite off the (kind, item_id) key, which would walk every vector of the kind:
+#: the rows after ``?`` are a rowid range (27 ms -> 0.05 ms at 100K vectors when nothing is new)
 _GROUP = {
     "turn": "SELECT e.rowid, e.item_id, t.conversation_id, e.dim, e.vector FROM embeddings e "
-            "LEFT JOIN turns t ON t.id = e.item_id WHERE e.kind = 'turn' AND e.rowid > ? ORDER BY e.rowid",
+            "LEFT JOIN turns t ON t.id = e.item_id WHERE +e.kind = 'turn' AND e.rowid > ? ORDER BY e.rowid",
     "card": "SELECT e.rowid, e.item_id, c.conversation_id, e.dim, e.vector FROM embeddings e "
-            "LEFT JOIN cards c ON c.id = e.item_id WHERE e.kind = 'card' AND e.rowid > ? ORDER BY e.rowid",
+            "LEFT JOIN cards c ON c.id = e.item_id WHERE +e.kind = 'card' AND e.rowid > ? ORDER BY e.rowid",
     "record": "SELECT e.rowid, e.item_id, r.namespace, e.dim, e.vector FROM embeddings e "
-              "LEFT JOIN records r ON r.id = e.item_id WHERE e.kind = 'record' AND e.rowid > ? ORDER BY e.rowid",
+              "LEFT JOIN records r ON r.id = e.item_id WHERE +e.kind = 'record' AND e.rowid > ? ORDER BY e.rowid",
 }
 
 
 #: vectors written after a row with what a lineage scope picks by: group and seq (``?`` = the row)
 _GROUP_SEQ = {
     "turn": "SELECT e.rowid, e.item_id, t.conversation_id, t.seq, e.dim, e.vector FROM embeddings e "
-            "LEFT JOIN turns t ON t.id = e.item_id WHERE e.kind = 'turn' AND e.rowid > ? ORDER BY e.rowid",
+            "LEFT JOIN turns t ON t.id = e.item_id WHERE +e.kind = 'turn' AND e.rowid > ? ORDER BY e.rowid",
     "card": "SELECT e.rowid, e.item_id, c.conversation_id, c.last_seq, e.dim, e.vector FROM embeddings e "
-            "LEFT JOIN cards c ON c.id = e.item_id WHERE e.kind = 'card' AND e.rowid > ? ORDER BY e.rowid",
+            "LEFT JOIN cards c ON c.id = e.item_id WHERE +e.kind = 'card' AND e.rowid > ? ORDER BY e.rowid",
     "record": "SELECT e.rowid, e.item_id, r.namespace, 0, e.dim, e.vector FROM embeddings e "
-              "LEFT JOIN records r ON r.id = e.item_id WHERE e.kind = 'record' AND e.rowid > ? ORDER BY e.rowid",
+              "LEFT JOIN records r ON r.id = e.item_id WHERE +e.kind = 'record' AND e.rowid > ? ORDER BY e.rowid",
 }
 
 
