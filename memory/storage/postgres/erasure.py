@@ -9,7 +9,7 @@ leave the table files (``VACUUM FULL``, which rewrites each table and rebuilds i
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Any, Iterable
 
 from ...errors import InvalidInput, StorageError
 
@@ -217,6 +217,29 @@ class PostgresErasure:
     VACUUM_TABLES = ("turns", "turns_fts", "records", "records_fts", "cards", "cards_fts", "protected",
                      "embeddings", "events", "catalog_items", "folds", "strategy_frames")
 
+    @staticmethod
+    def _drop_statistics_of_empty(conn: Any, table: str) -> None:
+        """ANALYZE keeps the old statistics of a table it finds empty (an erasure can empty one):
+        delete them, which PostgreSQL lets only a superuser do.
+
+        :raises ErasureIncomplete: when they exist and this role may not delete them."""
+        import psycopg
+
+        from ...errors import ErasureIncomplete
+
+        if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0]:
+            return  # ANALYZE sampled the live rows anew
+        if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_stats WHERE schemaname = current_schema() "
+                            "AND tablename = %s)", [table]).fetchone()[0]:
+            return
+        try:
+            conn.execute("DELETE FROM pg_catalog.pg_statistic WHERE starelid = %s::regclass", [table])
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise ErasureIncomplete(
+                f"erased content may remain in PostgreSQL's statistics of the now empty table {table}: only a "
+                "superuser may delete them; the erasure is committed and hidden. Run ANALYZE on it once it "
+                "holds rows again, or have a superuser delete its rows of pg_statistic") from exc
+
     def vacuum(self, *, wait_seconds: float = 10.0) -> None:
         """``VACUUM FULL`` every table that may have held erased text: each is rewritten into new
         files without the dead row versions the blanking left, and its indexes (the GIN
@@ -251,6 +274,21 @@ class PostgresErasure:
                             "report it complete: let that reader finish and call vacuum() again") from exc
                     except psycopg.Error as exc:
                         raise StorageError(f"VACUUM FULL {table} failed: {str(exc).strip()}") from exc
+                # the planner's statistics keep sampled column values (pg_statistic's most common
+                # values and histograms, filled by ANALYZE, which autovacuum runs): sample the
+                # blanked tables again, then rewrite pg_statistic without the old rows (the
+                # database's owner or a superuser may; the README says what remains otherwise)
+                try:
+                    for table in self.VACUUM_TABLES:
+                        conn.execute(f"ANALYZE {table}")
+                        self._drop_statistics_of_empty(conn, table)
+                    conn.execute("VACUUM FULL pg_catalog.pg_statistic")
+                except psycopg.errors.LockNotAvailable as exc:
+                    raise ErasureIncomplete(
+                        f"erased content may remain in PostgreSQL's statistics: another connection held them for "
+                        f"{wait_seconds:g} s; the erasure is committed and hidden, call vacuum() again") from exc
+                except psycopg.Error as exc:
+                    raise StorageError(f"refreshing the statistics after VACUUM FULL failed: {str(exc).strip()}") from exc
             finally:
                 try:
                     conn.execute("RESET lock_timeout")
