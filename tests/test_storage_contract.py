@@ -1278,6 +1278,20 @@ def search_fixture(s):
     return dict(r1=r1, r2=r2, r3=r3, f3=f3, b1=b1, card=card, rec=rec, ep=ep, other=other)
 
 
+@covers("fulltext.turn_facets", "erasure.blank_turns")
+def test_fulltext_turn_facets(storage):
+    ids = search_fixture(storage)
+    named = add_turn(storage, "beta", 2, "parcel left at the door", at=6.5, name="Dana")
+    facets = storage.fulltext.turn_facets()
+    assert facets == [(ids["r1"], "root", 1.0, None), (ids["r2"], "root", 2.0, None), (ids["r3"], "root", 3.0, None),
+                      (ids["f3"], "fork", 4.0, None), (ids["b1"], "beta", 5.0, None), (named, "beta", 6.5, "Dana")]
+    assert [f[0] for f in storage.fulltext.turn_facets(ids["f3"])] == [ids["b1"], named]  # only newer ids
+    assert storage.fulltext.turn_facets(named) == []
+    with storage.transaction():  # an erased turn leaves the index, and so the facets
+        storage.erasure.blank_turns([ids["r2"]])
+    assert ids["r2"] not in [f[0] for f in storage.fulltext.turn_facets()]
+
+
 @covers("fulltext.conversation_lineage")
 def test_fulltext_conversation_lineage(storage):
     search_fixture(storage)

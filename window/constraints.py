@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -262,6 +262,8 @@ def _stem(word: str) -> str:
     ("texting", "text" -> "text"; "merging", "merge" -> "merg"; "weekends" -> "weeke")."""
     w = word.lower().replace("’", "'")
     w = w[:-2] if w.endswith("'s") else w
+    if w.endswith("ies") and len(w) > 4 and families.on(directives.F_REVOKE_R5):
+        w = w[:-3] + "y"  # "replies", "reply" -> "reply"; "copies", "copy" -> "copy"
     for suffix in ("ing", "ed", "es", "s", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
@@ -308,12 +310,13 @@ class RuleConstraintExtractor(ConstraintExtractor):
     id = "rules"
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
-        sents = sentences(text)
+        sents = _merge_r5(text, sentences(text))
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
         override = _OVERRIDE.search(text)
-        if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)) \
+        if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
+                          or directives.reset_r5(text)) \
                 and not directives.reset_is_small_talk(text, override):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
@@ -342,14 +345,31 @@ class RuleConstraintExtractor(ConstraintExtractor):
             probe = _ABBREVIATION_STOP.sub(" ", sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
             wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
             what = wm.group("what") if wm else directives.withdrawn_terms(probe)
+            explicit_r5 = False
+            if (r5 := directives.withdrawn_r5(probe)) is not None:
+                # a round-5 form, alone or beside an earlier one ("Connecting flights are OK
+                # again, no need to stick to nonstop": both halves name what is withdrawn)
+                what = r5[0] if what is None else f"{what} {r5[0]}"
+                explicit_r5 = r5[1]
+            if what is not None and families.on(directives.F_REVOKE_R5):
+                what = directives.split_hyphens(what)  # "the no-loaner-laptops rule"
             if _CONFIRM.search(sent):
                 withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=0))
-            elif what is None and (go := directives.go_signal(sent)):
+            elif what is None and (go := directives.go_signal(sent)) and not (
+                    go == "weak" and self._states_standing(sent, now, clock)):
                 withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=1 if go == "explicit" else 2))
+            if what is None and directives.completion(sent):
+                # "I've submitted the timesheets": a deadline for that one task is met
+                withdrawals.append(Withdrawal("complete", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
-                if terms:
-                    strong = wm is not None or directives.withdraws_explicitly(probe)
+                if terms and len(terms) < 2 and not explicit_r5 and r5 is not None and wm is None \
+                        and not directives.withdraws_explicitly(probe):
+                    # "Free delivery is back on the table": one content word, so only a prohibition
+                    # naming it is lifted
+                    withdrawals.append(Withdrawal("lift", sent, terms, min_overlap=1))
+                elif terms:
+                    strong = wm is not None or directives.withdraws_explicitly(probe) or explicit_r5
                     withdrawals.append(Withdrawal("revoke", sent, terms, min_overlap=1 if strong else 2))
                 i += 1
                 continue
@@ -360,10 +380,32 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     # a permission lifts the prohibition it contradicts ("You may mention pricing
                     # in the demo from now on" after "Never mention pricing in the demo")
                     withdrawals.append(Withdrawal("lift", sent, content_terms(sent), min_overlap=2))
+                elif directives.stop_doing(sent):
+                    # "Stop printing copies of the contracts" ends "Always print a copy of each contract"
+                    withdrawals.append(Withdrawal("unrequire", sent, content_terms(sent), min_overlap=2))
             i += 1
         return Extraction(proposals, withdrawals)
 
+    def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
+        """The sentence states a standing instruction of its own ("Always log account changes."),
+        so it is no go signal for an earlier one (family ``completion_forms``)."""
+        if not families.on(directives.F_COMPLETION):
+            return False
+        p = self._classify(sent, now, clock)
+        return p is not None and p.kind in ("constraint", "obligation", "prerequisite", "deadline") \
+            and not directives.completion(sent)
+
     def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """The proposal for one sentence: read with texting spellings written out, kept verbatim."""
+        if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
+            return None
+        norm = directives.normalise(sent)
+        found = self._classify_read(norm, now, clock)
+        if found is not None and norm != sent:
+            found = replace(found, text=sent)
+        return found
+
+    def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
             return None
         scope = _SCOPE_PREFIX.match(sent) or (families.on(directives.F_SCOPE) and _SCOPE_MORE_PREFIX.match(sent))
@@ -396,6 +438,46 @@ class RuleConstraintExtractor(ConstraintExtractor):
             kind, rule = found
             return ConstraintProposal(kind, sent, rule, due_at=due(dm) if (kind == "deadline" and dm) else None)
         return None
+
+
+#: a sign-off after a request ("Can you send it by EOD? Thx") belongs to it
+_SIGN_OFF = re.compile(r"^(?:thx|thanks|thank you|thanks a lot|cheers|ta|ty|tia|much appreciated|appreciated)[.!]*$", re.I)
+
+
+def _merge_r5(text: str, sents: list[str]) -> list[str]:
+    """Sentences read together (round 5): a bare approval with the action that follows it
+    ("Approved. Go ahead and refund the annual plan.", family ``approval_forms_r5``), and a
+    sign-off with the request in question form before it ("... by EOD? Thx", family
+    ``texting_forms``; after a statement it stays apart: "Never delete the logs. Thanks."). Each
+    result is a verbatim span of ``text``."""
+    out: list[str] = []
+    pos = 0
+    spans: list[tuple[int, int]] = []
+    for s in sents:
+        start = text.index(s, pos)
+        spans.append((start, start + len(s)))
+        pos = start + len(s)
+    i = 0
+    merged: list[tuple[int, int]] = []
+    while i < len(spans):
+        a, b = spans[i]
+        s = text[a:b]
+        if i + 1 < len(spans):
+            nxt = text[spans[i + 1][0]:spans[i + 1][1]]
+            if (families.on(directives.F_APPROVAL_R5) and directives.APPROVAL_INTERJECTION.match(s)
+                    and not nxt.rstrip().endswith("?")):
+                merged.append((a, spans[i + 1][1]))
+                i += 2
+                continue
+        if merged and families.on(directives.F_TEXTING) and _SIGN_OFF.match(s) \
+                and text[merged[-1][0]:merged[-1][1]].rstrip().endswith("?"):
+            merged[-1] = (merged[-1][0], b)
+            i += 1
+            continue
+        merged.append((a, b))
+        i += 1
+    out = [text[a:b] for a, b in merged]
+    return out
 
 
 _SELF_STATEMENT = re.compile(r"^\s*(?:but |and |so |yeah,? )?(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've)\b", re.I)
@@ -654,9 +736,21 @@ class ConstraintTracker:
             for rec in best:
                 self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
+        if w.action == "complete":
+            # a one-off deadline whose task the turn reports done (family ``completion_forms``)
+            due = [r for r in records if r.kind == "deadline" and r.conversation_id == turn.conversation_id]
+            for rec in _best_matches(due, w.terms, at_least=max(1, w.min_overlap)):
+                self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
+            return
+        if w.action == "unrequire":
+            # "Stop printing copies of the contracts" ends the duty to print them
+            duties = [r for r in records if r.kind in ("obligation", "constraint") and not _NEGATIVE.search(r.text)]
+            for rec in _best_matches(duties, w.terms, at_least=max(2, w.min_overlap)):
+                self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
+            return
         if w.action == "lift":
             prohibitions = [r for r in records if r.kind == "constraint" and _NEGATIVE.search(r.text)]
-            for rec in _best_matches(prohibitions, w.terms, at_least=max(2, w.min_overlap)):
+            for rec in _best_matches(prohibitions, w.terms, at_least=max(1, w.min_overlap)):
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
             return
         for rec in _best_matches(records, w.terms, at_least=max(1, w.min_overlap)):
@@ -724,7 +818,14 @@ _NEGATIVE = re.compile(r"\b(?:never|not|no|don't|dont|avoid|refrain|off[- ]limit
 
 def _waiting(rec: ProtectedRecord) -> bool:
     return rec.metadata.get("rule") in _WAITING_RULES or (
-        rec.kind == "prerequisite" and re.search(r"\buntil\b|\bwait(?:ing)? for\b", rec.text, re.I) is not None)
+        rec.kind == "prerequisite" and re.search(r"\buntil\b|\bwait(?:ing)? for\b", rec.text, re.I) is not None) or (
+        rec.kind == "prerequisite" and families.on(directives.F_COMPLETION) and _SPECIFIC_PREREQ.match(rec.text) is not None)
+
+
+#: a prerequisite for one named action ("Before paying the contractor, get the certificate"), not a
+#: standing one ("Before refunding a subscription, check ..."): released once its condition is met
+_SPECIFIC_PREREQ = re.compile(r"^\s*(?:before|prior to|ahead of)\s+(?:\w+ing\s+)?(?:the|my|our|this|that|his|her|their)\b"
+                              r"(?![^,]*\b(?:every|each|any|all)\b)", re.I)
 
 
 def _best_matches(records: list[ProtectedRecord], terms: tuple[str, ...], *, at_least: int = 1) -> list[ProtectedRecord]:

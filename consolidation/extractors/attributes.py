@@ -65,6 +65,15 @@ F_RATHER = family("attr_rather", {"r4own"})
 F_SWITCH_MORE = family("attr_switch_forms", {"r4own"})
 F_NO_LONGER_MORE = family("attr_no_longer_forms", {"fresh", "r4own"})
 F_PROGRESSIVE = family("attr_progressive_not_value", {"r4own"})
+# round 5 (issue 20, point 11): from the misses of fresh3 (then in-sample) and r5own (measured once first)
+F_ARTICLE = family("attr_value_article", {"r5own"})
+F_USE_AS = family("attr_use_as", {"fresh3", "r5own"})
+F_INSTEAD = family("attr_instead_of", {"fresh3", "r5own"})
+F_STILL = family("attr_still_favourite", {"fresh3", "r5own"})
+F_NOT_MY = family("attr_not_my_anymore", {"fresh3"})
+F_NEG_FILLER = family("attr_negation_after_filler", {"fresh3", "r5own"})
+F_FILLER_MORE = family("attr_filler_more", {"r5own"})
+F_SWITCH_VERBS = family("attr_switch_verbs", {"r5own"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -98,6 +107,9 @@ _LEAD_FILLER = re.compile(r"^(?:(?:" + _FILLER + r"|so|well|ok|okay|oh|no|yes|ye
 _TRAIL_FILLER = re.compile(r"(?:[\s,;—-]+(?:" + _FILLER + r"|last (?:week|month|year)|this (?:week|month|year)|"
                            r"recently|yesterday|today))+\s*$", re.I)
 _PAREN = re.compile(r",\s*(?:" + _FILLER + r"|as of [^,]+|at least for now|i think|i guess)\s*,", re.I)
+#: more parenthetical time words ("My favourite beach is, for the moment, Porthcurno.")
+_PAREN_MORE = re.compile(r",\s*(?:for the (?:moment|time being)|at this (?:point|stage)|for the foreseeable future|"
+                         r"as things stand)\s*,", re.I)
 # where a value ends: punctuation, a comma, or a clause word
 _VALUE = r"(?P<v>[^.;!?,]+?)"
 _VALUE_END = (r"(?=\s*(?:$|[.;!?,]|\s(?:but|because|since|so|which|who|when|after|before|if|though|although|as|"
@@ -185,6 +197,7 @@ _RATHER = re.compile(r"\bi(?:'d| would)\s+(?:much\s+)?rather\s+(?:have|take|get|
                      r"(?P<v>[^.;!?,]+?)" + r"(?=\s*(?:$|[.;!?,]|\s(?:over|to|than|rather|but|because|since|when|if)\b))", re.I)
 _SWITCH_MORE = (r"\bi(?:'ve| have)?(?:\s+(?:" + _FILLER + r"|finally|recently|also|since|already|eventually|just|\w+ly))*\s+"
                 r"(?:switched|changed|swapped)(?: over)?(?: back)?")
+
 #: what "I changed my X to Y" may not name: the rules extractor's own facts ("I changed my name to ...")
 _IDENTITY = (r"(?!(?:name|surname|first name|last name|maiden name|address|email|e-mail|phone|number|mobile number|"
              r"account|account number|location|city|country|mind|plans?|password|pin|job|title|pronouns?)\s+to\b)")
@@ -192,6 +205,24 @@ _S_MY_MORE = re.compile(_SWITCH_MORE + r" my " + _IDENTITY + r"(?P<attr>[a-z][a-
                         r"to\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END, re.I)
 _S_TO_MORE = re.compile(_SWITCH_MORE + r"(?: from (?P<from>[^.;!?,]+?)) to\s+(?:(?:" + _FILLER + r")\s+)*" + _VALUE + _VALUE_END,
                         re.I)
+_SWITCH_VERBS = (r"\bi(?:'ve| have)?(?:\s+(?:" + _FILLER + r"|finally|recently|also|since|already|eventually|just|\w+ly))*\s+"
+                 r"(?:moved|transferred|ported)")
+_S_MY_VERBS = re.compile(_SWITCH_VERBS + r" my " + _IDENTITY + r"(?P<attr>[a-z][a-z\- ]{1,40}?)(?: from (?P<from>[^.;!?,]+?))? "
+                         r"(?:over )?to\s+(?:(?:" + _FILLER + r")\s+)*(?=(?-i:[A-Z0-9]))" + _VALUE + _VALUE_END, re.I)  # a named provider, not "the other side"
+#: "these days I use Bitwarden as my password manager"
+_USE_AS = re.compile(r"\bi(?:\s+(?:" + _FILLER + r"|mostly|mainly|always|usually))*\s+(?:use|rely on|go with|run|have)\s+"
+                     r"(?P<v>[^.;!?,]+?)\s+as my\s+" + _MODS + _ATTR + _VALUE_END, re.I)
+#: "These days I use VS Code instead of PyCharm": the slot holding the old value gets the new one
+_INSTEAD_OF = re.compile(r"\bi(?:\s+(?:" + _FILLER + r"|mostly|mainly|always|usually))*\s+(?:use|fly|fly with|drink|eat|take|"
+                         r"go to|shop at|bank with|listen to|watch|play|wear|drive|buy|order from|stay at|prefer)\s+"
+                         r"(?P<v>[^.;!?,]+?)\s+instead of\s+(?P<old>[^.;!?,]+?)" + _VALUE_END, re.I)
+#: "hsbc isn't my bank anymore": the slot holding that value retires
+_NOT_MY = re.compile(r"^(?P<v>(?!it\b|that\b|this\b|he\b|she\b|they\b)[^,;:.!?]+?)\s+(?:isn't|isn’t|is not|aren't|are not|"
+                     r"is no longer|are no longer)\s+my\s+(?!(?:favou?rite|fave|fav|preferred|go-to)\b)[a-z][a-z -]{1,30}?"
+                     r"(?:\s+(?:anymore|any more|any longer))?\s*[.!]?$", re.I)
+#: "I no longer play rugby, but it's still my favourite sport": the slot stays
+_STILL_MINE = re.compile(r"\b(?:it's|it is|it’s|that's|that is|they're|they are)\s+still\s+my\s+(?:favou?rite|fave|preferred|"
+                         r"go-to)\b", re.I)
 _N_VERBS_MORE = (r"fly with|go to|listen to|shop at|bank with|use|drink|eat|like|love|enjoy|prefer|fly|watch|read|play|"
                  r"support|follow|take|wear|drive|have|visit|order from|buy from|buy|stay at|stay with")
 _N_NO_LONGER_MORE = re.compile(r"\bi(?:'m| am)? no longer (?P<verb>" + _N_VERBS_MORE + r"|on|with|at|a member of|using|"
@@ -297,6 +328,8 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
     :param sentence: one sentence in the first person (narration already turned into it).
     """
     s = _PAREN.sub(" ", sentence.strip())
+    if families.on(F_FILLER_MORE):
+        s = _PAREN_MORE.sub(" ", s)
     s = re.sub(r",\s*,", ",", s)
     if not s or s.rstrip().endswith("?") or re.match(r"^\s*(?:if|what|which|who|is|are|do|does|tell me)\b", s, re.I):
         return []
@@ -315,6 +348,8 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
         value = clean_value(raw_value, copula=copula) if raw_value is not None else None
         if op == "write" and value is None:
             return
+        if op == "write" and families.on(F_NEG_FILLER) and re.match(r"^(?:not|never|no longer)\b", value, re.I):
+            return  # "My favourite beer is definitely not IPA": a negation, not a value
         key = family + attr if attr else None
         if any(o.key == key and key is not None for o in out):
             return
@@ -386,7 +421,14 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
 
     # switches
     more = families.on(F_SWITCH_MORE)
-    m = _S_MY.search(s) or _S_PLURAL.search(s) or (more and _S_MY_MORE.search(s))
+    if families.on(F_USE_AS) and not out and (u := _USE_AS.search(s)):
+        add("write", "user.preferred.", u.group("attr"), u.group("v"), copula=False)
+    if families.on(F_INSTEAD) and not out and (u := _INSTEAD_OF.search(s)):
+        value, source = clean_value(u.group("v")), clean_value(u.group("old"))
+        if value and source:
+            out.append(AttributeStatement("write", None, value, slot_of=source))
+    m = _S_MY.search(s) or _S_PLURAL.search(s) or (more and _S_MY_MORE.search(s)) or (
+        families.on(F_SWITCH_VERBS) and _S_MY_VERBS.search(s))
     if m:
         add("write", "user.preferred.", m.group("attr"), m.group("v"), copula=False)
     elif (m := _S_TO.search(s) or (more and _S_TO_MORE.search(s))):
@@ -401,6 +443,13 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
                 out.append(AttributeStatement("write", fallback, value))
 
     # "I no longer use X", "I don't listen to X anymore", "I stopped using X", "I'm no longer on X"
+    if not out and families.on(F_STILL) and _STILL_MINE.search(s):
+        return out  # "I no longer play rugby, but it's still my favourite sport"
+    if not out and families.on(F_NOT_MY) and (m := _NOT_MY.match(s)):
+        value = clean_value(m.group("v"))
+        if value:
+            out.append(AttributeStatement("retire", None, value, slot_of=value))
+            return out
     if not out:
         patterns = (_N_NO_LONGER_MORE, _N_ANYMORE_MORE) if families.on(F_NO_LONGER_MORE) else (_N_NO_LONGER, _N_ANYMORE)
         for pattern in patterns + (_N_STOPPED, _N_NOT_ON):
@@ -416,6 +465,9 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
 def holds(content: str, value: str) -> bool:
     """True when a record's content is ``value`` (case and spacing aside; "likes sushi" holds "sushi")."""
     c = _value_key(re.sub(r"^(?:likes|dislikes)\s+", "", content, flags=re.I))
+    if families.on(F_ARTICLE):  # "an iPhone" holds "iPhone"
+        strip = lambda x: re.sub(r"^(?:the|a|an)\s+", "", x)  # noqa: E731
+        return strip(c) == strip(_value_key(value))
     if families.on(F_NO_LONGER_MORE):  # "I don't go to the Odeon anymore" holds "Odeon"
         strip = lambda x: re.sub(r"^the\s+", "", x)  # noqa: E731
         return strip(c) == strip(_value_key(value))

@@ -359,6 +359,11 @@ class FullTextStorage(Protocol):
         """One item id per occurrence of the index token ``token`` (any token starting with it when
         ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
 
+    def turn_facets(self, after_id: int = 0) -> list[tuple[int, str, float, str | None]]:
+        """``[(turn id, conversation_id, created_at, name)]`` of the indexed turns with an id above
+        ``after_id``, by id (``name`` the turn's optional speaker name): what a search's date,
+        speaker and session priors keep in memory (issue 18 point 7)."""
+
     def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`occurrences` counted per item, as arrays: ``(ids, counts)``, both ``(n,) int64``,
         ids ascending and distinct, counts >= 1. What a scoped BM25 reads for a large scope (no

@@ -195,15 +195,7 @@ class IncrementalMatrix:
         self._order = None
         need = self.n + len(rows)
         if need > len(self.ids):
-            cap = grown_capacity(need)
-            for name in ("ids", "groups", "seqs", "inverse_norms", "live"):
-                arr = getattr(self, name)
-                grown = np.zeros(cap, dtype=arr.dtype)
-                grown[:self.n] = arr[:self.n]
-                setattr(self, name, grown)
-            grown = np.zeros((cap, dim), dtype=np.float32)
-            grown[:self.n] = self.vectors[:self.n]
-            self.vectors = grown
+            self.reserve(grown_capacity(need), dim)
         for row, item_id, group, seq, vector in rows:
             at = self.row_of.get(item_id)
             if at is None:
@@ -217,6 +209,24 @@ class IncrementalMatrix:
             self.inverse_norms[at] = 1.0 / norm if norm > 0 else 0.0
             self.live[at] = True
             self.mark = max(self.mark, int(row))
+
+    def reserve(self, capacity: int, dim: int) -> None:
+        """Make room for ``capacity`` rows of ``dim`` floats (never shrinks): a first load sized
+        up front makes no growth copies of its matrix (a growth holds the old and the new one)."""
+        if self.vectors.shape[1] != dim:
+            if self.n:
+                return  # another model's rows: the next add starts over
+            self.vectors = np.zeros((0, dim), dtype=np.float32)
+        if capacity <= len(self.ids):
+            return
+        for name in ("ids", "groups", "seqs", "inverse_norms", "live"):
+            arr = getattr(self, name)
+            grown = np.zeros(capacity, dtype=arr.dtype)
+            grown[:self.n] = arr[:self.n]
+            setattr(self, name, grown)
+        grown = np.zeros((capacity, dim), dtype=np.float32)
+        grown[:self.n] = self.vectors[:self.n]
+        self.vectors = grown
 
     def drop(self, item_ids: Iterable[int]) -> None:
         """Leave these items out from now on (found erased or stale; their vectors are gone from storage)."""

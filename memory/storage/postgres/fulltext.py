@@ -270,6 +270,14 @@ class PostgresFullText:
                           f"WHERE f.id > %s ORDER BY f.id", [int(after_id)])
         return [(r[0], int(r[1]), r[2], int(r[3])) for r in rows]
 
+    def turn_facets(self, after_id: int = 0) -> list[tuple[int, str, float, str | None]]:
+        """``[(turn id, conversation_id, created_at, name)]`` of the turns in the full-text index
+        with an id above ``after_id``, by id (a primary-key range, like :meth:`documents`; read
+        inside ``settled()`` for the same reason)."""
+        rows = self.c.all(f"SELECT f.id, x.conversation_id, x.created_at, x.name FROM {_fts('turn')} f "
+                          f"JOIN turns x ON x.id = f.id WHERE f.id > %s ORDER BY f.id", [int(after_id)])
+        return [(r[0], r[1], float(r[2]), r[3]) for r in rows]
+
     def occurrences(self, kind: str, token: str, *, prefix: bool = False) -> list[int]:
         """One item id per occurrence of the index token ``token`` (every token starting with it
         when ``prefix``) in the items of ``kind``, over the whole index, in no particular order:

@@ -59,7 +59,10 @@ class PostgresMeta:
         """A value that changes whenever anything is committed to the database, by this handle or
         another process (a cache key, issue 15): a checksum of the server's current snapshot
         (``xmin:xmax:in-progress ids``, which moves whenever a writing transaction starts or
-        commits) and this handle's count of writing statements. One statement."""
+        commits) and this handle's count of writing statements. One statement.
+
+        The snapshot is the whole server's: a write in another database, or autovacuum's ANALYZE,
+        moves it too. That costs the compiled-context cache a miss, never a stale hit."""
         import zlib
 
         snapshot = self.c.value("SELECT pg_current_snapshot()::text", default="")

@@ -13,7 +13,7 @@ to the ids the scope's SQL selects.
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -160,7 +160,7 @@ class SqliteVectors:
     # -- nearest neighbours: the incremental in-memory index (issue 18, point 2) ------------
     def _index(self, kind: str) -> vectorscan.IncrementalMatrix:
         """The kind's in-memory vectors, brought up to date by reading only the vectors written or
-        replaced since the last call (:meth:`_changed`: two primary-key probes when nothing
+        replaced since the last call (:meth:`_still_there`: two primary-key probes when nothing
         changed, whatever the number of vectors). Storage that lost rows behind the index's back
         (a :meth:`clear`, or the newest vector deleted, so SQLite may hand its row number to the
         next one) is reloaded whole. Call with :attr:`_lock` held, inside a snapshot."""
@@ -169,8 +169,12 @@ class SqliteVectors:
         if mem is None or not self._still_there(mem):
             mem = self._indexes[kind] = vectorscan.IncrementalMatrix()
         if newest is not None and newest[0] > mem.scanned:
-            mem.add([(r[0], r[1], r[2], r[3], blob_to_vector(r[5], r[4]))
-                     for r in self.c.all(_query(_GROUP_SEQ, kind), [mem.scanned])])
+            for rows in self._since_in_blocks(kind, mem.scanned):
+                if mem.n == 0:  # the first load: room for every vector (and some appends) at once
+                    count = self.c.value("SELECT COUNT(*) FROM embeddings WHERE +kind = ? AND rowid > ?",
+                                         [kind, mem.scanned], 0)
+                    mem.reserve(vectorscan.grown_capacity(count), len(rows[0][4]))
+                mem.add(rows)
             mem.scanned, mem.last_row = int(newest[0]), (newest[1], int(newest[2]), bytes(newest[3]))
         return mem
 
@@ -183,6 +187,26 @@ class SqliteVectors:
             return True
         row = self.c.one("SELECT kind, item_id, vector FROM embeddings WHERE rowid = ?", [mem.scanned])
         return row is not None and (row[0], int(row[1]), bytes(row[2])) == mem.last_row
+
+    def _since_in_blocks(self, kind: str, after_row: int, block: int = 4096) -> Iterator[list[tuple]]:
+        """The vectors of ``kind`` written after ``after_row`` with their group and seq, ``block``
+        rows at a time, each block's vectors one ``(k, dim)`` array (its rows are views): a first
+        load of 100K vectors holds one block of blobs at a time instead of every blob and a
+        separate array per vector (about 350 MB at 100K MiniLM vectors, issue 18's RSS goal)."""
+        sql = _query(_GROUP_SEQ, kind) + " LIMIT ?"
+        while True:
+            rows = self.c.all(sql, [after_row, block])
+            if not rows:
+                return
+            dim = rows[0][4]
+            if all(r[4] == dim for r in rows):
+                vectors = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f4").reshape(len(rows), dim)
+                yield [(r[0], r[1], r[2], r[3], v) for r, v in zip(rows, vectors)]
+            else:  # dimensions differ (never within one model): one array per vector
+                yield [(r[0], r[1], r[2], r[3], blob_to_vector(r[5], r[4])) for r in rows]
+            if len(rows) < block:
+                return
+            after_row = rows[-1][0]
 
     def in_memory(self, kind: str) -> int:
         """How many vectors of ``kind`` the in-memory index holds now (for tests and operators; not

@@ -1,0 +1,366 @@
+"""LoCoMo recall ideas, each measured alone and together with leave-one-conversation-out CV (issue 18 point 7).
+
+A numpy re-implementation of the search's ranking (in-conversation BM25 with prefixes and stop
+words, all-MiniLM-L6-v2 cosine, neighbour support, linear fusion; ``cand=100`` mimics the
+library's candidate depth) over the six dev conversations, fast enough to try many settings: each
+idea's weights are chosen per fold on the other five conversations by recall@10, and the held-out
+figure (``LOO``) is printed beside the in-sample best (``in``) for recall@1/5/10. The ideas that
+raised the LOO figure are built into the library (memfold.memory.recall_priors) and measured
+end to end by ``bench/locomo_recall.py``; this script is the record of every one tried.
+
+Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes).
+Run: ``python bench/locomo_ideas.py [--mode hybrid|bm25] [--only NAME ...] [--cache DIR]``.
+LoCoMo is CC BY-NC 4.0: evaluation only, never shipped.
+"""
+import argparse, itertools, math, os, pickle, re, sys
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from memfold.memory.search import STOP_WORDS, index_tokens, query_tokens  # noqa: E402
+
+
+def prepare(cache: Path, data: Path) -> list:
+    """Per conversation: texts (``speaker: text``), texts without the speaker label, speakers,
+    session numbers and times, questions with evidence, and both sets of vectors (cached)."""
+    path = cache / "locomo-ideas.pkl"
+    if path.exists():
+        return pickle.load(open(path, "rb"))
+    import json
+    from locomo_recall import CATEGORIES, normalize_evidence, session_turns, turn_text
+    from memfold.memory.embeddings import make_embedder
+    emb = make_embedder("default")
+    convs = []
+    for s in json.loads(data.read_text()):
+        c = s["conversation"]
+        pairs = session_turns(c)
+        texts = [turn_text(t) for _, t in pairs]
+        bare = [t.get("text", "") + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "") for _, t in pairs]
+        dias = [t["dia_id"] for _, t in pairs]
+        valid = set(dias)
+        qs = []
+        for qa in s["qa"]:
+            if qa.get("category") not in CATEGORIES:
+                continue
+            ev = normalize_evidence(qa.get("evidence"), valid)
+            if ev:
+                qs.append(dict(q=str(qa["question"]), ev=ev, cat=qa["category"]))
+        convs.append(dict(sid=s["sample_id"], texts=texts, texts_np=bare, dias=dias,
+                          sess=[int(d.split(":")[0][1:]) for d in dias], times=[w.timestamp() for w, _ in pairs],
+                          speakers=[t["speaker"] for _, t in pairs], spk=(c["speaker_a"], c["speaker_b"]), qs=qs,
+                          tv=np.asarray(emb.embed_batch(texts)), tv_np=np.asarray(emb.embed_batch(bare)),
+                          qv=np.asarray(emb.embed_batch([q["q"] for q in qs]))))
+        print(f"  {s['sample_id']}: {len(texts)} turns embedded", file=sys.stderr)
+    cache.mkdir(parents=True, exist_ok=True)
+    pickle.dump(convs, open(path, "wb"))
+    return convs
+
+
+convs: list = []
+
+class C:
+    def __init__(s, cv):
+        s.__dict__.update(cv)
+        s.toks = [Counter(index_tokens(t)) for t in s.texts]
+        s.len = np.array([sum(c.values()) for c in s.toks], float)
+        s.vocab = set().union(*s.toks)
+        s.N = len(s.texts)
+        s.dix = {d: i for i, d in enumerate(s.dias)}
+        s._tf = {}
+        s.sess = np.array(s.sess); s.times = np.array(s.times)
+        s.spk_arr = np.array(s.speakers)
+    def tf(s, tok, prefix=True):
+        key = (tok, prefix)
+        if key not in s._tf:
+            words = [w for w in s.vocab if w.startswith(tok)] if prefix else [tok]
+            s._tf[key] = np.array([sum(c.get(w, 0) for w in words) for c in s.toks], float)
+        return s._tf[key]
+CS: list = []
+
+def bm25(c, toks, k1=1.2, b=0.75, weights=None):
+    tot = np.zeros(c.N); avg = c.len.mean()
+    for j, (t, p) in enumerate(toks):
+        tf = c.tf(t, p); df = (tf > 0).sum()
+        if not df: continue
+        idf = math.log((c.N - df + 0.5) / (df + 0.5)); idf = idf if idf > 0 else 1e-6
+        w = 1.0 if weights is None else weights[j]
+        tot += w * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * c.len / avg))
+    return tot
+
+def nb(x, w, wn=None):
+    wn = w if wn is None else wn
+    out = x.copy()
+    out[1:] += w * x[:-1]   # previous turn's signal
+    out[:-1] += wn * x[1:]  # next turn's signal
+    return out
+
+def rank_scores(score, ok):
+    s = np.where(ok, score, -np.inf)
+    order = np.lexsort((np.arange(len(s)), -s))
+    return [i for i in order[:20] if np.isfinite(s[i])]
+
+def recall(c, q, ranked, ks=(1, 5, 10)):
+    ev = set(c.dix[d] for d in q['ev'])
+    return {k: len(ev & set(ranked[:k])) / len(ev) for k in ks}
+
+def evaluate(fn, grid):
+    """fn(c, q, qi, cfg) -> ranked list. returns per-question rows: list of (conv idx, {cfg: recall})"""
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            rows.append((ci, {cfg: recall(c, q, fn(c, q, qi, cfg)) for cfg in grid}))
+    return rows
+
+def cv(rows, grid):
+    n = len(rows); held = {1: 0, 5: 0, 10: 0}; chosen = []
+    for ci in range(len(CS)):
+        train = [r for s, r in rows if s != ci]
+        best = max(grid, key=lambda g: (sum(r[g][10] for r in train), -grid.index(g)))
+        chosen.append(best)
+        for s, r in rows:
+            if s == ci:
+                for k in held: held[k] += r[best][k]
+    ins = max(grid, key=lambda g: sum(r[g][10] for _, r in rows))
+    insv = {k: sum(r[ins][k] for _, r in rows) / n for k in (1, 5, 10)}
+    return {k: round(v / n, 4) for k, v in held.items()}, {k: round(v, 4) for k, v in insv.items()}, ins, chosen
+
+MONTHS = {m: i+1 for i, m in enumerate('january february march april may june july august september october november december'.split())}
+MON = '(' + '|'.join(MONTHS) + ')'
+def parse_dates(q):
+    """-> list of (start_ts, end_ts) windows named in the question"""
+    s = q.lower(); out = []
+    for m in re.finditer(rf'\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{MON},?\s*(\d{{4}})', s):
+        d = datetime(int(m.group(3)), MONTHS[m.group(2)], int(m.group(1)), tzinfo=timezone.utc).timestamp(); out.append((d, d+86400))
+    for m in re.finditer(rf'\b{MON}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s*(\d{{4}})', s):
+        d = datetime(int(m.group(3)), MONTHS[m.group(1)], int(m.group(2)), tzinfo=timezone.utc).timestamp(); out.append((d, d+86400))
+    if not out:
+        for m in re.finditer(rf'\b{MON},?\s+(\d{{4}})', s):
+            y, mo = int(m.group(2)), MONTHS[m.group(1)]
+            a = datetime(y, mo, 1, tzinfo=timezone.utc).timestamp()
+            b = datetime(y + (mo == 12), mo % 12 + 1, 1, tzinfo=timezone.utc).timestamp(); out.append((a, b))
+    if not out:
+        for m in re.finditer(r'\b(?:in|during|of)\s+(20\d\d)\b', s):
+            y = int(m.group(1)); out.append((datetime(y,1,1,tzinfo=timezone.utc).timestamp(), datetime(y+1,1,1,tzinfo=timezone.utc).timestamp()))
+    return out
+def date_prox(c, wins, tau_days):
+    """1 inside a window, decaying exp(-distance/tau) outside"""
+    best = np.zeros(c.N)
+    for a, b in wins:
+        dist = np.maximum(0, np.maximum(a - c.times, c.times - b)) / 86400.0
+        best = np.maximum(best, np.exp(-dist / tau_days))
+    return best
+_raw = {}
+def raw_bm25(c, ci, qi, toks, k1=1.2, b=0.75, tag=''):
+    key = (ci, qi, k1, b, tag)
+    if key not in _raw: _raw[key] = bm25(c, toks, k1, b)
+    return _raw[key]
+def fused(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_w=0.0, tau=3.0, spk_w=0.0,
+          sess_w=0.0, sess_agg='max', nwn=None, drop_names=False, when_w=0.0):
+    toks = query_tokens(q['q'])
+    tag = ''
+    if drop_names:
+        names = {n.lower() for n in c.spk}
+        t2 = [t for t in toks if t[0] not in names]
+        if t2: toks = t2; tag = 'dn'
+    raw = raw_bm25(c, ci, qi, toks, k1, b, tag); mx = raw.max() or 1.0
+    bn = nb(raw, nw, nwn) / mx
+    if mode == 'bm25':
+        s, ok = bn, raw > 0
+    else:
+        cos = c.tv @ c.qv[qi]
+        s = bw * bn + (1 - bw) * nb(cos, nw, nwn); ok = (raw > 0) | (cos >= 0.2)
+    if date_w:
+        wins = parse_dates(q['q'])
+        if wins:
+            s = s + date_w * date_prox(c, wins, tau) * (s.max() if s.max() > 0 else 1)
+    if spk_w:
+        ql = q['q'].lower(); named = [n for n in c.spk if n.lower() in ql]
+        if len(named) == 1:
+            s = s + spk_w * (c.spk_arr == named[0]) * s.max()
+    if sess_w:
+        sess_s = np.zeros(c.N)
+        for sv in np.unique(c.sess):
+            m = c.sess == sv
+            sess_s[m] = s[m].max() if sess_agg == 'max' else np.sort(s[m])[-3:].mean()
+        s = s + sess_w * sess_s
+    return s, ok
+def run(name, grid, **fixed):
+    """grid: list of dicts of params"""
+    keys = [tuple(sorted(g.items())) for g in grid]
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            r = {}
+            for k, g in zip(keys, grid):
+                s, ok = fused(c, ci, qi, q, **{**fixed, **g})
+                r[k] = recall(c, q, rank_scores(s, ok))
+            rows.append((ci, r))
+    held, ins, best, chosen = cv(rows, keys)
+    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
+    return rows
+
+TEMPORAL = ['yesterday', 'last', 'ago', 'week', 'weekend', 'month', 'year', 'today', 'tomorrow', 'next', 'recent', 'just', 'few', 'since', 'before', 'after']
+def bm25_extra(c, ci, qi, q, *, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, k1=1.2, b=0.75, base_raw=None):
+    """extra BM25 signal: PRF terms and 'when' temporal words"""
+    extra = np.zeros(c.N)
+    if when_w and q['q'].lower().startswith('when'):
+        key = (ci, qi, 'when', k1, b)
+        if key not in _raw: _raw[key] = bm25(c, [(t, False) for t in TEMPORAL], k1, b)
+        extra += when_w * _raw[key]
+    if prf_w:
+        key = (ci, qi, 'prf', prf_m, prf_e, k1, b)
+        if key not in _raw:
+            qt = {t for t, _ in query_tokens(q['q'])}
+            top = np.argsort(-base_raw)[:prf_m]
+            w = Counter()
+            for i in top:
+                if base_raw[i] <= 0: continue
+                L = c.len[i] or 1
+                for t, n in c.toks[i].items():
+                    if t in STOP_WORDS or t in qt or len(t) < 3 or t in {x.lower() for x in c.spk}: continue
+                    w[t] += base_raw[i] * n / L
+            terms = [t for t, _ in w.most_common(prf_e)]
+            tw = [w[t] for t in terms]; mxw = max(tw) if tw else 1
+            _raw[key] = bm25(c, [(t, False) for t in terms], k1, b, [x / mxw for x in tw]) if terms else np.zeros(c.N)
+        extra += prf_w * _raw[key]
+    return extra
+
+def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_w=0.0, tau=10.0, spk_w=0.0,
+           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0):
+    toks = query_tokens(q['q'])
+    raw = raw_bm25(c, ci, qi, toks, k1, b, '')
+    if prf_w or when_w:
+        raw = raw + bm25_extra(c, ci, qi, q, prf_w=prf_w, prf_m=prf_m, prf_e=prf_e, when_w=when_w, k1=k1, b=b, base_raw=raw)
+    mx = raw.max() or 1.0
+    def nb2(x):
+        o = nb(x, nw)
+        if nw2:
+            o[2:] += nw2 * x[:-2]; o[:-2] += nw2 * x[2:]
+        return o
+    bn = nb2(raw) / mx
+    if mode == 'bm25':
+        s, ok = bn, raw > 0
+    else:
+        cos = c.tv @ c.qv[qi]
+        s = bw * bn + (1 - bw) * nb2(cos); ok = (raw > 0) | (cos >= 0.2)
+    if cand:  # library: only the top `cand` of each ranker and their neighbours are scored
+        m = np.zeros(c.N, bool); m[np.argsort(-raw)[:cand]] = raw[np.argsort(-raw)[:cand]] > 0
+        if mode != 'bm25': m[np.argsort(-cos)[:cand]] = True
+        m2 = m.copy(); m2[1:] |= m[:-1]; m2[:-1] |= m[1:]
+        ok = ok & m2
+    top = s[ok].max() if ok.any() else 1.0
+    if date_w:
+        wins = parse_dates(q['q'])
+        if wins: s = s + date_w * date_prox(c, wins, tau) * top
+    if spk_w:
+        ql = q['q'].lower(); named = [n for n in c.spk if re.search(r'\b' + n.lower() + r'\b', ql)]
+        if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
+    if sess_w:
+        sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
+        for sv in np.unique(c.sess):
+            m = c.sess == sv; sess_s[m] = sm[m].max()
+        s = s + sess_w * sess_s
+    return s, ok
+
+def run2(name, grid, **fixed):
+    keys = [tuple(sorted(g.items())) for g in grid]
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            r = {}
+            for k, g in zip(keys, grid):
+                s, ok = fused2(c, ci, qi, q, **{**fixed, **g})
+                r[k] = recall(c, q, rank_scores(s, ok))
+            rows.append((ci, r))
+    held, ins, best, chosen = cv(rows, keys)
+    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
+    return rows
+
+
+def diverse(c, s, ok, lam):
+    """Greedy re-rank that charges ``lam`` x the best score per result already taken from a session."""
+    s = np.where(ok, s, -np.inf)
+    top = s[np.isfinite(s)].max() if np.isfinite(s).any() else 1
+    order = list(np.argsort(-s)[:60])
+    out, used = [], Counter()
+    while order and len(out) < 20:
+        best = max(order, key=lambda i: s[i] - lam * top * used[c.sess[i]])
+        if not np.isfinite(s[best]):
+            break
+        out.append(best)
+        order.remove(best)
+        used[c.sess[best]] += 1
+    return out
+
+
+def run_diverse(name, lams, **fixed):
+    keys = [(("lam", l),) for l in lams]
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            s, ok = fused2(c, ci, qi, q, **fixed)
+            rows.append((ci, {k: recall(c, q, diverse(c, s, ok, k[0][1])) for k in keys}))
+    held, ins, best, _ = cv(rows, keys)
+    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
+
+
+P = lambda **kw: [dict(zip(kw, v)) for v in itertools.product(*kw.values())]  # noqa: E731
+
+
+def experiments(mode: str) -> dict:
+    hy = mode == "hybrid"
+    BW = (0.3, 0.4, 0.5) if hy else (1.0,)
+    NW = (0.2, 0.3, 0.45)
+    pri = dict(date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4)
+    NW2 = (0.3, 0.45) if hy else (0.3, 0.45, 0.6)
+    return {
+        "baseline": lambda: run("baseline", P(bw=BW, nw=NW), mode=mode),
+        "date": lambda: run("date prior", P(bw=BW, nw=(0.3, 0.45), date_w=(0.4, 0.8, 1.6, 3.0), tau=(3.0, 10.0, 30.0)), mode=mode),
+        "speaker": lambda: run("speaker prior", P(bw=BW, nw=(0.3, 0.45), spk_w=(0.2, 0.3, 0.5, 0.8)), mode=mode),
+        "session": lambda: run("session prior", P(bw=BW, nw=(0.3, 0.45), sess_w=(0.4, 0.6, 1.0, 1.5)), mode=mode),
+        "drop_names": lambda: run("names out of the query", P(bw=BW, nw=NW, drop_names=(True,)), mode=mode),
+        "k1b": lambda: run("BM25 k1, b", P(bw=BW, nw=NW, k1=(0.9, 1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75, 0.9)), mode=mode),
+        "asym": lambda: run("asymmetric neighbours", P(bw=BW, nw=(0.1, 0.2, 0.3, 0.45), nwn=(0.1, 0.2, 0.3, 0.45)), mode=mode),
+        "prf": lambda: run2("RM3-style PRF", P(bw=BW[:2], nw=(0.3, 0.45), prf_w=(0.1, 0.2, 0.4), prf_m=(3, 10), prf_e=(5, 15)), mode=mode),
+        "when": lambda: run2("'when' temporal words", P(bw=BW[:2], nw=(0.3, 0.45), when_w=(0.05, 0.1, 0.2, 0.4)), mode=mode),
+        "priors": lambda: run2("priors (built), cand=100", P(bw=BW, nw=NW2), mode=mode, cand=100, **pri),
+        "priors_grid": lambda: run2("priors, weights per fold", P(bw=BW, nw=(0.45, 0.6), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100),
+        "priors_grid_k1b": lambda: run2("... and k1 2.0, b 0.4", P(bw=BW, nw=(0.45, 0.6), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100, k1=2.0, b=0.4),
+        "priors_grid_all": lambda: run2("priors, k1, b per fold, all scored", P(bw=BW[:2], nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.8), k1=(1.2, 2.0), b=(0.4, 0.75)), mode=mode),
+        "label_grid": lambda: run2("speaker/session per fold", P(bw=BW, nw=NW2, spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100, date_w=0.8, tau=10.0),
+        "priors_k1b": lambda: run2("priors + k1, b per fold", P(bw=BW, nw=NW2, k1=(1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75)), mode=mode, cand=100, **pri),
+        "priors_nw2": lambda: run2("priors + 2-hop neighbours", P(bw=BW, nw=(0.45,), nw2=(0.1, 0.2), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100),
+        "priors_allcand": lambda: run2("priors, every turn scored", P(bw=BW, nw=(0.3, 0.45)), mode=mode, cand=None, **pri),
+        "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/memfold-locomo-ideas"))
+    parser.add_argument("--mode", default="hybrid", choices=("hybrid", "bm25"))
+    parser.add_argument("--only", nargs="*", default=None, help="experiment names (default: all)")
+    parser.add_argument("--no-speaker-label", choices=("vectors", "both"), default=None,
+                        help="embed (vectors) or index and embed (both) turns without the 'speaker: ' label")
+    args = parser.parse_args()
+    convs[:] = prepare(args.cache, args.data)
+    for c in convs:
+        if args.no_speaker_label == "both":
+            c["texts"] = c["texts_np"]
+        if args.no_speaker_label:
+            c["tv"] = c["tv_np"]
+    CS[:] = [C(c) for c in convs]
+    todo = experiments(args.mode)
+    print(f"mode {args.mode}: figure LOO r@1 r@5 r@10 | in-sample best r@1 r@5 r@10 | in-sample best setting")
+    for name in args.only or list(todo):
+        todo[name]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Priors that re-rank a search's turn candidates by what the question says about *when* and *who*,
+and by the session a candidate sits in (issue 18 point 7).
+
+A search (:mod:`memfold.memory.search`) first scores its candidates by their words and meaning
+(BM25 and cosine, each turn helped by its neighbours). Three priors are then added, each scaled by
+the best candidate's score so its weight means the same whatever the query:
+
+* **date** — the question names a date, month or year (:func:`~.query_analysis.date_windows`;
+  "yesterday", "last week" too when the clock is a system clock): a turn whose time lies inside
+  gains ``date_weight``, one outside gains ``date_weight × exp(-days away / date_tau_days)``.
+* **speaker** — the question names exactly one of the candidates' speakers (a turn's ``name``):
+  that speaker's turns gain ``speaker_weight``.
+* **session** — a turn gains ``session_weight ×`` the best score among the candidates of its
+  session (a run of a conversation's turns with no gap over :data:`SESSION_GAP` seconds between
+  them): the evidence of a question clusters in the session that talks about it, the coarse level
+  of a coarse-to-fine search.
+
+What each turn needs (its time, speaker and session) is kept in memory by :class:`TurnFacets`,
+filled at the first search and extended with only the turns written since, like the search's
+document statistics; a search looks up only its candidates. The weights were chosen by
+leave-one-conversation-out cross-validation on LoCoMo (``bench/locomo_recall.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from .query_analysis import DAY, date_windows, named_speakers
+
+#: a turn more than this many seconds after the previous turn of its conversation starts a session
+SESSION_GAP = 3600.0
+#: the priors' default weights (each a share of the best candidate's score; LoCoMo dev, chosen by
+#: leave-one-conversation-out cross-validation in ``bench/locomo_recall.py``)
+DATE_WEIGHT = 0.8
+DATE_TAU_DAYS = 10.0
+SPEAKER_WEIGHT = 0.3
+SESSION_WEIGHT = 0.4
+
+
+class TurnFacets:
+    """Each indexed turn's time, speaker and session, in memory (about 24 bytes a turn plus the
+    distinct speaker names), read incrementally: :meth:`refresh` reads only turns above the last
+    id seen (:meth:`FullTextStorage.turn_facets`)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.mark = 0
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._times = np.zeros(0, dtype=np.float64)
+        self._speakers = np.zeros(0, dtype=np.int32)
+        self._sessions = np.zeros(0, dtype=np.int64)
+        self.names: list[str] = []
+        self._code: dict[str, int] = {}
+        self._last: dict[Any, tuple[float, int]] = {}  # conversation -> (last time, its session)
+        self._next_session = 0
+        self._lock = threading.Lock()
+
+    ids = property(lambda self: self._ids[:self.n])
+
+    def refresh(self, storage: Any, *, indexed_mark: int | None = None) -> "TurnFacets":
+        """Bring the facets up to date from ``storage`` (a settled read of the new turns).
+        ``indexed_mark``, the largest turn id the caller knows is indexed (the search's document
+        statistics have just read it), skips the read when no turn above :attr:`mark` exists."""
+        if indexed_mark is not None and indexed_mark <= self.mark:
+            return self
+        with storage.settled(), self._lock:
+            rows = storage.fulltext.turn_facets(self.mark)
+            if rows and rows[0][0] <= self.mark:  # ids only grow; reload to be safe
+                self.__init__()
+                rows = storage.fulltext.turn_facets(0)
+            self._add(rows)
+        return self
+
+    def _add(self, rows: Sequence[tuple[int, Any, float, str | None]]) -> None:
+        if not rows:
+            return
+        need = self.n + len(rows)
+        if need > len(self._ids):
+            cap = max(need, 2 * len(self._ids), 1024)
+            for name in ("_ids", "_times", "_speakers", "_sessions"):
+                arr = getattr(self, name)
+                grown = np.zeros(cap, dtype=arr.dtype)
+                grown[:self.n] = arr[:self.n]
+                setattr(self, name, grown)
+        for k, (item_id, conversation, when, name) in enumerate(rows, start=self.n):
+            when = float(when)
+            last = self._last.get(conversation)
+            if last is None or when - last[0] > SESSION_GAP:
+                session = self._next_session
+                self._next_session += 1
+            else:
+                session = last[1]
+            self._last[conversation] = (when, session)
+            if name:
+                code = self._code.get(name)
+                if code is None:
+                    code = self._code[name] = len(self.names)
+                    self.names.append(name)
+            else:
+                code = -1
+            self._ids[k], self._times[k], self._speakers[k], self._sessions[k] = int(item_id), when, code, session
+        self.n = need
+        self.mark = int(rows[-1][0])
+
+    def lookup(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For ``ids``: (known?, time, speaker code or -1, session or -1)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if not self.n or not len(ids):
+            z = np.zeros(len(ids))
+            return z.astype(bool), z, np.full(len(ids), -1), np.full(len(ids), -1)
+        at = np.clip(np.searchsorted(self.ids, ids), 0, self.n - 1)
+        known = self._ids[at] == ids
+        return (known, np.where(known, self._times[at], np.nan), np.where(known, self._speakers[at], -1),
+                np.where(known, self._sessions[at], -1))
+
+
+def date_prior(times: np.ndarray, windows: Sequence[tuple[float, float]], tau_days: float) -> np.ndarray:
+    """1 for a time inside one of ``windows``, ``exp(-days to the nearest / tau_days)`` outside, 0
+    for an unknown (NaN) time."""
+    best = np.zeros(len(times))
+    t = np.nan_to_num(times, nan=np.inf)
+    for start, end in windows:
+        days = np.maximum(0.0, np.maximum(start - t, t - end)) / DAY
+        with np.errstate(invalid="ignore", over="ignore"):
+            best = np.maximum(best, np.where(np.isfinite(days), np.exp(-days / max(tau_days, 1e-9)), 0.0))
+    return best
+
+
+def apply_turn_priors(query: str, ids: Sequence[int], scores: np.ndarray, ok: np.ndarray, facets: TurnFacets, *,
+                      top: float, now: float | None, dates: bool, date_weight: float = DATE_WEIGHT,
+                      date_tau_days: float = DATE_TAU_DAYS, speaker_weight: float = SPEAKER_WEIGHT,
+                      session_weight: float = SESSION_WEIGHT) -> np.ndarray:
+    """``scores`` of the turn candidates ``ids`` with the date, speaker and session priors added
+    (module doc). ``ok`` marks the candidates that may be returned (only they lend their score to
+    a session); ``top`` is the best such score of the whole search; ``dates`` says whether turn
+    times are POSIX seconds (a system clock), without which no date prior applies; ``now`` is
+    the clock's time for "yesterday"-style expressions (``None``: absolute dates only)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if not len(ids) or not (date_weight or speaker_weight or session_weight):
+        return scores
+    top = top if top > 0 else 1.0
+    known, times, speakers, sessions = facets.lookup(ids)
+    out = scores.copy()
+    if date_weight and dates:
+        windows = date_windows(query, now=now)
+        if windows:
+            out = out + date_weight * top * date_prior(times, windows, date_tau_days)
+    if speaker_weight:
+        present = np.unique(speakers[speakers >= 0]).tolist()
+        named = named_speakers(query, [facets.names[c] for c in present])
+        if len(named) == 1:
+            out = out + speaker_weight * top * (speakers == facets._code[named[0]])
+    if session_weight:
+        live = ok & known & (sessions >= 0)
+        if live.any():
+            labels, at = np.unique(np.where(known, sessions, -1), return_inverse=True)
+            best = np.zeros(len(labels))  # each session's best candidate that may be returned (>= 0)
+            np.maximum.at(best, at[live], np.maximum(out[live], 0.0))
+            out = out + session_weight * np.where(known, best[at], 0.0)
+    return out
