@@ -67,11 +67,7 @@ class TurnFacets:
         if indexed_mark is not None and indexed_mark <= self.mark:
             return self
         with storage.settled(), self._lock:
-            rows = storage.fulltext.turn_facets(self.mark)
-            if rows and rows[0][0] <= self.mark:  # ids only grow; reload to be safe
-                self.__init__()
-                rows = storage.fulltext.turn_facets(0)
-            self._add(rows)
+            self._add(storage.fulltext.turn_facets(self.mark))  # only ids above the mark
         return self
 
     def _add(self, rows: Sequence[tuple[int, Any, float, str | None]]) -> None:

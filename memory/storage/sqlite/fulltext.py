@@ -231,16 +231,22 @@ class SqliteFullText:
                           "JOIN turns x ON x.id = d.id WHERE d.id > ? ORDER BY d.id", [int(after_id)])
         return [(r[0], r[1], float(r[2]), r[3]) for r in rows]
 
-    def occurrences(self, kind: str, token: str, *, prefix: bool = False) -> list[int]:
-        """One item id per occurrence of the index token ``token`` (every token starting with it
-        when ``prefix``) in the items of ``kind``, over the whole index, in no particular order:
-        the term frequencies of BM25 without scoring anything in SQL. Reads FTS5's own
-        ``fts5vocab`` instance view (created in the connection's temp schema on first use)."""
+    def _instances(self, kind: str) -> str:
+        """The name of FTS5's ``fts5vocab`` instance view of ``kind``'s index, created in the
+        connection's temp schema on first use."""
         fts = _fts(kind)
         view = f"temp.{fts}_instances"
         if view not in self._views:
             self.c.run(f"CREATE VIRTUAL TABLE IF NOT EXISTS {view} USING fts5vocab(main, {fts}, instance)")
             self._views.add(view)
+        return view
+
+    def occurrences(self, kind: str, token: str, *, prefix: bool = False) -> list[int]:
+        """One item id per occurrence of the index token ``token`` (every token starting with it
+        when ``prefix``) in the items of ``kind``, over the whole index, in no particular order:
+        the term frequencies of BM25 without scoring anything in SQL. Reads FTS5's own
+        ``fts5vocab`` instance view (created in the connection's temp schema on first use)."""
+        view = self._instances(kind)
         if prefix:
             return [r[0] for r in self.c.all(f"SELECT doc FROM {view} WHERE term >= ? AND term < ?",
                                              [token, token + "\U0010ffff"])]
@@ -251,11 +257,7 @@ class SqliteFullText:
         ascending. The occurrences leave SQLite as one comma-separated text (``group_concat``)
         parsed by numpy, not as one Python row each: a frequent word has tens of thousands of
         occurrences at 100K turns, and a row each cost more than SQLite's own walk of them."""
-        fts = _fts(kind)
-        view = f"temp.{fts}_instances"
-        if view not in self._views:
-            self.c.run(f"CREATE VIRTUAL TABLE IF NOT EXISTS {view} USING fts5vocab(main, {fts}, instance)")
-            self._views.add(view)
+        view = self._instances(kind)
         if prefix:
             text = self.c.value(f"SELECT group_concat(doc) FROM {view} WHERE term >= ? AND term < ?",
                                 [token, token + "\U0010ffff"])
