@@ -28,7 +28,9 @@ units in the last place; a test checks it), so scipy is not needed.
 Speed and memory: texts are tokenized first, sorted by token count and cut into batches of at
 most :data:`BATCH_TOKENS` tokens (padded to the longest text of the batch) and
 :data:`ATTENTION_BYTES` of attention scores, so a batch of short turns pays no padding for one
-long text and the activations stay under about 100 MB; rows go back to the caller's order. The
+long text and the activations stay under about 100 MB (a batch of at most :data:`PACKED_TEXTS`
+texts of unequal length, such as a search's query with the turn just appended, runs unpadded:
+:meth:`BertEncoder.encode_packed`); rows go back to the caller's order. The
 dense weights are kept as row-major ``(in, out)`` copies (BLAS is about 4x faster on a one-row
 query with them than with transposed views). The matrix products run
 in numpy's BLAS, which uses every core unless ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``
@@ -62,6 +64,10 @@ BATCH_TEXTS = 128
 #: at most this many bytes of attention scores (rows x heads x tokens x tokens float32) per pass:
 #: long texts go in fewer rows (10 texts of 256 tokens)
 ATTENTION_BYTES = 32 * 2**20
+
+#: a batch of at most this many texts of unequal length runs unpadded (:meth:`BertEncoder.encode_packed`:
+#: each text attends to its own tokens in a loop, so the loop stays short)
+PACKED_TEXTS = 8
 
 _ENCODERS: dict[str, "BertEncoder"] = {}
 _ENCODERS_LOCK = threading.Lock()
@@ -270,6 +276,55 @@ class BertEncoder:
         counts = np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
         return (summed / counts).astype(np.float32, copy=False)
 
+    def encode_packed(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """Mean-pooled last hidden states of a few texts of unequal length, with no padding: the
+        dense products run over every text's real tokens stacked (one product per weight, as in a
+        padded batch, but over ``sum(lengths)`` rows instead of ``rows x longest``) and each text
+        attends only to its own tokens. The same arithmetic as :meth:`encode` on the real tokens
+        (a padded key adds exactly 0 to a softmax), so the vectors agree to float32 rounding;
+        a search's query and the one new turn it embeds (13 and 162 tokens, say) cost one pass
+        of 175 rows instead of two passes, or one padded pass of 324 (issue 18, point 2).
+
+        :param ids: token ids of each text (with ``[CLS]``/``[SEP]``), each non-empty.
+        :returns: ``(len(ids), hidden) float32`` (not normalised).
+        """
+        h, heads = self.hidden, self.heads
+        d = h // heads
+        lengths = [len(i) for i in ids]
+        starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        spans = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
+        flat = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])
+        x = self.word[flat]
+        x += self.position[np.concatenate([np.arange(n) for n in lengths])]
+        x += self.token_type0
+        x = _layer_norm(x, *self.emb_norm, self.eps)
+        scale = np.float32(1.0 / math.sqrt(d))
+        context = np.empty_like(x)
+        for (qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b) in self.layers:
+            qkv = x @ qkv_w
+            qkv += qkv_b
+            for s, e in spans:
+                part = qkv[s:e].reshape(e - s, 3, heads, d).transpose(1, 2, 0, 3)  # (3, heads, t, d)
+                q, k, v = part[0], part[1], part[2]
+                scores = q @ k.transpose(0, 2, 1)
+                scores *= scale
+                scores -= scores.max(axis=-1, keepdims=True)
+                np.exp(scores, out=scores)
+                scores /= scores.sum(axis=-1, keepdims=True)
+                context[s:e] = (scores @ v).transpose(1, 0, 2).reshape(e - s, h)
+            a = context @ o_w
+            a += o_b
+            a += x
+            a = _layer_norm(a, n1_w, n1_b, self.eps)
+            f = a @ i_w
+            f += i_b
+            f = _gelu_(f) @ f_w
+            f += f_b
+            f += a
+            x = _layer_norm(f, n2_w, n2_b, self.eps)
+        summed = np.add.reduceat(x, starts[:-1], axis=0)
+        return (summed / np.asarray(lengths, dtype=np.float32)[:, None]).astype(np.float32, copy=False)
+
     def embed(self, texts: Sequence[str], *, batch_tokens: int = BATCH_TOKENS,
               batch_texts: int = BATCH_TEXTS) -> np.ndarray:
         """``(len(texts), hidden) float32`` unit rows, in the order of ``texts``."""
@@ -291,6 +346,10 @@ class BertEncoder:
                 end += 1
             rows = order[start:end]
             width = len(ids[rows[-1]])
+            if 1 < len(rows) <= PACKED_TEXTS and len(ids[rows[0]]) < width:
+                out[rows] = self.encode_packed([ids[i] for i in rows])  # a few texts of unequal length
+                start = end
+                continue
             batch = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.float32)
             for r, i in enumerate(rows):

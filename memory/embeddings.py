@@ -29,6 +29,7 @@ needs them, so importing memfold (and ``memfold --help``) stays fast (STYLE.md r
      ├── SentenceTransformerEmbedder  a local sentence-transformers model on torch
      └── HashingEmbedder             deterministic feature hashing of words and character trigrams
     EmbeddingIndex                  float32 blobs per (kind, item id) with the model id and dimension
+    SearchEmbedding                 a search's query and pending items, embedded in one pass in a worker thread
     SameMeaning                     cosine >= threshold, same numbers and negation: restatement test
 """
 
@@ -436,6 +437,55 @@ class EmbeddingIndex:
             self._scanned[kind] = max(after, newest)
         return rows
 
+    def pending(self, kind: str) -> tuple[list[tuple[int, str]], int]:
+        """``(items, mark)``: the live items of ``kind`` without a vector that are newer than this
+        process's scan (:meth:`missing_since_scan`'s read), and the scan mark to record with
+        :meth:`scanned_up_to` once their vectors are stored. Unlike :meth:`missing_since_scan` it
+        does not move the mark, so a search running meanwhile in another thread still finds the
+        items pending (and embeds them itself) instead of skipping them."""
+        _check_kind(kind)
+        with self.storage.settled(), self._lock:  # storage first, then this index
+            after = self._scanned.get(kind, 0)
+            newest = self.vectors.newest_item(kind)
+            rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []
+        return rows, max(after, newest)
+
+    def scanned_up_to(self, kind: str, mark: int) -> None:
+        """Record that every item of ``kind`` up to id ``mark`` has been checked for a vector (and
+        the missing ones stored): later scans of this process start after it."""
+        with self._lock:
+            self._scanned[kind] = max(self._scanned.get(kind, 0), int(mark))
+
+    def prepare(self, embedder: Embedder, texts: Sequence[str], *, kinds: Iterable[str] = ITEM_KINDS,
+                batch_size: int = 256, progress: Callable[[int, int], None] | None = None,
+                background: bool = True) -> "SearchEmbedding":
+        """Start embedding what a search needs: the items of ``kinds`` that have no vector yet and
+        ``texts`` (the query), together in one :meth:`Embedder.embed_batch` call (one MiniLM pass
+        for a query and the turn just appended), in a worker thread when ``background`` so the
+        search can rank by BM25 meanwhile. :meth:`SearchEmbedding.wait` stores the items' vectors
+        (in the caller's thread) and returns the texts' vectors. A backlog too large for one batch
+        (``len(items) + len(texts) > batch_size``: a first search over a file never embedded) is
+        embedded now by :meth:`index`, in batches with ``progress``, and only ``texts`` go to the
+        worker.
+
+        :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
+        """
+        self.check_model(embedder.model_id, embedder.dim)
+        texts = [str(t) for t in texts]
+        todo: list[tuple[str, int, str]] = []
+        marks: dict[str, int] = {}
+        for kind in kinds:
+            rows, mark = self.pending(kind)
+            todo.extend((kind, item_id, text) for item_id, text in rows)
+            if rows:
+                marks[kind] = mark
+            else:
+                self.scanned_up_to(kind, mark)
+        if len(todo) + len(texts) > batch_size:
+            self.index(embedder, kinds=kinds, batch_size=batch_size, progress=progress)
+            todo, marks = [], {}
+        return SearchEmbedding(self, embedder, todo, marks, texts, progress=progress, background=background)
+
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
               progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every live item that has no vector yet, in batches; one transaction per batch.
@@ -489,6 +539,74 @@ class EmbeddingIndex:
                     self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
         self.forget()
         return len(todo)
+
+
+class SearchEmbedding:
+    """The vectors one search needs, being computed (:meth:`EmbeddingIndex.prepare`): the items of
+    its kinds that had none (``todo``: ``[(kind, item_id, text)]``) and its own ``texts``, in one
+    :meth:`Embedder.embed_batch` call, in a daemon thread (``memfold-search-embed``) when
+    ``background``, else in :meth:`wait`. The thread only computes (no storage access, no lock of
+    memfold's), so it can neither block nor be blocked by the search's reads.
+
+    Invariant: the vectors are the same whatever the thread's timing (the same call on the same
+    texts), and a search uses none of them before :meth:`wait` returned, which joins the thread
+    and stores the items' vectors first, so a search right after an append always ranks the new
+    turn. Nothing is stored and the scan mark does not move when the embedding fails or
+    :meth:`wait` is never called (the search raised first): the next search finds the items
+    pending again.
+    """
+
+    def __init__(self, index: EmbeddingIndex, embedder: Embedder, todo: list[tuple[str, int, str]],
+                 marks: dict[str, int], texts: list[str], *, progress: Callable[[int, int], None] | None = None,
+                 background: bool = True) -> None:
+        self._index, self._embedder, self._todo, self._marks = index, embedder, todo, marks
+        self._n_texts = len(texts)
+        self._all = [text for _, _, text in todo] + texts
+        self._progress = progress
+        self._vectors: np.ndarray | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if background and self._all:
+            self._thread = threading.Thread(target=self._run, name="memfold-search-embed", daemon=True)
+            self._thread.start()
+
+    @property
+    def items(self) -> int:
+        """How many stored items this embeds (besides the texts)."""
+        return len(self._todo)
+
+    def _run(self) -> None:
+        try:
+            self._vectors = self._embedder.embed_batch(self._all)
+        except BaseException as exc:  # re-raised in the caller's thread by wait()
+            self._error = exc
+
+    def wait(self) -> np.ndarray:
+        """Join the worker, store the items' vectors (one transaction per kind) and record the scan
+        mark; returns the texts' vectors, ``(len(texts), dim) float32``.
+
+        :raises EmbeddingError: when the embedder failed (raised here, in the caller's thread), or
+            the vectors cannot be stored."""
+        if self._thread is not None:
+            self._thread.join()
+        elif self._vectors is None and self._error is None and self._all:
+            self._run()
+        if self._error is not None:
+            raise self._error
+        if not self._all:
+            return np.zeros((0, self._embedder.dim), dtype=np.float32)
+        vectors = np.asarray(self._vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(self._all):
+            raise EmbeddingError(f"embedder {self._embedder.model_id!r} returned shape {vectors.shape} "
+                                 f"for {len(self._all)} texts")
+        for kind in dict.fromkeys(k for k, _, _ in self._todo):
+            at = [pos for pos, (k, _, _) in enumerate(self._todo) if k == kind]
+            self._index.store(kind, [self._todo[pos][1] for pos in at], vectors[at], model_id=self._embedder.model_id)
+        for kind, mark in self._marks.items():
+            self._index.scanned_up_to(kind, mark)
+        if self._todo and self._progress is not None:
+            self._progress(len(self._todo), len(self._todo))
+        return vectors[len(self._todo):]
 
 
 _NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt "

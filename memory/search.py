@@ -367,6 +367,9 @@ class HybridSearch:
         self.index = index or EmbeddingIndex(self.storage)
         self._doc_stats: dict[str, _Docs] = {}
         self._docs_lock = threading.Lock()
+        #: embed the query (and items without a vector) in a worker thread while BM25 ranks; the
+        #: hits are the same either way (tests/test_search_overlap.py), False computes them in line
+        self.overlap_embedding = True
 
     @property
     def embedder(self) -> Embedder | None:
@@ -469,6 +472,25 @@ class HybridSearch:
         at = pos if n_scope == docs.n else docs.scope_index(rows, pos)  # index into rows, -1 outside
         inside = (at >= 0) & (at < n_scope)  # (an item another thread's search added since is outside)
         return at[inside], counts[inside].astype(np.float64)
+
+    def _bm25_phase(self, filters: dict[str, SearchScope], current: dict[str, "_Docs"],
+                    tokens: list[tuple[str, bool]], depth: int, dense: bool,
+                    read: dict[str, dict[int, Any]]) -> dict[str, tuple[np.ndarray, dict[int, float]]]:
+        """``{kind: (scope rows, {id: BM25})}`` for the kinds whose scope holds any item (call in a
+        snapshot). With a dense ranker BM25 gives ``depth`` candidates, alone it looks deeper: a
+        turn past the depth would lose its own score (and with it its place) when it is only a
+        neighbour of a hit (LoCoMo dev, BM25 recall@10 0.637 -> 0.681 on the first conversation;
+        BM25_ONLY_DEPTH)."""
+        out = {}
+        for kind, flt in filters.items():
+            docs = current[kind]
+            rows = self._scope_rows(kind, docs, flt)
+            if not len(rows):
+                continue
+            bm_depth = depth if dense else BM25_ONLY_DEPTH * depth
+            out[kind] = (rows, self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}))
+                         if tokens else {})
+        return out
 
     def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
         """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
@@ -600,9 +622,13 @@ class HybridSearch:
             if flt is not None:
                 filters[kind] = flt
         qvec = None
+        job = None
         if embedder is not None:
-            self.index.index(embedder, kinds=tuple(filters), progress=progress)
-            qvec = embedder.embed_batch([query])[0]
+            # the query and any item without a vector yet (the turn just appended) in one MiniLM
+            # pass, computed in a worker thread while BM25 ranks below; nothing dense runs before
+            # job.wait() has stored the new vectors (issue 18, point 2)
+            job = self.index.prepare(embedder, [query], kinds=tuple(filters), progress=progress,
+                                     background=self.overlap_embedding)
 
         # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
         # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
@@ -617,18 +643,23 @@ class HybridSearch:
             date_weight or speaker_weight or session_weight)
         facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
         read: dict[str, dict[int, Any]] = {}  # items already read on the way, by kind
+        ranked: dict[str, tuple[np.ndarray, dict[int, float]]] = {}
+        if job is not None:
+            # BM25 in a snapshot of its own while the worker embeds; the dense ranker, the checks
+            # and the hits read a second one, taken after the new vectors are stored. A small
+            # scope's texts read for BM25 are not reused for the hits (read them where they are checked)
+            with self.storage.snapshot():
+                ranked = self._bm25_phase(filters, current, tokens, depth, True, {})
+            qvec = job.wait()[0]
         with self.storage.snapshot():
             per_kind = []
+            if job is None:
+                ranked = self._bm25_phase(filters, current, tokens, depth, False, read)
             for kind, flt in filters.items():
                 docs = current[kind]
-                rows = self._scope_rows(kind, docs, flt)
-                if not len(rows):
+                if kind not in ranked:
                     continue
-                # BM25 alone looks deeper: a turn past the depth would lose its own score (and with
-                # it its place) when it is only a neighbour of a hit (LoCoMo dev, BM25 recall@10
-                # 0.637 -> 0.681 on the first conversation; BM25_ONLY_DEPTH)
-                bm_depth = depth if qvec is not None else BM25_ONLY_DEPTH * depth
-                bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {})) if tokens else {}
+                rows, bm = ranked[kind]
                 dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
                 cands = list(dict.fromkeys([*bm, *dense]))
                 prev = nxt = None

@@ -1,0 +1,178 @@
+"""A hybrid search embeds its query and the items without a vector in one pass, in a worker thread
+while BM25 ranks (issue 18, point 2): the hits are the same with and without the worker, a turn
+appended just before is found by meaning, erased turns never come back, and a failed embedding
+leaves the turn pending for the next search."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import memfold
+from memfold.memory.bert import PACKED_TEXTS, load_encoder
+from memfold.memory.embeddings import Embedder, EmbeddingError, MiniLMEmbedder, default_model_path
+
+HISTORY = [
+    "I repotted the basil and the tomatoes on the balcony this morning.",
+    "My sister is visiting next month, she wants to see the museum.",
+    "The printer at the office keeps jamming on double-sided pages.",
+    "We tried the new ramen place downtown; the broth was excellent.",
+    "I finally finished the mystery novel you lent me.",
+    "The quarterly report is due on Friday and the charts are not ready.",
+]
+NEW_TURN = "Our flight to Lisbon leaves at dawn on Saturday."
+QUERY = "airplane trip to Portugal"  # no word in common with NEW_TURN
+
+
+class Recording(Embedder):
+    """The real MiniLM embedder, recording each ``embed_batch`` call's texts and thread."""
+
+    def __init__(self, inner: Embedder, fail: int = 0) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.calls: list[tuple[list[str], str]] = []
+        self.fail = fail  # how many calls fail before the embedder works
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_batch(self, texts):
+        self.calls.append((list(texts), threading.current_thread().name))
+        if self.fail:
+            self.fail -= 1
+            raise EmbeddingError("the model is unavailable (test)")
+        return self.inner.embed_batch(texts)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    emb = MiniLMEmbedder()
+    emb.preload()
+    return emb
+
+
+def _open(path, embedder):
+    return memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder=embedder)
+
+
+def test_right_after_an_append_one_pass_embeds_query_and_turn_and_finds_the_turn_by_meaning(db_path, minilm):
+    rec = Recording(minilm)
+    with _open(db_path, rec) as mf:
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        mf.search("warm up", conversation_id="c")
+        tid = conv.append({"role": "user", "content": NEW_TURN})
+        rec.calls.clear()
+        hits = mf.search(QUERY, conversation_id="c", kinds=["turn"], limit=3)
+        assert rec.calls == [([NEW_TURN, QUERY], "memfold-search-embed")]  # one pass, in the worker
+        assert hits[0].id == tid and hits[0].bm25_rank is None and hits[0].dense_rank == 1
+        assert mf.embeddings.count("turn") == len(HISTORY) + 1
+        rec.calls.clear()
+        mf.search(QUERY, conversation_id="c")
+        assert rec.calls == [([QUERY], "memfold-search-embed")]  # nothing pending any more
+
+
+def _session(path, embedder, overlap: bool) -> list[list[dict]]:
+    out = []
+    with _open(path, embedder) as mf:
+        mf.searcher.overlap_embedding = overlap
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        for i, query in enumerate(["where is the report", QUERY, "a good book", "houseplants"]):
+            conv.append({"role": "assistant", "content": f"{NEW_TURN} (note {i})" if i % 2 else HISTORY[i]})
+            for mode in ("hybrid", "dense", "bm25"):
+                out.append([h.to_dict() for h in mf.search(query, conversation_id="c", mode=mode, limit=5)])
+            out.append([h.to_dict() for h in mf.search(query, limit=5)])
+    return out
+
+
+def test_the_worker_thread_changes_no_hit(tmp_path, minilm):
+    with_worker = _session(tmp_path / "a.db", minilm, True)
+    in_line = _session(tmp_path / "b.db", minilm, False)
+    assert with_worker == in_line
+    assert any(any(h["text"].startswith(NEW_TURN) for h in hits) for hits in with_worker)
+
+
+def test_the_in_line_path_embeds_in_the_callers_thread(db_path, minilm):
+    rec = Recording(minilm)
+    with _open(db_path, rec) as mf:
+        mf.searcher.overlap_embedding = False
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        mf.search(QUERY)
+        assert [(len(texts), thread) for texts, thread in rec.calls] == [
+            (len(HISTORY) + 1, threading.current_thread().name)]
+
+
+def test_erased_turns_are_never_returned_embedded_or_pending(db_path, minilm):
+    with _open(db_path, minilm) as mf:
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        kept = conv.append({"role": "user", "content": NEW_TURN})
+        mf.search("warm up")
+        mf.erase(turn_ids=[kept])  # embedded, then erased
+        pending = conv.append({"role": "user", "content": "We board the plane to Porto at six."})
+        mf.erase(turn_ids=[pending])  # erased before any search embedded it
+        for mode in ("hybrid", "dense"):
+            ids = {h.id for h in mf.search(QUERY, mode=mode, kinds=["turn"], limit=20, min_similarity=-1.0)}
+            assert ids and kept not in ids and pending not in ids
+
+
+def test_a_failed_embedding_raises_and_leaves_the_turn_pending(db_path, minilm):
+    rec = Recording(minilm)
+    with _open(db_path, rec) as mf:
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        mf.search("warm up")
+        tid = conv.append({"role": "user", "content": NEW_TURN})
+        rec.fail = 1
+        with pytest.raises(EmbeddingError, match="unavailable"):
+            mf.search(QUERY)
+        assert mf.embeddings.count("turn") == len(HISTORY)  # nothing stored
+        hits = mf.search(QUERY, kinds=["turn"])
+        assert hits[0].id == tid and rec.calls[-1][0] == [NEW_TURN, QUERY]
+
+
+def test_searches_in_other_threads_wait_for_the_new_turn_rather_than_skip_it(db_path, minilm):
+    with _open(db_path, minilm) as mf:
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        mf.search("warm up")
+        for turn, query in ((NEW_TURN, QUERY),
+                            ("The vet says our puppy needs two more vaccinations.", "dog shots at the animal doctor"),
+                            ("I bought a second-hand cello and started lessons.", "learning a string instrument")):
+            tid = conv.append({"role": "user", "content": turn})
+            start = threading.Barrier(4)
+            found: list = []
+
+            def search() -> None:
+                start.wait()
+                found.append(mf.search(query, kinds=["turn"], mode="dense", limit=1)[0].id)
+
+            threads = [threading.Thread(target=search) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert found == [tid] * 4
+
+
+def test_a_few_texts_of_unequal_length_run_unpadded_with_the_same_vectors(minilm):
+    enc = load_encoder(default_model_path())
+    texts = ["hi", QUERY, NEW_TURN, " ".join(HISTORY), " ".join(HISTORY * 8)]  # the last one past 256 tokens
+    assert len(texts) <= PACKED_TEXTS and len({len(i) for i in enc.token_ids(texts)}) == len(texts)
+    together = minilm.embed_batch(texts)
+    alone = np.stack([minilm.embed_batch([t])[0] for t in texts])
+    np.testing.assert_allclose(together, alone, atol=2e-5)
+    assert float((together * alone).sum(axis=1).min()) >= 0.99999
+    packed = enc.encode_packed(enc.token_ids(texts))
+    padded_ids = enc.token_ids(texts)
+    width = max(len(i) for i in padded_ids)
+    ids = np.zeros((len(texts), width), dtype=np.int64)
+    mask = np.zeros((len(texts), width), dtype=np.float32)
+    for r, i in enumerate(padded_ids):
+        ids[r, :len(i)], mask[r, :len(i)] = i, 1.0
+    np.testing.assert_allclose(packed, enc.encode(ids, mask), atol=1e-4, rtol=1e-4)
