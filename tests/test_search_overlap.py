@@ -176,3 +176,24 @@ def test_a_few_texts_of_unequal_length_run_unpadded_with_the_same_vectors(minilm
     for r, i in enumerate(padded_ids):
         ids[r, :len(i)], mask[r, :len(i)] = i, 1.0
     np.testing.assert_allclose(packed, enc.encode(ids, mask), atol=1e-4, rtol=1e-4)
+
+
+def test_the_best_of_a_big_scope_are_those_of_a_full_sort():
+    """IncrementalMatrix.top picks a big scope's best in float32 with a margin, then orders them by
+    their float64 cosines: the same list as sorting every cosine (ties by smaller id)."""
+    from memfold.memory.storage import vectorscan
+
+    rng = np.random.default_rng(1)
+    n, d = 5000, 32
+    vectors = rng.standard_normal((n, d)).astype(np.float32)
+    vectors[100:200] = vectors[50]  # exact ties
+    vectors[300] = 0.0
+    m = vectorscan.IncrementalMatrix()
+    m.add([(i + 1, 1000 + i, "c" if i % 3 else "d", i, vectors[i]) for i in range(n)])
+    for trial in range(60):
+        q = vectors[rng.integers(n)] if trial % 2 else rng.standard_normal(d).astype(np.float32)
+        rows = m.rows(None) if trial % 3 else m.rows([("c", None)])  # every row, or two thirds
+        sims = m.cosines(rows, vectorscan.unit(q))
+        for limit in (1, 10, 150):
+            order = np.lexsort((m.ids[rows], -sims))[:limit]
+            assert m.top(q, rows, limit) == [(int(m.ids[rows][i]), float(sims[i])) for i in order]

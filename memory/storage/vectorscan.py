@@ -56,6 +56,11 @@ def scope_cosines(vectors: np.ndarray, inverse_norms: np.ndarray, n: int, rows: 
     return every[rows].astype(np.float64) * inverse_norms[rows]
 
 
+#: how far below the ``limit``-th float32 cosine :meth:`IncrementalMatrix.top` still rescores in
+#: float64 (float32 rounds a cosine by about 6e-8; the float64 value decides the order)
+TOP_MARGIN = 1e-5
+
+
 def grown_capacity(need: int) -> int:
     """Rows to allocate for ``need`` rows: a quarter more (at least 1,024), so a load leaves room
     for the appends after it. Before, a first load sized exactly to the file made the next search
@@ -270,11 +275,32 @@ class IncrementalMatrix:
         best first, ties by smaller id."""
         if len(rows) == 0 or limit <= 0:
             return []
-        sims = self.cosines(rows, unit(query_vector))
+        query = unit(query_vector)
+        if len(rows) > limit and len(rows) >= WHOLE_PASS_SHARE * self.n and self.vectors.shape[1] == len(query):
+            return self._top_in_place(query, rows, limit)
+        sims = self.cosines(rows, query)
         ids = self.ids[rows]
         if len(rows) > limit:
             keep = np.argpartition(-sims, limit - 1)[:limit]
             keep = np.flatnonzero(sims >= sims[keep].min())  # every tie of the last kept one
             ids, sims = ids[keep], sims[keep]
+        order = np.lexsort((ids, -sims))[:limit]
+        return [(int(ids[i]), float(sims[i])) for i in order]
+
+    def _top_in_place(self, query: np.ndarray, rows: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """:meth:`top` of a scope holding most of the matrix, with the same result: one product over
+        the first ``n`` rows, the cosines kept in float32 (no float64 copy, and no gather when the
+        scope is every row: one 100K-turn conversation) to pick the best ``limit`` with a margin of
+        :data:`TOP_MARGIN` (far above float32's rounding of a cosine, about 6e-8), then the exact
+        float64 cosines of those few, sorted as :meth:`top` sorts (best first, ties by smaller id)."""
+        products = self.vectors[:self.n] @ query  # the same product scope_cosines takes
+        scores = products * self.inverse_norms[:self.n]
+        every = len(rows) == self.n  # sorted distinct positions: then rows is 0..n-1
+        sub = scores if every else scores[rows]
+        cut = sub[np.argpartition(sub, len(sub) - limit)[len(sub) - limit:]].min()
+        keep = np.flatnonzero(sub >= cut - TOP_MARGIN)
+        at = keep if every else rows[keep]
+        sims = products[at].astype(np.float64) * self.inverse_norms[at]
+        ids = self.ids[at]
         order = np.lexsort((ids, -sims))[:limit]
         return [(int(ids[i]), float(sims[i])) for i in order]
