@@ -25,7 +25,9 @@ shared bench cache, ``/tmp/memfold-bench-scale/locomo-vectors.npy``, read only) 
 missing, embedded with :class:`memfold.MiniLMEmbedder` from ``../shared/data/locomo``.
 
 The load average is printed beside every figure (the machine is shared). Run:
-``python bench/bench_ann.py [--sizes 100000,1000000] [--queries 200] [--data locomo|random]``.
+``python bench/bench_ann.py [--sizes 100000,1000000] [--queries 200] [--data locomo|random]
+[--compare 100000]``; ``--compare N`` also builds hnswlib and usearch (float32 and int8) on the same
+N vectors, which is how hnswlib was chosen.
 """
 
 from __future__ import annotations
@@ -153,6 +155,59 @@ def child(n: int, queries: int, data: str, vectors: Path) -> dict:
     return out
 
 
+def compare(n: int, queries: int, data: str, vectors: Path) -> dict:
+    """hnswlib against usearch (float32 and int8) on the same vectors, whole index, top 10, one
+    thread, the same graph settings (M / connectivity 16, ef_construction / expansion_add 64,
+    ef / expansion_search 64): how the library was chosen."""
+    import numpy as np
+
+    base = locomo_vectors(vectors) if data == "locomo" else None
+    x = make(n, data, base, seed=1000)
+    qs = make(queries, data, base, seed=7)
+    truth = [set(np.argsort(-(x @ q))[:10].tolist()) for q in qs]
+    out = {"n": n, "data": data, "rows": []}
+    import hnswlib
+
+    graph = hnswlib.Index(space="cosine", dim=DIM)
+    graph.init_index(max_elements=n, M=16, ef_construction=64, random_seed=100)
+    t = time.perf_counter()
+    graph.add_items(x, np.arange(n), num_threads=1)
+    build = time.perf_counter() - t
+    graph.set_ef(64)
+    times, hit = [], 0
+    for q, want in zip(qs, truth):
+        t = time.perf_counter()
+        labels, _ = graph.knn_query(q.reshape(1, -1), k=10, num_threads=1)
+        times.append(time.perf_counter() - t)
+        hit += len(want & set(labels[0].tolist()))
+    out["rows"].append(["hnswlib f32", build, pct(times, 50), pct(times, 95), hit / (10 * len(qs)), load()])
+    del graph
+    try:
+        from usearch.index import Index
+    except ImportError:
+        return out
+    for dtype in ("f32", "i8"):
+        index = Index(ndim=DIM, metric="cos", dtype=dtype, connectivity=16, expansion_add=64, expansion_search=64)
+        t = time.perf_counter()
+        index.add(np.arange(n), x, threads=1)
+        build = time.perf_counter() - t
+        times, hit = [], 0
+        for q, want in zip(qs, truth):
+            t = time.perf_counter()
+            found = index.search(q, 10, threads=1)
+            times.append(time.perf_counter() - t)
+            hit += len(want & set(found.keys.tolist()))
+        out["rows"].append([f"usearch {dtype}", build, pct(times, 50), pct(times, 95), hit / (10 * len(qs)), load()])
+    return out
+
+
+def report_compare(r: dict) -> None:
+    print(f"\n== libraries on {r['n']:,} vectors ({r['data']}), whole index, top 10, one thread ==")
+    print(f"{'library':<12} {'build s':>8} {'p50 ms':>7} {'p95 ms':>7} {'recall@10':>9}  load")
+    for name, build, p50, p95, recall, at in r["rows"]:
+        print(f"{name:<12} {build:>8.1f} {p50:>7.2f} {p95:>7.2f} {recall:>9.3f}  {at}")
+
+
 def report(r: dict) -> None:
     print(f"\n== {r['n']:,} vectors of dim {DIM} ({r['data']}) ==")
     print(f"exact matrix: filled in {r['exact_build_s']:.1f} s ({r['exact_build_load']}), "
@@ -173,8 +228,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--data", choices=("locomo", "random"), default="locomo")
     parser.add_argument("--vectors", type=Path, default=SHARED_CACHE)
+    parser.add_argument("--compare", type=int, default=0, metavar="N",
+                        help="also compare hnswlib with usearch (pip install usearch) on N vectors")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--compare-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.compare_child:
+        print(json.dumps(compare(args.compare_child, args.queries, args.data, args.vectors)))
+        return
     if args.child:
         from memfold.memory.storage import ann
 
@@ -193,6 +254,14 @@ def main() -> None:
             print(done.stderr, file=sys.stderr)
             raise SystemExit(done.returncode)
         report(json.loads(done.stdout.strip().splitlines()[-1]))
+    if args.compare:
+        done = subprocess.run([sys.executable, __file__, "--compare-child", str(args.compare), "--queries",
+                               str(args.queries), "--data", args.data, "--vectors", str(args.vectors)],
+                              env=env, capture_output=True, text=True)
+        if done.returncode:
+            print(done.stderr, file=sys.stderr)
+            raise SystemExit(done.returncode)
+        report_compare(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 if __name__ == "__main__":

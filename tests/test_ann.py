@@ -5,7 +5,7 @@ graph returns the exact scan's top hits (recall measured on LoCoMo turns), erase
 label-hidden items never come back, a new turn is found right after it is written, the same file
 gives the same answers in a fresh process, and a missing hnswlib or a bad setting is refused
 before anything is written. The graph is used only for scopes of ``ann.MIN_ROWS`` vectors and
-more (50,000: the measured break-even); the tests lower that threshold so a small file reaches it.
+more (10,000, and 5% of the file: the measured break-even); the tests lower that threshold so a small file reaches it.
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ pytest.importorskip("hnswlib")
 
 @pytest.fixture
 def small_scopes(monkeypatch):
-    """Let the graph answer scopes of any size (the rule's threshold, not a code path)."""
+    """Let the graph answer scopes of any size (the rule's threshold, not a code path), and score
+    no newest rows beside it (``ann.RECENT``: in a file this small they would be most of it), so
+    what the tests see is the graph's own answer."""
     monkeypatch.setattr(ann, "MIN_ROWS", 1)
+    monkeypatch.setattr(ann, "RECENT", 0)
 
 
 def _locomo(limit_turns: int = 1200) -> tuple[list[str], list[str]]:
