@@ -64,6 +64,7 @@ from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage
+from .memory.paths import is_database_url
 from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
@@ -258,7 +259,8 @@ class MemFold:
         early = _check_settings(clock=clock, token_counter=token_counter, embedder=embedder, secrets=secrets,
                                 extractor=extractor, constraint_extractor=constraint_extractor,
                                 summarizer=summarizer, window=window, create=create)
-        early["vector_index"] = check_vector_index(vector_index)  # "ann" without hnswlib: refused here
+        # "ann" on SQLite without hnswlib: refused here, before the file is opened
+        early["vector_index"] = check_vector_index(vector_index, sqlite=not is_database_url(path))
         if clock is None:
             self.storage: Storage = open_storage(path, create=create, vector_index=early["vector_index"])
             kind = self.storage.meta.clock_kind() or "system"

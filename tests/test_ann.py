@@ -157,6 +157,22 @@ def test_ann_without_hnswlib_is_refused_naming_the_extra_and_writes_nothing(tmp_
     assert not path.exists()
 
 
+def test_postgresql_ignores_the_setting_and_needs_no_hnswlib(monkeypatch):
+    monkeypatch.setitem(sys.modules, "hnswlib", None)
+    assert ann.check_vector_index("ann", sqlite=False) == "ann"  # pgvector's HNSW index serves it there
+    with pytest.raises(MissingExtra):
+        ann.check_vector_index("ann")
+
+
+def test_postgresql_opens_with_the_setting_without_hnswlib(pg_url, monkeypatch):
+    monkeypatch.setitem(sys.modules, "hnswlib", None)
+    mf = MemFold(pg_url, clock=LogicalClock(), token_counter="words", embedder="hashing", vector_index="ann")
+    mf.conversation("t").append({"role": "user", "content": "the Lisbon parcel is lost"})
+    assert [h.text for h in mf.search("Lisbon parcel", conversation_id="t", mode="dense", limit=1)] == [
+        "the Lisbon parcel is lost"]
+    mf.close()
+
+
 def test_an_unknown_vector_index_is_refused_and_writes_nothing(tmp_path):
     path = tmp_path / "bad.db"
     with pytest.raises(InvalidInput, match="'exact'.*'ann'"):

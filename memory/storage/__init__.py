@@ -69,7 +69,8 @@ def open_storage(
     """
     from .ann import check_vector_index
 
-    index = check_vector_index(vector_index)
+    index = check_vector_index(vector_index, sqlite=not (getattr(target, "kind", None) == "postgres"
+                                                        or is_database_url(target)))
     if isinstance(target, SqliteStorage):
         open_database(target.db, clock_kind, create=create)
         if vector_index is not None:

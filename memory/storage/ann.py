@@ -73,19 +73,22 @@ RECENT = 1024
 BLOCK = 16_384
 
 
-def check_vector_index(setting: Any) -> str:
+def check_vector_index(setting: Any, *, sqlite: bool = True) -> str:
     """The ``vector_index`` setting checked: ``None`` reads ``MEMFOLD_VECTOR_INDEX`` (default
     ``"exact"``).
 
+    :param sqlite: whether the database is SQLite; PostgreSQL ignores the setting (pgvector's HNSW
+        index), so hnswlib is not needed there.
     :raises InvalidInput: for anything but ``"exact"`` or ``"ann"``.
-    :raises MissingExtra: for ``"ann"`` when hnswlib is not installed (before anything is opened).
+    :raises MissingExtra: for ``"ann"`` on SQLite when hnswlib is not installed (before anything
+        is opened).
     """
     if setting is None:
         setting = os.environ.get("MEMFOLD_VECTOR_INDEX", "").strip().lower() or "exact"
     if not isinstance(setting, str) or setting not in VECTOR_INDEXES:
         raise InvalidInput(f"unknown vector_index {setting!r}: use 'exact' (scan every vector of the scope) "
                            f"or 'ann' (an HNSW graph for large scopes, pip install 'memfold[ann]')")
-    if setting == "ann":
+    if setting == "ann" and sqlite:
         hnswlib()
     return setting
 
