@@ -16,8 +16,8 @@ Invariants kept here:
   groups, any other scope from SQL); the caller's primary-key probe still drops erased items.
 * **Current as written.** The graph follows the matrix: every position the matrix adds, replaces
   or drops (:attr:`IncrementalMatrix.changed`) is applied at the next search (an insert, an
-  update in place, or an item's vector overwritten with zeros and marked deleted, so no erased
-  vector stays in the graph's memory either). A matrix reloaded whole (its storage lost rows
+  update in place, or an item's vector overwritten with zeros and marked deleted, so the graph
+  holds an erased vector no longer than the matrix does: until a search finds it dead). A matrix reloaded whole (its storage lost rows
   behind it) is reconciled by each item's vector fingerprint, so only what changed is re-inserted.
 * **Deterministic.** Items are inserted one thread at a time in the matrix's order with a fixed
   seed (:data:`SEED`), so a fresh process over the same file builds the same graph and gives the
