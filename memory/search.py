@@ -261,7 +261,9 @@ class _ScopeTerms:
     end (the turns and cards written since), so an append re-reads and splits only the new item.
     ``version`` is the storage state (:meth:`MetaStorage.state_version`) at which every item was
     last known to be in the full-text index: an item that left it (erasure) makes the owner drop
-    the whole entry, its words with it."""
+    the whole entry, its words with it. That check suffices because an indexed text never changes
+    in place: turns and cards are immutable and a record's content is only ever blanked by erasure
+    (a new fact is a new record)."""
 
     __slots__ = ("ids", "version", "_codes", "_words", "_items", "_word_of", "_n_occ", "_indexed")
 
@@ -285,7 +287,8 @@ class _ScopeTerms:
     def extend(self, ids: Sequence[int], texts: dict[int, Any]) -> None:
         """Add the items ``ids`` (after those held) with their ``texts[id].text`` (an item
         without one has no words)."""
-        codes, words = self._codes, self._words
+        codes = self._codes
+        new_words: list[str] = []
         item_of: list[int] = []
         word_of: list[int] = []
         base = len(self.ids)
@@ -301,9 +304,12 @@ class _ScopeTerms:
                 code = codes.get(w)
                 if code is None:
                     code = codes[w] = len(codes)
-                    bisect.insort(words, w)
+                    new_words.append(w)
                 word_of.append(code)
             item_of.extend([at] * len(tokens))
+        if new_words:  # the sorted vocabulary plus a few new words: timsort merges them in linear time
+            self._words.extend(new_words)
+            self._words.sort()
         self.ids = np.concatenate([self.ids, np.asarray(ids, dtype=np.int64)])
         if word_of:
             self._items = np.concatenate([self._items[:self._n_occ], np.asarray(item_of, dtype=np.int32)])

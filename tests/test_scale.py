@@ -354,6 +354,32 @@ def test_a_small_scopes_words_kept_between_searches_rank_as_its_texts_read_now(t
     mf.close()
 
 
+def test_kept_scope_words_count_like_splitting_the_texts_now():
+    import random
+
+    from memfold.memory.storage.rows import SearchItem
+    from memfold.memory.search import _ScopeTerms, _small_scope_term_frequencies
+
+    rnd = random.Random(3)
+    vocab = ["parcel", "parcels", "paint", "painted", "painting", "café", "cafe", "Zoë", "zoe", "lisbon", "a",
+             "foo_bar", "x9", "naïve", "late", "later", "lateral"]
+    texts = {i: SearchItem(kind="turn", id=i, text=" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 12))))
+             for i in range(1, 61)}
+    texts.pop(17)  # an item without a text (read as missing) has no words
+    ids = list(range(1, 61))
+    tokens = [(t, p) for t in ("parcel", "pa", "paint", "cafe", "zoe", "lat", "late", "bar", "x9", "naive", "q")
+              for p in (True, False)]
+    kept = _ScopeTerms()
+    for start, end in ((0, 1), (1, 25), (25, 26), (26, 60)):  # built in pieces, as appends extend it
+        kept.extend(ids[start:end], texts)
+        now = _small_scope_term_frequencies(ids[:end], texts, tokens)
+        for (token, prefix), tf in zip(tokens, now):
+            at, counts = kept.frequencies(token, prefix)
+            assert at.tolist() == np.flatnonzero(tf).tolist(), (token, prefix, end)
+            assert counts.tolist() == tf[tf > 0].tolist(), (token, prefix, end)
+    assert kept.occurrences == sum(len(t.text.split()) + t.text.count("_") for t in texts.values())
+
+
 def test_a_search_inside_a_rolled_back_transaction_leaves_no_words_behind(tmp_path):
     mf = MemFold(tmp_path / "r.db", clock=LogicalClock(), token_counter="words", embedder=None)
     conv = mf.conversation("t")
