@@ -28,10 +28,12 @@ indexing), so callers never have to remember to index.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import threading
 import unicodedata
+from collections import OrderedDict
 from numbers import Real
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -71,6 +73,9 @@ SMALL_SCOPE = 400
 #: ... and of at most this many index tokens in all (a few hundred long cards are cheaper from the
 #: occurrence lists than tokenized in Python)
 SMALL_SCOPE_TOKENS = 12_000
+#: how many small scopes keep their words between searches (:class:`_ScopeTerms`, least recently
+#: searched dropped first; at most :data:`SMALL_SCOPE_TOKENS` occurrences of 8 bytes each a scope)
+SCOPE_TERMS_CACHED = 64
 
 #: English function words dropped from BM25 OR queries (kept when a query has nothing else).
 STOP_WORDS = frozenset(
@@ -246,6 +251,98 @@ def _small_scope_term_frequencies(ids: Sequence[int], texts: dict[int, Any],
     return out
 
 
+class _ScopeTerms:
+    """One small scope's words, kept between searches (issue 18 point 1): each item's text split
+    once (:func:`index_tokens`), every occurrence as ``(item index, word code)`` into the scope's
+    own vocabulary, and the vocabulary sorted for prefix look-ups. :meth:`frequencies` then counts
+    a query token with one ``bincount`` over the scope's occurrences, with no text read or split.
+
+    ``ids`` are the scope's item ids in scope order (ascending). :meth:`extend` adds items at the
+    end (the turns and cards written since), so an append re-reads and splits only the new item.
+    ``version`` is the storage state (:meth:`MetaStorage.state_version`) at which every item was
+    last known to be in the full-text index: an item that left it (erasure) makes the owner drop
+    the whole entry, its words with it. That check suffices because an indexed text never changes
+    in place: turns and cards are immutable and a record's content is only ever blanked by erasure
+    (a new fact is a new record)."""
+
+    __slots__ = ("ids", "version", "_codes", "_words", "_items", "_word_of", "_n_occ", "_indexed")
+
+    def __init__(self) -> None:
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.version: Any = None
+        self._codes: dict[str, int] = {}
+        self._words: list[str] = []  # the vocabulary, sorted (prefix ranges by bisection)
+        self._items = np.zeros(0, dtype=np.int32)  # per occurrence: index into ids
+        self._word_of = np.zeros(0, dtype=np.int32)  # per occurrence: word code
+        self._n_occ = 0
+        self._indexed: list[int] = []  # ids whose text had words (the ones erasure can change)
+
+    @property
+    def occurrences(self) -> int:
+        return self._n_occ
+
+    def indexed_ids(self) -> list[int]:
+        return self._indexed
+
+    def extend(self, ids: Sequence[int], texts: dict[int, Any]) -> None:
+        """Add the items ``ids`` (after those held) with their ``texts[id].text`` (an item
+        without one has no words)."""
+        codes = self._codes
+        new_words: list[str] = []
+        item_of: list[int] = []
+        word_of: list[int] = []
+        base = len(self.ids)
+        for at, item_id in enumerate(ids, start=base):
+            item = texts.get(int(item_id))
+            if item is None:
+                continue
+            tokens = index_tokens(item.text)
+            if not tokens:
+                continue
+            self._indexed.append(int(item_id))
+            for w in tokens:
+                code = codes.get(w)
+                if code is None:
+                    code = codes[w] = len(codes)
+                    new_words.append(w)
+                word_of.append(code)
+            item_of.extend([at] * len(tokens))
+        if new_words:  # the sorted vocabulary plus a few new words: timsort merges them in linear time
+            self._words.extend(new_words)
+            self._words.sort()
+        self.ids = np.concatenate([self.ids, np.asarray(ids, dtype=np.int64)])
+        if word_of:
+            self._items = np.concatenate([self._items[:self._n_occ], np.asarray(item_of, dtype=np.int32)])
+            self._word_of = np.concatenate([self._word_of[:self._n_occ], np.asarray(word_of, dtype=np.int32)])
+            self._n_occ = len(self._items)
+
+    def frequencies(self, token: str, prefix: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(at, tf)``: the indexes into :attr:`ids` (ascending, distinct) of the items in which
+        ``token`` occurs (any word starting with it when ``prefix``) and how often (float64),
+        the same counts as :func:`_small_scope_term_frequencies`."""
+        n = len(self.ids)
+        if prefix:
+            words = self._words
+            lo = bisect.bisect_left(words, token)
+            hi = lo
+            while hi < len(words) and words[hi].startswith(token):
+                hi += 1
+            wanted = [self._codes[w] for w in words[lo:hi]]
+        else:
+            wanted = [self._codes[token]] if token in self._codes else []
+        if not wanted or not self._n_occ:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if len(wanted) == 1:
+            sel = self._word_of == wanted[0]
+        else:
+            hit = np.zeros(len(self._codes), dtype=bool)
+            hit[wanted] = True
+            sel = hit[self._word_of]
+        tf = np.bincount(self._items[sel], minlength=n)
+        at = np.flatnonzero(tf)
+        return at, tf[at].astype(np.float64)
+
+
 def _bm25_top(ids: np.ndarray, lengths: np.ndarray, avgdl: float,
               tfs: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> dict[int, float]:
     """``{id: score > 0}`` of the best ``n`` of a scope's items (``ids``, their ``lengths`` in
@@ -367,6 +464,8 @@ class HybridSearch:
         self.index = index or EmbeddingIndex(self.storage)
         self._doc_stats: dict[str, _Docs] = {}
         self._docs_lock = threading.Lock()
+        self._scope_terms: "OrderedDict[Any, _ScopeTerms]" = OrderedDict()  # small scopes' words
+        self._scope_terms_lock = threading.Lock()
 
     @property
     def embedder(self) -> Embedder | None:
@@ -421,7 +520,8 @@ class HybridSearch:
         return docs.rows_of(allowed)
 
     def _bm25_rows(self, kind: str, docs: "_Docs", rows: np.ndarray, tokens: list[tuple[str, bool]],
-                   n: int, read: dict[int, Any] | None = None) -> dict[int, float]:
+                   n: int, read: dict[int, Any] | None = None, *, scope_key: Any = None,
+                   state: Any = None) -> dict[int, float]:
         """BM25 (Robertson & Zaragoza 2009, k1 1.2, b 0.75, FTS5's idf floor) of the items at
         ``rows`` with the statistics of those items alone (their count, mean length and document
         frequencies): ``{id: score > 0}`` for the best ``n``.
@@ -430,7 +530,10 @@ class HybridSearch:
         :data:`SMALL_SCOPE` items of :data:`SMALL_SCOPE_TOKENS` tokens in all: one read, whatever
         the file's size), else from the index's per-item counts (:meth:`FullTextStorage.term_frequencies`).
         A small scope's items, read for that, are added to ``read`` (``{id: SearchItem}``) when
-        given, so the hits among them are not read again.
+        given, so the hits among them are not read again. With ``scope_key`` (what identifies the
+        scope) and ``state`` (the storage's :meth:`~MetaStorage.state_version`, read before this
+        search's snapshot) a small scope's words are kept between searches (:meth:`_scope_terms_of`):
+        only the items written since are read and split.
 
         Why the scope's statistics: FTS5's ``bm25()`` weighs a word by how rare it is in the
         *whole* table. Searching inside one conversation, that makes the conversation's own
@@ -443,7 +546,10 @@ class HybridSearch:
         lengths = docs.lengths[rows]
         avgdl = float(lengths.mean()) or 1.0
         n_scope = len(rows)
-        if n_scope <= SMALL_SCOPE and float(lengths.sum()) <= SMALL_SCOPE_TOKENS:
+        if n_scope <= SMALL_SCOPE and float(lengths.sum()) <= SMALL_SCOPE_TOKENS and state is not None \
+                and scope_key is not None:
+            tfs = self._scope_terms_of(kind, scope_key, state, docs.ids[rows], tokens, read)
+        elif n_scope <= SMALL_SCOPE and float(lengths.sum()) <= SMALL_SCOPE_TOKENS:
             texts = self.fulltext.items(kind, docs.ids[rows].tolist())
             if read is not None:
                 read.update(texts)
@@ -452,6 +558,43 @@ class HybridSearch:
         else:
             tfs = [self._scope_term_frequencies(kind, docs, rows, token, prefix) for token, prefix in tokens]
         return _bm25_top(docs.ids[rows], lengths, avgdl, tfs, n)
+
+    def _scope_terms_of(self, kind: str, scope_key: Any, state: Any, ids: np.ndarray,
+                        tokens: Sequence[tuple[str, bool]], read: dict[int, Any] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query token ``(at, tf)`` in the small scope of ``ids`` (ascending), from the scope's
+        words kept since an earlier search (:class:`_ScopeTerms`), the same counts as splitting its
+        texts now (:func:`_small_scope_term_frequencies`).
+
+        The entry is reused while the storage's ``state`` is the one it was checked at; after any
+        commit its items are checked to still be in the full-text index
+        (:meth:`FullTextStorage.indexed`: an erased item is not, and its words must not stay),
+        and an entry with an item gone is dropped and rebuilt. Items written since (ids after the
+        entry's, as turns and cards of a conversation come) are read and split alone; a scope
+        that is not the entry's items plus newer ones is rebuilt. Called inside the search's
+        snapshot, ``state`` read before it, so an entry is never newer than the state it names."""
+        with self._scope_terms_lock:
+            entry = self._scope_terms.pop(scope_key, None)
+            if entry is not None and entry.version != state:
+                held = entry.indexed_ids()
+                if held and len(self.fulltext.indexed(kind, held)) != len(held):
+                    entry = None  # an item left the index (erased): its words go with the entry
+            if entry is not None:
+                old = len(entry.ids)
+                if len(ids) < old or not np.array_equal(ids[:old], entry.ids):
+                    entry = None
+            if entry is None:
+                entry = _ScopeTerms()
+            new = ids[len(entry.ids):]
+            if len(new):
+                texts = self.fulltext.items(kind, new.tolist())
+                if read is not None:
+                    read.update(texts)
+                entry.extend(new.tolist(), texts)
+            entry.version = state
+            self._scope_terms[scope_key] = entry
+            while len(self._scope_terms) > SCOPE_TERMS_CACHED:
+                self._scope_terms.popitem(last=False)
+            return [entry.frequencies(token, prefix) for token, prefix in tokens]
 
     def _scope_term_frequencies(self, kind: str, docs: "_Docs", rows: np.ndarray, token: str,
                                 prefix: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -617,6 +760,9 @@ class HybridSearch:
             date_weight or speaker_weight or session_weight)
         facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
         read: dict[str, dict[int, Any]] = {}  # items already read on the way, by kind
+        # the storage state before the snapshot: a small scope's words kept since a search at the
+        # same state need no check (_scope_terms_of); none inside a caller's transaction (it may roll back)
+        state = self.storage.meta.state_version() if tokens and not self.storage.in_transaction else None
         with self.storage.snapshot():
             per_kind = []
             for kind, flt in filters.items():
@@ -628,7 +774,8 @@ class HybridSearch:
                 # it its place) when it is only a neighbour of a hit (LoCoMo dev, BM25 recall@10
                 # 0.637 -> 0.681 on the first conversation; BM25_ONLY_DEPTH)
                 bm_depth = depth if qvec is not None else BM25_ONLY_DEPTH * depth
-                bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {})) if tokens else {}
+                bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}),
+                                     scope_key=(kind, flt), state=state) if tokens else {}
                 dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
                 cands = list(dict.fromkeys([*bm, *dense]))
                 prev = nxt = None

@@ -1584,6 +1584,30 @@ def test_fulltext_term_frequencies_count_each_items_occurrences(storage):
     assert storage.fulltext.term_frequencies("card", "parcel")[0].dtype == np.int64
 
 
+@covers("fulltext.indexed", "erasure.blank_turns", "erasure.blank_records", "erasure.blank_cards", "cards.mark_stale")
+def test_fulltext_indexed_says_which_items_have_an_index_entry(storage):
+    ids = search_fixture(storage)
+    turns = [ids[k] for k in ("r1", "r2", "r3", "f3", "b1")]
+    assert storage.fulltext.indexed("turn", turns + [10_000]) == set(turns)  # an unknown id has none
+    assert storage.fulltext.indexed("turn", []) == set()
+    assert storage.fulltext.indexed("card", [ids["card"], ids["r1"] + 10_000]) == {ids["card"]}
+    assert storage.fulltext.indexed("record", [ids["rec"], ids["ep"], ids["other"]]) == {ids["rec"], ids["ep"], ids["other"]}
+    many = [add_turn(storage, "beta", 2 + i, f"parcel {i}", at=10.0 + i) for i in range(600)]  # more than one batch
+    assert storage.fulltext.indexed("turn", many) == set(many)
+    with storage.transaction():
+        storage.cards.mark_stale([ids["card"]])  # stale is not gone: a stale card keeps its entry
+    assert storage.fulltext.indexed("card", [ids["card"]]) == {ids["card"]}
+    with storage.transaction():  # erasure drops the entries
+        storage.erasure.blank_turns([ids["r2"], many[0]])
+        storage.erasure.blank_records([ids["ep"]])
+        storage.erasure.blank_cards([ids["card"]])
+    assert storage.fulltext.indexed("turn", turns + many) == set(turns + many) - {ids["r2"], many[0]}
+    assert storage.fulltext.indexed("record", [ids["rec"], ids["ep"]]) == {ids["rec"]}
+    assert storage.fulltext.indexed("card", [ids["card"]]) == set()
+    with pytest.raises(InvalidInput):
+        storage.fulltext.indexed("protected", [1])
+
+
 @covers("fulltext.visible", "fulltext.conversation_lineage", "cards.mark_stale")
 def test_fulltext_visible_checks_scope_labels_and_liveness(storage):
     ids = search_fixture(storage)

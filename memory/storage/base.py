@@ -359,6 +359,10 @@ class FullTextStorage(Protocol):
         """One item id per occurrence of the index token ``token`` (any token starting with it when
         ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
 
+    def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops
+        it): what a search keeping a small scope's words between calls re-checks (issue 18)."""
+
     def turn_facets(self, after_id: int = 0) -> list[tuple[int, str, float, str | None]]:
         """``[(turn id, conversation_id, created_at, name)]`` of the indexed turns with an id above
         ``after_id``, by id (``name`` the turn's optional speaker name): what a search's date,
