@@ -64,6 +64,8 @@ def _alternatives(items: list) -> frozenset[str] | None:
     for op, av in items:
         exact = _exact(op, av)
         if exact is not None and len(run) * len(exact) <= MAX_LITERALS:
+            consider(run)  # the parts so far, and this part alone, are requirements too
+            consider(exact)
             run = frozenset(a + b for a in run for b in exact)
             continue
         consider(run)
@@ -116,9 +118,9 @@ def _exact_sequence(items: list) -> frozenset[str] | None:
 
 
 def _better(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Is literal set ``a`` the better test than ``b``: its shortest string longer (up to four
+    """Is literal set ``a`` the better test than ``b``: its shortest string longer (up to three
     characters, which few texts hold by chance), then fewer strings (each is one substring test)?"""
-    return (min(4, *map(len, a)), -len(a)) > (min(4, *map(len, b)), -len(b))
+    return (min(3, *map(len, a)), -len(a)) > (min(3, *map(len, b)), -len(b))
 
 
 def _node(op: Any, av: Any) -> frozenset[str] | None:
