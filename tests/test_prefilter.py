@@ -144,6 +144,24 @@ def test_a_prefilter_never_hides_a_match(pattern, flags, text):
     assert [m.span() for m in filtered.finditer(text)] == [m.span() for m in raw.finditer(text)]
 
 
+@pytest.mark.parametrize(("pattern", "flags", "holds", "lacks"), [
+    # a sequence requires every part: "never" alone is not enough
+    (r"\b(?:never|do not)\s+(?:call|email) me\b", re.I, ["Never CALL me", "do not email me"],
+     ["never mind", "call me maybe", "do not"]),
+    # an alternation requires one branch, each with its own parts
+    (r"\bscrap (?:that|it)\b|\bforget\s+the plan\b", re.I, ["scrap that", "Forget the plan"],
+     ["forget it", "the plan", "scrap"]),
+    (r"(?:abc)?def", 0, ["def", "abcdef"], ["abc", "de f"]),
+    (r"x+y", 0, ["xy", "xxxy"], ["y", "x"]),
+])
+def test_a_requirement_holds_on_every_text_the_pattern_matches(pattern, flags, holds, lacks):
+    test = eval("lambda low: " + prefilter.requirement(re.compile(pattern, flags)))  # noqa: S307
+    for text in holds:
+        assert re.search(pattern, text, flags) and test(text.lower()), text
+    for text in lacks:
+        assert not re.search(pattern, text, flags) and not test(text.lower()), text
+
+
 def test_a_text_without_the_literals_is_not_searched():
     filtered = prefilter.prefiltered(re.compile(r"\b(?:never|don't) (?:call|email)\b", re.I))
     assert filtered.search("I went hiking on Sunday") is None

@@ -155,6 +155,95 @@ def _node(op: Any, av: Any) -> frozenset[str] | None:
     return None  # AT, ASSERT, ASSERT_NOT, ANY, NOT_LITERAL, CATEGORY, GROUPREF...: nothing required
 
 
+#: strings a run of fixed parts may stand for in a requirement (more: the run is cut there)
+RUN_STRINGS = 16
+#: substring tests one requirement may hold (more: the flat literal set is used)
+MAX_TESTS = 600
+
+
+def _all_of(items: list) -> Any:
+    """The requirement of a sequence: what each of its parts requires, all of it (``("and",
+    [...])``; a run of fixed parts is one ``("lit", strings)``), or None when no part requires
+    anything."""
+    reqs: list[Any] = []
+    run: frozenset[str] = frozenset([""])
+
+    def flush() -> None:
+        if run and "" not in run:
+            reqs.append(("lit", run))
+
+    for op, av in items:
+        exact = _exact(op, av)
+        if exact is not None:
+            if len(run) * len(exact) <= RUN_STRINGS:
+                run = frozenset(a + b for a in run for b in exact)
+                continue
+            flush()
+            run = exact if len(exact) <= RUN_STRINGS else frozenset([""])
+            if len(exact) > RUN_STRINGS and "" not in exact:
+                reqs.append(("lit", exact))
+            continue
+        flush()
+        run = frozenset([""])
+        found = _requirement_of(op, av)
+        if found is not None:
+            reqs.append(found)
+    flush()
+    if not reqs:
+        return None
+    return reqs[0] if len(reqs) == 1 else ("and", reqs)
+
+
+def _requirement_of(op: Any, av: Any) -> Any:
+    """The requirement of one part (see :func:`_all_of`), or None."""
+    if op is _c.SUBPATTERN:
+        return _all_of(list(av[-1]))
+    if op is getattr(_c, "ATOMIC_GROUP", None):
+        return _all_of(list(av))
+    if op is _c.BRANCH:
+        branches = []
+        for branch in av[1]:
+            found = _all_of(list(branch))
+            if found is None:
+                return None  # one way through requires nothing
+            branches.append(found)
+        return branches[0] if len(branches) == 1 else ("or", branches)
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or op is getattr(_c, "POSSESSIVE_REPEAT", None):
+        low, _high, body = av
+        return _all_of(list(body)) if low >= 1 else None
+    found = _node(op, av)
+    return None if found is None or "" in found else ("lit", found)
+
+
+def _tests(req: Any) -> int:
+    return len(req[1]) if req[0] == "lit" else sum(_tests(r) for r in req[1])
+
+
+def _expression(req: Any) -> str:
+    """Python source testing a requirement on ``low`` (each literal written as its repr)."""
+    if req[0] == "lit":
+        return "(" + " or ".join(f"{lit!r} in low" for lit in sorted(req[1], key=len, reverse=True)) + ")"
+    joiner = " and " if req[0] == "and" else " or "
+    return "(" + joiner.join(_expression(r) for r in req[1]) + ")"
+
+
+def requirement(pattern: re.Pattern) -> str | None:
+    """A Python expression over ``low`` (the lowercased text) that is true for every text the
+    pattern can match in: a sequence requires each of its parts, an alternation one of its
+    branches, a literal run one of its strings (see the module docstring); None when nothing is
+    known or the test would be too long."""
+    if not isinstance(pattern.pattern, str):
+        return None
+    try:
+        req = _all_of(list(_p.parse(pattern.pattern, pattern.flags)))
+    except Exception:  # noqa: BLE001 - anything unexpected: no prefilter, the pattern runs
+        return None
+    if req is None or _tests(req) > MAX_TESTS:
+        literals = required_literals(pattern)
+        return None if literals is None else _expression(("lit", literals))
+    return _expression(req)
+
+
 def required_literals(pattern: re.Pattern) -> frozenset[str] | None:
     """Lowercase ASCII strings of which every match of ``pattern`` contains one (matched against
     the lowercased text), or None when no such set is known (the pattern may match anywhere)."""
@@ -179,12 +268,12 @@ class Prefiltered:
 
     __slots__ = ("_pattern", "_literals", "_any", "pattern", "flags", "groups", "groupindex", "match", "fullmatch")
 
-    def __init__(self, pattern: re.Pattern, literals: frozenset[str]) -> None:
+    def __init__(self, pattern: re.Pattern, test: str) -> None:
         self._pattern = pattern
-        self._literals = tuple(sorted(literals, key=len, reverse=True))
-        # one expression of substring tests (``"never" in low or "do not" in low``), about twice
-        # as fast as a loop over the literals; each literal is written as its repr
-        self._any = eval("lambda low: " + " or ".join(f"{lit!r} in low" for lit in self._literals))  # noqa: S307
+        self._literals = test  #: the requirement's source (:func:`requirement`)
+        # one expression of substring tests (``("never" in low or "do not" in low) and "me" in
+        # low``), compiled once: several times faster than walking a tree of literals
+        self._any = eval("lambda low: " + test)  # noqa: S307 - built from repr()s of ASCII strings
         self.pattern, self.flags = pattern.pattern, pattern.flags
         self.groups, self.groupindex = pattern.groups, pattern.groupindex
         self.match, self.fullmatch = pattern.match, pattern.fullmatch
@@ -263,8 +352,8 @@ def prefiltered(pattern: re.Pattern) -> re.Pattern | Prefiltered:
     """``pattern`` with a prefilter when its required literals are known, else ``pattern`` itself."""
     if not isinstance(pattern, re.Pattern) or _anchored(pattern):
         return pattern
-    literals = required_literals(pattern)
-    return pattern if literals is None else Prefiltered(pattern, literals)
+    test = requirement(pattern)
+    return pattern if test is None else Prefiltered(pattern, test)
 
 
 def prefilter_module(namespace: dict[str, Any]) -> int:
@@ -290,4 +379,5 @@ def prefilter_module(namespace: dict[str, Any]) -> int:
     return made
 
 
-__all__ = ["MAX_LITERALS", "Prefiltered", "folds_to_ascii", "prefilter_module", "prefiltered", "required_literals"]
+__all__ = ["MAX_LITERALS", "Prefiltered", "folds_to_ascii", "prefilter_module", "prefiltered", "required_literals",
+           "requirement"]
