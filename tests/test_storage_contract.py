@@ -809,6 +809,24 @@ def test_archive_turns_round_trip(storage):
     assert storage.archive.conversation_turns("nobody") == []
 
 
+@covers("archive.recent_messages")
+def test_archive_recent_messages_are_the_newest_own_turns_oldest_first(storage):
+    add_conversation(storage, "c1")
+    add_conversation(storage, "c2")
+    assert storage.archive.recent_messages("c1", limit=3) == []
+    for seq in range(1, 8):
+        add_turn(storage, "c1", seq, f"turn {seq}", role="user" if seq % 2 else "assistant")
+    add_turn(storage, "c2", 1, "elsewhere")
+    assert storage.archive.recent_messages("c1", limit=3) == [
+        (5, "user", "turn 5"), (6, "assistant", "turn 6"), (7, "user", "turn 7")]
+    assert storage.archive.recent_messages("c1", limit=2, upto_seq=4) == [(3, "user", "turn 3"), (4, "assistant", "turn 4")]
+    assert [m[0] for m in storage.archive.recent_messages("c1", limit=100)] == list(range(1, 8))
+    assert storage.archive.recent_messages("c1", limit=0) == []
+    assert storage.archive.recent_messages("c1", limit=5, upto_seq=0) == []
+    assert storage.archive.recent_messages("c2", limit=5) == [(1, "user", "elsewhere")]
+    assert storage.archive.recent_messages("nobody", limit=5) == []
+
+
 @covers("archive.latest_system_turn")
 def test_archive_latest_system_turn_is_the_conversations_own_newest(storage):
     add_conversation(storage, "c1")

@@ -77,6 +77,11 @@ class ArchiveStorage(Protocol):
     def conversation_turns(self, conversation_id: str, *, after_seq: int = 0,
                            upto_seq: int | None = None) -> "list[Turn]":
         """The conversation's own turns with ``after_seq < seq <= upto_seq`` (``None``: no upper bound), by seq."""
+    def recent_messages(self, conversation_id: str, *, limit: int,
+                        upto_seq: int | None = None) -> "list[tuple[int, str, str]]":
+        """The conversation's own newest ``limit`` turns with ``seq <= upto_seq`` (``None``: no
+        bound) as ``(seq, role, content)``, oldest first: what the secret detector reads of the
+        turns before an append (issue 18, point 4), without decoding whole turns."""
     def unerased_turns(self, conversation_id: str | None = None) -> "Iterator[Turn]":
         """Every turn not erased (of one conversation, or all), by id, read a page at a time."""
     # per-conversation window state
