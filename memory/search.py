@@ -42,6 +42,7 @@ from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
 from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
+from .query_analysis import without_names
 from .recall_priors import DATE_TAU_DAYS, DATE_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT, TurnFacets, apply_turn_priors
 from .validation import check_labels
 from .storage.base import Storage
@@ -600,9 +601,12 @@ class HybridSearch:
             if flt is not None:
                 filters[kind] = flt
         qvec = None
+        qvecs: dict[str, np.ndarray] = {}  # a kind's own query vector, when it differs from qvec
         if embedder is not None:
             self.index.index(embedder, kinds=tuple(filters), progress=progress)
-            qvec = embedder.embed_batch([query])[0]
+            strip = mode == "hybrid" and fusion == "linear" and bool(speaker_weight)
+            qvec, qvecs = self._query_vectors(embedder, query, tuple(filters), strip_names=strip,
+                                              conversations=[c for c, _ in found_lineage[0]] if found_lineage else None)
 
         # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
         # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
@@ -629,7 +633,7 @@ class HybridSearch:
                 # 0.637 -> 0.681 on the first conversation; BM25_ONLY_DEPTH)
                 bm_depth = depth if qvec is not None else BM25_ONLY_DEPTH * depth
                 bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {})) if tokens else {}
-                dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
+                dense = self._dense_top(kind, qvecs.get(kind, qvec), flt, depth) if qvec is not None else {}
                 cands = list(dict.fromkeys([*bm, *dense]))
                 prev = nxt = None
                 if kind == "turn" and neighbour_weight and cands:
@@ -649,7 +653,7 @@ class HybridSearch:
                     continue
                 sims = {}
                 if qvec is not None:
-                    sims = self.storage.vectors.similarity(kind, qvec, sorted(every & live))
+                    sims = self.storage.vectors.similarity(kind, qvecs.get(kind, qvec), sorted(every & live))
                 per_kind.append((kind, cands, bm, sims, prev, nxt, live))
             if not per_kind:
                 return []
@@ -707,6 +711,25 @@ class HybridSearch:
             return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
                               dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
                     for (kind, item_id), score in top]
+
+    def _query_vectors(self, embedder: Embedder, query: str, kinds: Sequence[str], *, strip_names: bool,
+                       conversations: Sequence[Any] | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The query's vector, and ``{"turn": vector}`` when turns are ranked by another one: with
+        ``strip_names`` (the speaker prior on, linear hybrid fusion) turns are ranked by the query
+        without the names of the speakers of ``conversations`` (``None``: every speaker)
+        (:func:`~.query_analysis.without_names`): the prior carries *who*, the turn's vector, which
+        leaves the speaker's label out (:func:`~.embeddings.turn_embedding_text`), *what*. Cards and
+        records keep the whole query (their text names people). One embedding pass either way."""
+        turn_text = query
+        if strip_names and "turn" in kinds:
+            turn_text = without_names(query, self._facets.refresh(self.storage).speakers(conversations))
+        if turn_text == query:
+            return embedder.embed_batch([query])[0], {}
+        if all(kind == "turn" for kind in kinds):
+            vector = embedder.embed_batch([turn_text])[0]
+            return vector, {"turn": vector}
+        both = embedder.embed_batch([query, turn_text])
+        return both[0], {"turn": both[1]}
 
     def _with_priors(self, query: str, keys: list[tuple[str, Any]], fused: np.ndarray, ok: np.ndarray,
                      facets: TurnFacets, priors: dict) -> np.ndarray:
