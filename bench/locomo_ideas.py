@@ -86,6 +86,20 @@ def prepare_extra(cache: Path, convs: list) -> list:
     pickle.dump(out, open(path, "wb"))
     return out
 
+
+def add_content_questions(cache: Path, convs: list, extra: list) -> None:
+    """``qv_cw`` per conversation (cached beside the extra vectors): the questions without the
+    speakers' names and without stop words (only their content words)."""
+    if all("qv_cw" in e for e in extra):
+        return
+    from memfold.memory.embeddings import make_embedder
+    emb = make_embedder("default")
+    for c, e in zip(convs, extra):
+        qs = [" ".join(w for w in strip_names(q["q"], c["spk"]).split() if w.lower().strip("?,.!") not in STOP_WORDS)
+              or q["q"] for q in c["qs"]]
+        e["qv_cw"] = np.asarray(emb.embed_batch(qs))
+    pickle.dump(extra, open(cache / "locomo-ideas-extra.pkl", "wb"))
+
 convs: list = []
 
 class C:
@@ -331,7 +345,7 @@ def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
     dense neighbour weight ``nwd``, the cosine rescaled per query (``dnorm``: ``max`` divides by
     the best cosine, ``mm`` maps [median, max] to [0, 1])."""
     T = vectors(c, ci, tv)
-    qvec = c.qv[qi] if qv == "qv" else EXTRA[ci]["qv_nn"][qi]
+    qvec = c.qv[qi] if qv == "qv" else EXTRA[ci]["qv_nn" if qv == "maxq" else qv][qi]
     cos = T @ qvec
     if qv == "maxq":
         cos = np.maximum(T @ c.qv[qi], T @ EXTRA[ci]["qv_nn"][qi])
@@ -346,10 +360,18 @@ def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
 
 
 def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybrid', k1=1.2, b=0.75, date_w=0.0,
-               tau=10.0, spk_w=0.0, sess_w=0.0, cand=None):
-    """:func:`fused2` (no PRF) with the cosine given."""
+               tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1):
+    """:func:`fused2` (no PRF) with the cosine given; ``name_w`` weighs the speakers' names among
+    the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates."""
     toks = query_tokens(q['q'])
-    raw = raw_bm25(c, ci, qi, toks, k1, b, '')
+    if name_w != 1.0:
+        names = {n.lower() for n in c.spk}
+        key = (ci, qi, 'nw', name_w)
+        if key not in _raw:
+            _raw[key] = bm25(c, toks, k1, b, [name_w if t in names else 1.0 for t, _ in toks])
+        raw = _raw[key]
+    else:
+        raw = raw_bm25(c, ci, qi, toks, k1, b, '')
     mx = raw.max() or 1.0
     bn = nb(raw, nw) / mx
     s = bw * bn + (1 - bw) * nb(cos, nw if nwd is None else nwd); ok = (raw > 0) | (okcos >= 0.2)
@@ -368,7 +390,7 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
-            m = c.sess == sv; sess_s[m] = sm[m].max()
+            m = c.sess == sv; sess_s[m] = sm[m].max() if sess_top == 1 else np.sort(sm[m])[-sess_top:].mean()
         s = s + sess_w * sess_s
     return s, ok
 
@@ -457,6 +479,13 @@ def experiments(mode: str) -> dict:
         "r6_qnn_label": lambda: run3("... with the label embedded", P(bw=BW, nw=NW2), qv="qv_nn", tv="tv", cand=100, **pri),
         "r6_qnn_ctx": lambda: run3("... previous turn + turn", P(bw=BW, nw=NW2), qv="qv_nn", tv="tv_ctx", cand=100, **pri),
         "r6_qnn_grid": lambda: run3("... priors per fold", P(bw=BW, nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), qv="qv_nn", cand=100),
+        "r6_qnn_fusion": lambda: run3("... fusion weights, wide", P(bw=(0.2, 0.25, 0.3, 0.35, 0.4, 0.5), nw=(0.2, 0.3, 0.38, 0.45, 0.6)), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_nwd": lambda: run3("... dense neighbour weight", P(bw=BW, nw=NW2, nwd=(0.15, 0.3, 0.45)), qv="qv_nn", cand=100, **pri),
+        "r6_qcw": lambda: run3("question's content words only", P(qv=("qv_nn", "qv_cw"), bw=BW, nw=NW2), cand=100, **pri),
+        "r6_qnn_depth": lambda: run3("... candidate depth", P(cand=(50, 100, 200), bw=BW, nw=NW2), qv="qv_nn", **pri),
+        "r6_qnn_names": lambda: run3("... names' BM25 weight", P(name_w=(0.0, 0.25, 0.5, 1.0), bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_sess": lambda: run3("... session prior from its best 1-3", P(sess_top=(1, 2, 3), bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_k1b": lambda: run3("... BM25 k1, b per fold", P(bw=BW, nw=NW2, k1=(1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75)), qv="qv_nn", cand=100, **pri),
         "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
     }
 
@@ -471,6 +500,8 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/memfold-locomo-ideas"))
     parser.add_argument("--mode", default="hybrid", choices=("hybrid", "bm25"))
     parser.add_argument("--only", nargs="*", default=None, help="experiment names (default: all)")
+    parser.add_argument("--stem-index", action="store_true",
+                        help="BM25 over lightly stemmed index tokens (a stemming tokenizer), the query's stemmed prefixes as before")
     parser.add_argument("--no-speaker-label", choices=("vectors", "both"), default=None,
                         help="embed (vectors) or index and embed (both) turns without the 'speaker: ' label")
     args = parser.parse_args()
@@ -481,8 +512,15 @@ def main() -> int:
         if args.no_speaker_label:
             c["tv"] = c["tv_np"]
     CS[:] = [C(c) for c in convs]
-    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid"}:  # they need the extra vectors
+    if args.stem_index:
+        from memfold.memory.search import light_stem
+        for c in CS:
+            c.toks = [Counter(light_stem(t) for t in index_tokens(text)) for text in c.texts]
+            c.vocab = set().union(*c.toks)
+    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid", "r6_qnn_fusion", "r6_qnn_nwd", "r6_qcw", "r6_qnn_depth", "r6_qnn_names", "r6_qnn_sess", "r6_qnn_k1b"}:  # they need the extra vectors
         EXTRA[:] = prepare_extra(args.cache, convs)
+        if "r6_qcw" in (args.only or ()):
+            add_content_questions(args.cache, convs, EXTRA)
     todo = experiments(args.mode)
     print(f"mode {args.mode}: figure LOO r@1 r@5 r@10 | in-sample best r@1 r@5 r@10 | in-sample best setting")
     for name in args.only or list(todo):
