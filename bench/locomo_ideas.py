@@ -8,7 +8,9 @@ figure (``LOO``) is printed beside the in-sample best (``in``) for recall@1/5/10
 raised the LOO figure are built into the library (memfold.memory.recall_priors) and measured
 end to end by ``bench/locomo_recall.py``; this script is the record of every one tried.
 
-Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes).
+Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes); the
+round-6 rows (``r6_*``: which text a turn and a question are embedded as, and what was tried on
+top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes).
 Run: ``python bench/locomo_ideas.py [--mode hybrid|bm25] [--only NAME ...] [--cache DIR]``.
 LoCoMo is CC BY-NC 4.0: evaluation only, never shipped.
 """

@@ -609,8 +609,7 @@ class HybridSearch:
         qvecs: dict[str, np.ndarray] = {}  # a kind's own query vector, when it differs from qvec
         if embedder is not None:
             self.index.index(embedder, kinds=tuple(filters), progress=progress)
-            strip = mode == "hybrid" and fusion == "linear" and bool(speaker_weight)
-            qvec, qvecs = self._query_vectors(embedder, query, tuple(filters), strip_names=strip,
+            qvec, qvecs = self._query_vectors(embedder, query, tuple(filters),
                                               conversations=[c for c, _ in found_lineage[0]] if found_lineage else None)
 
         # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
@@ -720,16 +719,17 @@ class HybridSearch:
                               dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
                     for (kind, item_id), score in top]
 
-    def _query_vectors(self, embedder: Embedder, query: str, kinds: Sequence[str], *, strip_names: bool,
+    def _query_vectors(self, embedder: Embedder, query: str, kinds: Sequence[str], *,
                        conversations: Sequence[Any] | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """The query's vector, and ``{"turn": vector}`` when turns are ranked by another one: with
-        ``strip_names`` (the speaker prior on, linear hybrid fusion) turns are ranked by the query
-        without the names of the speakers of ``conversations`` (``None``: every speaker)
-        (:func:`~.query_analysis.without_names`): the prior carries *who*, the turn's vector, which
-        leaves the speaker's label out (:func:`~.embeddings.turn_embedding_text`), *what*. Cards and
+        """The query's vector, and ``{"turn": vector}`` when turns are ranked by another one:
+        turns are ranked by the query without the names of the speakers of ``conversations``
+        (``None``: every speaker) (:func:`~.query_analysis.without_names`), since a turn's vector
+        leaves its speaker's label out (:func:`~.embeddings.turn_embedding_text`): the vector
+        carries *what*, BM25 and the speaker prior *who* (LoCoMo dev recall@10, the
+        names-free question: hybrid LOO 0.784 -> 0.801, dense alone 0.457 -> 0.625). Cards and
         records keep the whole query (their text names people). One embedding pass either way."""
         turn_text = query
-        if strip_names and "turn" in kinds:
+        if "turn" in kinds:
             turn_text = without_names(query, self._facets.refresh(self.storage).speakers(conversations))
         if turn_text == query:
             return embedder.embed_batch([query])[0], {}

@@ -129,18 +129,25 @@ def test_without_names_drops_whole_names_and_possessives():
 
 
 def test_turns_are_ranked_by_the_question_without_the_speakers_names(db_path):
-    """With the speaker prior on, the turns' cosine is the question's without the conversation's
-    speakers' names (the prior says who); with it off, the whole question's."""
+    """Turns' cosine is the question's without the searched conversation's speakers' names (the
+    turn vectors leave their labels out), in hybrid and dense mode; records keep the whole question."""
     emb = HashingEmbedder()
     with memfold.MemFold(db_path, token_counter="words", embedder=emb) as mf:
         conv = mf.conversation("c")
         ids = conv.append_many(TURNS)
         mf.conversation("other").append({"role": "user", "content": "Zed: hi", "name": "Zed"})
         query = "What did Dana and Zed say about the parcel?"
-        hit = next(h for h in mf.search(query, conversation_id="c", kinds=("turn",)) if h.id == ids[0])
-        turn = mf.embeddings.get("turn", ids[0])
-        # Zed speaks only in another conversation: his name stays
-        assert hit.similarity == pytest.approx(float(turn @ emb.embed("What did and Zed say about the parcel?")), abs=1e-6)
-        off = next(h for h in mf.search(query, conversation_id="c", kinds=("turn",), speaker_weight=0) if h.id == ids[0])
-        assert off.similarity == pytest.approx(float(turn @ emb.embed(query)), abs=1e-6)
-        assert hit.similarity != pytest.approx(off.similarity, abs=1e-6)
+        for mode in ("hybrid", "dense"):
+            hit = next(h for h in mf.search(query, conversation_id="c", kinds=("turn",), mode=mode) if h.id == ids[0])
+            turn = mf.embeddings.get("turn", ids[0])
+            # Zed speaks only in another conversation: his name stays
+            assert hit.similarity == pytest.approx(float(turn @ emb.embed("What did and Zed say about the parcel?")),
+                                                   abs=1e-6)
+            assert hit.similarity != pytest.approx(float(turn @ emb.embed(query)), abs=1e-6)
+        record = mf.remember("acme", "semantic", "Dana says the parcel is late")
+        hits = mf.search(query, kinds=("turn", "record"))  # no conversation: every speaker's name out for turns
+        rec = next(h for h in hits if h.kind == "record" and h.id == record.id)
+        assert rec.similarity == pytest.approx(float(mf.embeddings.get("record", record.id) @ emb.embed(query)), abs=1e-6)
+        turn_hit = next(h for h in hits if h.kind == "turn" and h.id == ids[0])
+        assert turn_hit.similarity == pytest.approx(
+            float(mf.embeddings.get("turn", ids[0]) @ emb.embed("What did and say about the parcel?")), abs=1e-6)
