@@ -12,7 +12,7 @@ Two rankers look at the same filtered items and their lists are fused:
   nearest-neighbour search finds the closest items in scope (pgvector's HNSW index on PostgreSQL,
   an exact numpy scan otherwise), and the similarity of every BM25 hit and its neighbours is read too.
 
-The two signals are fused linearly, ``0.4 × bm25 / max(bm25) + 0.6 × cosine``, after each turn
+The two signals are fused linearly, ``0.3 × bm25 / max(bm25) + 0.7 × cosine``, after each turn
 gains 0.3 × the signals of its neighbouring turns; on LoCoMo this beats reciprocal rank fusion
 (Cormack, Clarke & Büttcher, SIGIR 2009; still available as ``fusion="rrf"``) by about 0.1
 recall@10, because RRF throws away how *much* better the top BM25 match is. Items that only the
@@ -44,6 +44,7 @@ from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
 from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
+from .query_analysis import without_names
 from .recall_priors import DATE_TAU_DAYS, DATE_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT, TurnFacets, apply_turn_priors
 from .validation import check_labels
 from .storage.base import Storage
@@ -54,8 +55,9 @@ from .storage.vectorscan import grown_capacity, lineage_mask
 RRF_K = 60
 #: search modes
 MODES = ("hybrid", "bm25", "dense")
-#: share of normalised BM25 in linear fusion (tuned on LoCoMo dev: 0.3-0.5 all within 0.01 recall@10)
-BM25_WEIGHT = 0.4
+#: share of normalised BM25 in linear fusion (LoCoMo dev, round 6: every leave-one-conversation-out fold
+#: chose 0.3 once turns are ranked by the question without the speakers' names; 0.4 before)
+BM25_WEIGHT = 0.3
 #: share of the adjacent turns' signals a turn gains (LoCoMo dev: 0 -> 0.3 raises hybrid recall@10 by ~0.05)
 NEIGHBOUR_WEIGHT = 0.3
 #: cosine a hit needs when BM25 did not find it (all-MiniLM-L6-v2: unrelated sentences score ~0-0.15)
@@ -64,6 +66,10 @@ MIN_SIMILARITY = 0.2
 #: how many times deeper BM25 looks when it ranks alone (no embedder, ``mode="bm25"``): its hits'
 #: neighbours keep their own BM25 (issue 18 point 7)
 BM25_ONLY_DEPTH = 3
+#: whether a hybrid search's candidates that BM25 ranks past the depth (a hit's neighbour, a dense
+#: hit) keep their own BM25 score, read from a BM25 list BM25_ONLY_DEPTH times as deep (issue 18
+#: point 7, round 6)
+HYBRID_BM25_SCORES = True
 #: BM25 parameters (FTS5's and Robertson & Zaragoza's usual values)
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -743,9 +749,11 @@ class HybridSearch:
             if flt is not None:
                 filters[kind] = flt
         qvec = None
+        qvecs: dict[str, np.ndarray] = {}  # a kind's own query vector, when it differs from qvec
         if embedder is not None:
             self.index.index(embedder, kinds=tuple(filters), progress=progress)
-            qvec = embedder.embed_batch([query])[0]
+            qvec, qvecs = self._query_vectors(embedder, query, tuple(filters),
+                                              conversations=[c for c, _ in found_lineage[0]] if found_lineage else None)
 
         # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
         # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
@@ -773,16 +781,19 @@ class HybridSearch:
                 # BM25 alone looks deeper: a turn past the depth would lose its own score (and with
                 # it its place) when it is only a neighbour of a hit (LoCoMo dev, BM25 recall@10
                 # 0.637 -> 0.681 on the first conversation; BM25_ONLY_DEPTH)
-                bm_depth = depth if qvec is not None else BM25_ONLY_DEPTH * depth
+                # hybrid too reads BM25 that deep, but only its best `depth` are candidates: the
+                # rest only keep their own score when they are a candidate's neighbour or a dense
+                # hit (LoCoMo dev, hybrid recall@10 LOO 0.791 -> see HYBRID_BM25_SCORES)
+                bm_depth = BM25_ONLY_DEPTH * depth if (qvec is None or HYBRID_BM25_SCORES) else depth
                 bm = self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}),
                                      scope_key=(kind, flt), state=state) if tokens else {}
-                dense = self._dense_top(kind, qvec, flt, depth) if qvec is not None else {}
-                cands = list(dict.fromkeys([*bm, *dense]))
+                dense = self._dense_top(kind, qvecs.get(kind, qvec), flt, depth) if qvec is not None else {}
+                cands = list(dict.fromkeys([*(bm if qvec is None else list(bm)[:depth]), *dense]))
                 prev = nxt = None
                 if kind == "turn" and neighbour_weight and cands:
                     prev, nxt = docs.neighbours(cands)
-                    around = [i for i in [*prev.values(), *nxt.values()] if i is not None and i not in bm
-                              and i not in dense]
+                    picked = set(cands)
+                    around = [i for i in [*prev.values(), *nxt.values()] if i is not None and i not in picked]
                     cands = list(dict.fromkeys([*cands, *around]))
                     p2, n2 = docs.neighbours([i for i in around if i not in prev or i not in nxt])
                     prev.update({k: v for k, v in p2.items() if k not in prev})
@@ -796,7 +807,7 @@ class HybridSearch:
                     continue
                 sims = {}
                 if qvec is not None:
-                    sims = self.storage.vectors.similarity(kind, qvec, sorted(every & live))
+                    sims = self.storage.vectors.similarity(kind, qvecs.get(kind, qvec), sorted(every & live))
                 per_kind.append((kind, cands, bm, sims, prev, nxt, live))
             if not per_kind:
                 return []
@@ -854,6 +865,26 @@ class HybridSearch:
             return [self._hit(items[kind][item_id], score, bm25_rank.get((kind, item_id)),
                               dense_rank.get((kind, item_id)), sim_of.get((kind, item_id)))
                     for (kind, item_id), score in top]
+
+    def _query_vectors(self, embedder: Embedder, query: str, kinds: Sequence[str], *,
+                       conversations: Sequence[Any] | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The query's vector, and ``{"turn": vector}`` when turns are ranked by another one:
+        turns are ranked by the query without the names of the speakers of ``conversations``
+        (``None``: every speaker) (:func:`~.query_analysis.without_names`), since a turn's vector
+        leaves its speaker's label out (:func:`~.embeddings.turn_embedding_text`): the vector
+        carries *what*, BM25 and the speaker prior *who* (LoCoMo dev recall@10, the
+        names-free question: hybrid LOO 0.784 -> 0.801, dense alone 0.457 -> 0.625). Cards and
+        records keep the whole query (their text names people). One embedding pass either way."""
+        turn_text = query
+        if "turn" in kinds:
+            turn_text = without_names(query, self._facets.refresh(self.storage).speakers(conversations))
+        if turn_text == query:
+            return embedder.embed_batch([query])[0], {}
+        if all(kind == "turn" for kind in kinds):
+            vector = embedder.embed_batch([turn_text])[0]
+            return vector, {"turn": vector}
+        both = embedder.embed_batch([query, turn_text])
+        return both[0], {"turn": both[1]}
 
     def _with_priors(self, query: str, keys: list[tuple[str, Any]], fused: np.ndarray, ok: np.ndarray,
                      facets: TurnFacets, priors: dict) -> np.ndarray:
