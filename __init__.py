@@ -30,6 +30,7 @@ from .memory.errors import (
     InvalidInput,
     LLMError,
     MemfoldError,
+    MissingExtra,
     NotFound,
     NothingToKeep,
     PermissionDenied,
@@ -63,6 +64,8 @@ from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage
+from .memory.paths import is_database_url
+from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
 from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
@@ -221,6 +224,11 @@ class MemFold:
         CLI does: a command is over before a load would help). Default: on, unless the environment
         sets ``MEMFOLD_PRELOAD_EMBEDDER=0``. torch is imported only by a
         :class:`SentenceTransformerEmbedder`: never without an embedder (BM25-only use) nor with the default.
+    :param vector_index: how SQLite finds a search's nearest vectors (issue 18, point 2):
+        ``"exact"`` (scan every vector of the scope) or ``"ann"`` (an HNSW graph proposes the
+        candidates of scopes of 50,000 vectors and more, scored exactly after; for files past about
+        a million vectors; ``pip install 'memfold[ann]'``, else :class:`MissingExtra`). Default:
+        ``MEMFOLD_VECTOR_INDEX``, else ``"exact"``. PostgreSQL ignores it (pgvector's HNSW index).
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
     :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
@@ -244,19 +252,22 @@ class MemFold:
         create: bool = True,
         read_only: bool = False,
         preload_embedder: bool | None = None,
+        vector_index: str | None = None,
     ) -> None:
         # every setting is checked before the file is opened, so a bad one creates no database
         # (issue 20, point 3); the counter, detector and embedder built here are the ones used
         early = _check_settings(clock=clock, token_counter=token_counter, embedder=embedder, secrets=secrets,
                                 extractor=extractor, constraint_extractor=constraint_extractor,
                                 summarizer=summarizer, window=window, create=create)
+        # "ann" on SQLite without hnswlib: refused here, before the file is opened
+        early["vector_index"] = check_vector_index(vector_index, sqlite=not is_database_url(path))
         if clock is None:
-            self.storage: Storage = open_storage(path, create=create)
+            self.storage: Storage = open_storage(path, create=create, vector_index=early["vector_index"])
             kind = self.storage.meta.clock_kind() or "system"
             clock = _resume_logical_clock(self.storage) if kind == "logical" else SystemClock()
             open_storage(self.storage, clock.kind)
         else:
-            self.storage = open_storage(path, clock.kind, create=create)
+            self.storage = open_storage(path, clock.kind, create=create, vector_index=early["vector_index"])
             if isinstance(clock, LogicalClock):  # never behind the file (issue 20, point 4)
                 resume = _resume_logical_clock(self.storage).tick
                 if resume > clock.tick:
@@ -929,6 +940,7 @@ __all__ = [
     "MemoryStore",
     "MeterReading",
     "MiniLMEmbedder",
+    "MissingExtra",
     "NotFound",
     "NothingToKeep",
     "PermissionDenied",

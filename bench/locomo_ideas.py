@@ -8,7 +8,9 @@ figure (``LOO``) is printed beside the in-sample best (``in``) for recall@1/5/10
 raised the LOO figure are built into the library (memfold.memory.recall_priors) and measured
 end to end by ``bench/locomo_recall.py``; this script is the record of every one tried.
 
-Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes).
+Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes); the
+round-6 rows (``r6_*``: which text a turn and a question are embedded as, and what was tried on
+top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes).
 Run: ``python bench/locomo_ideas.py [--mode hybrid|bm25] [--only NAME ...] [--cache DIR]``.
 LoCoMo is CC BY-NC 4.0: evaluation only, never shipped.
 """
@@ -59,6 +61,46 @@ def prepare(cache: Path, data: Path) -> list:
     pickle.dump(convs, open(path, "wb"))
     return convs
 
+
+
+def strip_names(text: str, names) -> str:
+    """``text`` without the speakers' names (and their possessive ``'s``)."""
+    for n in names:
+        text = re.sub(r"\b" + re.escape(n) + r"('s)?\b", "", text)
+    return " ".join(text.split())
+
+
+def prepare_extra(cache: Path, convs: list) -> list:
+    """Round 6's extra vectors per conversation (cached): ``qv_nn``, the questions without the
+    speakers' names; ``tv_ctx``, each turn with the previous one before it (no labels)."""
+    path = cache / "locomo-ideas-extra.pkl"
+    if path.exists():
+        return pickle.load(open(path, "rb"))
+    from memfold.memory.embeddings import make_embedder
+    emb = make_embedder("default")
+    out = []
+    for c in convs:
+        bare = c["texts_np"]
+        ctx = [(bare[i - 1] + " " if i else "") + bare[i] for i in range(len(bare))]
+        out.append(dict(qv_nn=np.asarray(emb.embed_batch([strip_names(q["q"], c["spk"]) for q in c["qs"]])),
+                        tv_ctx=np.asarray(emb.embed_batch(ctx))))
+        print(f"  {c['sid']}: extra vectors", file=sys.stderr)
+    pickle.dump(out, open(path, "wb"))
+    return out
+
+
+def add_content_questions(cache: Path, convs: list, extra: list) -> None:
+    """``qv_cw`` per conversation (cached beside the extra vectors): the questions without the
+    speakers' names and without stop words (only their content words)."""
+    if all("qv_cw" in e for e in extra):
+        return
+    from memfold.memory.embeddings import make_embedder
+    emb = make_embedder("default")
+    for c, e in zip(convs, extra):
+        qs = [" ".join(w for w in strip_names(q["q"], c["spk"]).split() if w.lower().strip("?,.!") not in STOP_WORDS)
+              or q["q"] for q in c["qs"]]
+        e["qv_cw"] = np.asarray(emb.embed_batch(qs))
+    pickle.dump(extra, open(cache / "locomo-ideas-extra.pkl", "wb"))
 
 convs: list = []
 
@@ -281,6 +323,95 @@ def run2(name, grid, **fixed):
     return rows
 
 
+
+# -- round 6 (issue 18 point 7, r6recall): which text is embedded, dense-side options -----------
+EXTRA: list = []  # per conversation: extra vectors (``--extra``): qv_nn (questions without the
+#                   speakers' names), tv_ctx (previous turn + this one, both without the label)
+
+
+def vectors(c, ci, tv):
+    """The turn vectors of one text form: ``tv`` (``speaker: text``), ``tv_np`` (no label),
+    ``tv_ctx`` (previous turn + this one, no label), ``mix`` (mean of tv and tv_np)."""
+    if tv == "tv":
+        return c.tv
+    if tv == "tv_np":
+        return c.tv_np
+    if tv == "mix":
+        return c.tv + c.tv_np
+    return EXTRA[ci][tv]
+
+
+def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
+    """:func:`fused2` with the dense side varied: the turn text form (``tv``), the question's
+    (``qv``: ``qv_nn`` without speaker names, ``maxq`` the better of both per turn), a separate
+    dense neighbour weight ``nwd``, the cosine rescaled per query (``dnorm``: ``max`` divides by
+    the best cosine, ``mm`` maps [median, max] to [0, 1])."""
+    T = vectors(c, ci, tv)
+    qvec = c.qv[qi] if qv == "qv" else EXTRA[ci]["qv_nn" if qv == "maxq" else qv][qi]
+    cos = T @ qvec
+    if qv == "maxq":
+        cos = np.maximum(T @ c.qv[qi], T @ EXTRA[ci]["qv_nn"][qi])
+    if tv == "mix":
+        cos = cos / 2
+    okcos = cos
+    if dnorm == "max":
+        cos = cos / (cos.max() or 1.0)
+    elif dnorm == "mm":
+        med = np.median(cos); cos = (cos - med) / ((cos.max() - med) or 1.0)
+    return _fused_cos(c, ci, qi, q, cos, okcos, nwd=nwd, **kw)
+
+
+def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybrid', k1=1.2, b=0.75, date_w=0.0,
+               tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1):
+    """:func:`fused2` (no PRF) with the cosine given; ``name_w`` weighs the speakers' names among
+    the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates."""
+    toks = query_tokens(q['q'])
+    if name_w != 1.0:
+        names = {n.lower() for n in c.spk}
+        key = (ci, qi, 'nw', name_w)
+        if key not in _raw:
+            _raw[key] = bm25(c, toks, k1, b, [name_w if t in names else 1.0 for t, _ in toks])
+        raw = _raw[key]
+    else:
+        raw = raw_bm25(c, ci, qi, toks, k1, b, '')
+    mx = raw.max() or 1.0
+    bn = nb(raw, nw) / mx
+    s = bw * bn + (1 - bw) * nb(cos, nw if nwd is None else nwd); ok = (raw > 0) | (okcos >= 0.2)
+    if cand:
+        m = np.zeros(c.N, bool); top_b = np.argsort(-raw)[:cand]; m[top_b] = raw[top_b] > 0
+        m[np.argsort(-cos)[:cand]] = True
+        m2 = m.copy(); m2[1:] |= m[:-1]; m2[:-1] |= m[1:]
+        ok = ok & m2
+    top = s[ok].max() if ok.any() else 1.0
+    if date_w:
+        wins = parse_dates(q['q'])
+        if wins: s = s + date_w * date_prox(c, wins, tau) * top
+    if spk_w:
+        ql = q['q'].lower(); named = [n for n in c.spk if re.search(r'\b' + n.lower() + r'\b', ql)]
+        if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
+    if sess_w:
+        sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
+        for sv in np.unique(c.sess):
+            m = c.sess == sv; sess_s[m] = sm[m].max() if sess_top == 1 else np.sort(sm[m])[-sess_top:].mean()
+        s = s + sess_w * sess_s
+    return s, ok
+
+
+def run3(name, grid, **fixed):
+    """:func:`run2` over :func:`fused3`; prints LOO and in-sample, returns the rows."""
+    keys = [tuple(sorted(g.items())) for g in grid]
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            r = {}
+            for k, g in zip(keys, grid):
+                s, ok = fused3(c, ci, qi, q, **{**fixed, **g})
+                r[k] = recall(c, q, rank_scores(s, ok))
+            rows.append((ci, r))
+    held, ins, best, chosen = cv(rows, keys)
+    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
+    return rows
+
 def diverse(c, s, ok, lam):
     """Greedy re-rank that charges ``lam`` x the best score per result already taken from a session."""
     s = np.where(ok, s, -np.inf)
@@ -335,8 +466,34 @@ def experiments(mode: str) -> dict:
         "priors_k1b": lambda: run2("priors + k1, b per fold", P(bw=BW, nw=NW2, k1=(1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75)), mode=mode, cand=100, **pri),
         "priors_nw2": lambda: run2("priors + 2-hop neighbours", P(bw=BW, nw=(0.45,), nw2=(0.1, 0.2), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), mode=mode, cand=100),
         "priors_allcand": lambda: run2("priors, every turn scored", P(bw=BW, nw=(0.3, 0.45)), mode=mode, cand=None, **pri),
+        # round 6: the text embedded for a turn and the dense side (fused3; tv_np = no speaker label)
+        "r6_text": lambda: run3("turn text form per fold", P(tv=("tv", "tv_np", "mix", "tv_ctx"), bw=BW, nw=NW2), cand=100, **pri),
+        "r6_tv": lambda: run3("label embedded", P(bw=BW, nw=NW2), tv="tv", cand=100, **pri),
+        "r6_tv_np": lambda: run3("no label embedded", P(bw=BW, nw=NW2), tv="tv_np", cand=100, **pri),
+        "r6_mix": lambda: run3("mean of both forms", P(bw=BW, nw=NW2), tv="mix", cand=100, **pri),
+        "r6_ctx": lambda: run3("previous turn + turn", P(bw=BW, nw=NW2), tv="tv_ctx", cand=100, **pri),
+        "r6_qnn": lambda: run3("question without names", P(qv=("qv", "qv_nn", "maxq"), bw=BW, nw=NW2), cand=100, **pri),
+        "r6_nwd": lambda: run3("dense neighbour weight", P(bw=BW, nw=NW2, nwd=(0.15, 0.3, 0.45, 0.6)), cand=100, **pri),
+        "r6_dnorm": lambda: run3("cosine rescaled", P(dnorm=(None, "max", "mm"), bw=(0.3, 0.4, 0.5, 0.6, 0.7), nw=NW2), cand=100, **pri),
+        "r6_fusion": lambda: run3("fusion weights, wide", P(bw=(0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6), nw=(0.2, 0.3, 0.38, 0.45, 0.6)), cand=100, **pri),
+        "r6_grid": lambda: run3("no label, priors per fold", P(bw=BW, nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), cand=100),
+        "r6_qnn_only": lambda: run3("question without names (only)", P(bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_label": lambda: run3("... with the label embedded", P(bw=BW, nw=NW2), qv="qv_nn", tv="tv", cand=100, **pri),
+        "r6_qnn_ctx": lambda: run3("... previous turn + turn", P(bw=BW, nw=NW2), qv="qv_nn", tv="tv_ctx", cand=100, **pri),
+        "r6_qnn_grid": lambda: run3("... priors per fold", P(bw=BW, nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6)), qv="qv_nn", cand=100),
+        "r6_qnn_fusion": lambda: run3("... fusion weights, wide", P(bw=(0.2, 0.25, 0.3, 0.35, 0.4, 0.5), nw=(0.2, 0.3, 0.38, 0.45, 0.6)), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_nwd": lambda: run3("... dense neighbour weight", P(bw=BW, nw=NW2, nwd=(0.15, 0.3, 0.45)), qv="qv_nn", cand=100, **pri),
+        "r6_qcw": lambda: run3("question's content words only", P(qv=("qv_nn", "qv_cw"), bw=BW, nw=NW2), cand=100, **pri),
+        "r6_qnn_depth": lambda: run3("... candidate depth", P(cand=(50, 100, 200), bw=BW, nw=NW2), qv="qv_nn", **pri),
+        "r6_qnn_names": lambda: run3("... names' BM25 weight", P(name_w=(0.0, 0.25, 0.5, 1.0), bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_sess": lambda: run3("... session prior from its best 1-3", P(sess_top=(1, 2, 3), bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
+        "r6_qnn_k1b": lambda: run3("... BM25 k1, b per fold", P(bw=BW, nw=NW2, k1=(1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75)), qv="qv_nn", cand=100, **pri),
         "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
     }
+
+
+def todo_names(mode: str) -> list:
+    return list(experiments(mode))
 
 
 def main() -> int:
@@ -345,6 +502,8 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/memfold-locomo-ideas"))
     parser.add_argument("--mode", default="hybrid", choices=("hybrid", "bm25"))
     parser.add_argument("--only", nargs="*", default=None, help="experiment names (default: all)")
+    parser.add_argument("--stem-index", action="store_true",
+                        help="BM25 over lightly stemmed index tokens (a stemming tokenizer), the query's stemmed prefixes as before")
     parser.add_argument("--no-speaker-label", choices=("vectors", "both"), default=None,
                         help="embed (vectors) or index and embed (both) turns without the 'speaker: ' label")
     args = parser.parse_args()
@@ -355,6 +514,15 @@ def main() -> int:
         if args.no_speaker_label:
             c["tv"] = c["tv_np"]
     CS[:] = [C(c) for c in convs]
+    if args.stem_index:
+        from memfold.memory.search import light_stem
+        for c in CS:
+            c.toks = [Counter(light_stem(t) for t in index_tokens(text)) for text in c.texts]
+            c.vocab = set().union(*c.toks)
+    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid", "r6_qnn_fusion", "r6_qnn_nwd", "r6_qcw", "r6_qnn_depth", "r6_qnn_names", "r6_qnn_sess", "r6_qnn_k1b"}:  # they need the extra vectors
+        EXTRA[:] = prepare_extra(args.cache, convs)
+        if "r6_qcw" in (args.only or ()):
+            add_content_questions(args.cache, convs, EXTRA)
     todo = experiments(args.mode)
     print(f"mode {args.mode}: figure LOO r@1 r@5 r@10 | in-sample best r@1 r@5 r@10 | in-sample best setting")
     for name in args.only or list(todo):

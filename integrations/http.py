@@ -60,6 +60,7 @@ from .. import (
     LLMError,
     MemFold,
     MemfoldError,
+    MissingExtra,
     NotFound,
     PermissionDenied,
     ProtectedNotFound,
@@ -90,6 +91,7 @@ STATUS_BY_ERROR: dict[type[MemfoldError], int] = {
     StorageConflict: 409,
     StorageError: 503,
     EmbeddingError: 503,
+    MissingExtra: 503,  # a setting (vector_index='ann') whose package is not installed
     SummarizerError: 502,
     ExtractorError: 502,
     LLMError: 502,

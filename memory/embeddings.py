@@ -325,6 +325,30 @@ def make_embedder(spec: "Embedder | str | None") -> Embedder | None:
 
 
 # -- storage -------------------------------------------------------------------------------------
+#: the form of a turn's text that is embedded, recorded in ``meta`` under :data:`TURN_TEXT_KEY`:
+#: the content without a leading ``"<name>: "`` speaker label when the turn carries that ``name``
+#: (:func:`turn_embedding_text`; LoCoMo dev, hybrid recall@10 +0.006 at the round-5 weights, +0.024
+#: with the weights chosen per fold, leave-one-conversation-out: issue 18 point 7). BM25 still
+#: indexes the whole content, name included.
+TURN_TEXT_FORM = "no-speaker-label-1"
+#: the ``meta`` key naming the turn text form of a file's turn vectors (absent: the content as it is,
+#: the form of every file written before round 6)
+TURN_TEXT_KEY = "embedding_turn_text"
+
+
+def turn_embedding_text(content: str, name: str | None) -> str:
+    """The text embedded for a turn: ``content`` without a leading ``"<name>: "`` label when the
+    turn's speaker ``name`` is given and the rest is not empty (the speaker is a field of the turn,
+    which the speaker prior and BM25 use; in the vector it only pulls every turn of one speaker
+    together). Anything else is embedded as it is: ``("Dana: hello", "Dana")`` -> ``"hello"``,
+    ``("Note: buy milk", "Dana")`` -> unchanged."""
+    if name:
+        label = f"{name}: "
+        if content.startswith(label) and content[len(label):].strip():
+            return content[len(label):]
+    return content
+
+
 def _check_kind(kind: str) -> str:
     if kind not in ITEM_KINDS:
         raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
@@ -345,6 +369,7 @@ class EmbeddingIndex:
         self.vectors = storage.vectors
         self._scanned: dict[str, int] = {}  # per kind: items up to this id were checked for a vector
         self._lock = threading.Lock()
+        self._turn_form_ok = False  # this file's turn vectors are known to be of TURN_TEXT_FORM
 
     # -- the database's model -------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:
@@ -384,6 +409,24 @@ class EmbeddingIndex:
         with self.storage.transaction():
             self._claim_model(model_id, dim)
             self.vectors.put(kind, item_ids, vectors, model_id=model_id)
+
+    def store_live(self, kind: str, item_ids: Sequence[int], vectors: np.ndarray, *, model_id: str) -> int:
+        """:meth:`store` the vectors of those of ``item_ids`` still live (not erased) inside the
+        storing transaction: a turn, record or card erased while its vector was being computed
+        gets none (erasure deletes vectors in its own transaction, so one written after it would
+        outlive the words it came from). Every index write of a computed vector goes through it.
+
+        :returns: how many vectors were stored."""
+        _check_kind(kind)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(item_ids):
+            raise EmbeddingError(f"expected {len(item_ids)} vectors as an (n, dim) array, got shape {vectors.shape}")
+        with self.storage.transaction():
+            live = self.vectors.embeddable_among(kind, item_ids)
+            keep = [at for at, i in enumerate(item_ids) if int(i) in live]
+            if keep:
+                self.store(kind, [item_ids[at] for at in keep], vectors[keep], model_id=model_id)
+        return len(keep)
 
     def clear(self) -> int:
         """Delete every vector and forget the database's model (before re-embedding). Returns the count."""
@@ -471,6 +514,9 @@ class EmbeddingIndex:
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
         self.check_model(embedder.model_id, embedder.dim)
+        kinds = tuple(kinds)
+        if "turn" in kinds:
+            self.upgrade_turn_texts(embedder, batch_size=batch_size, progress=progress)
         texts = [str(t) for t in texts]
         todo: list[tuple[str, int, str]] = []
         marks: dict[str, int] = {}
@@ -484,6 +530,7 @@ class EmbeddingIndex:
         if len(todo) + len(texts) > batch_size:
             self.index(embedder, kinds=kinds, batch_size=batch_size, progress=progress)
             todo, marks = [], {}
+        todo = self._as_embedded(todo)  # each turn's text in the form embedded (no speaker label)
         return SearchEmbedding(self, embedder, todo, marks, texts, progress=progress, background=background)
 
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
@@ -495,7 +542,11 @@ class EmbeddingIndex:
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
         self.check_model(embedder.model_id, embedder.dim)
-        todo = [(kind, item_id, text) for kind in kinds for item_id, text in self.missing_since_scan(kind)]
+        kinds = tuple(kinds)
+        if "turn" in kinds:
+            self.upgrade_turn_texts(embedder, batch_size=batch_size, progress=progress)
+        todo = self._as_embedded([(kind, item_id, text) for kind in kinds
+                                  for item_id, text in self.missing_since_scan(kind)])
         done = 0
         try:
             for start in range(0, len(todo), batch_size):
@@ -503,13 +554,65 @@ class EmbeddingIndex:
                 vectors = embedder.embed_batch([text for _, _, text in chunk])
                 for kind in {k for k, _, _ in chunk}:
                     rows = [(i, pos) for pos, (k, i, _) in enumerate(chunk) if k == kind]
-                    self.store(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]], model_id=embedder.model_id)
+                    self.store_live(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]],
+                                    model_id=embedder.model_id)
                 done += len(chunk)
                 if progress is not None:
                     progress(done, len(todo))
         except BaseException:
             self.forget()  # the scan mark passed items not embedded yet: the next call scans again
             raise
+        return done
+
+    # -- the text embedded for a turn (issue 18 point 7) --------------------------------------
+    def _turn_names(self, turn_ids: Sequence[int]) -> dict[int, str | None]:
+        """The speaker ``name`` of each of ``turn_ids`` (read from the smallest id up: a primary-key
+        range, the turns appended since when indexing incrementally)."""
+        if not turn_ids:
+            return {}
+        wanted = set(turn_ids)
+        return {r[0]: r[3] for r in self.storage.fulltext.turn_facets(min(wanted) - 1) if r[0] in wanted}
+
+    def _as_embedded(self, todo: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+        """``[(kind, item_id, text)]`` with each turn's text in the form embedded
+        (:func:`turn_embedding_text`); cards' and records' texts stay as they are."""
+        names = self._turn_names([i for k, i, _ in todo if k == "turn"])
+        return [(k, i, turn_embedding_text(t, names.get(i)) if k == "turn" else t) for k, i, t in todo]
+
+    def upgrade_turn_texts(self, embedder: Embedder, *, batch_size: int = 256,
+                           progress: Callable[[int, int], None] | None = None) -> int:
+        """Bring a file's turn vectors to :data:`TURN_TEXT_FORM`, once per file: a file written
+        before it (no :data:`TURN_TEXT_KEY` in ``meta``) re-embeds the live turns whose embedded
+        text changes (those whose content starts with their speaker's ``"<name>: "``), in batches
+        of one transaction each, then records the form. Only live turns are read, and each batch
+        stores vectors only for the turns still live inside its transaction, so a turn erased
+        meanwhile never regains a vector. A file without turn vectors only records the form.
+        :meth:`index` calls it first (so the first search after an upgrade pays for it, with
+        ``progress``); afterwards it costs nothing in this process.
+
+        :returns: how many turn vectors were replaced."""
+        if self._turn_form_ok:
+            return 0
+        meta = self.storage.meta
+        if meta.get(TURN_TEXT_KEY) == TURN_TEXT_FORM:
+            self._turn_form_ok = True
+            return 0
+        self.check_model(embedder.model_id, embedder.dim)
+        todo: list[tuple[int, str]] = []
+        if self.vectors.count("turn"):
+            rows = self.vectors.embeddable("turn")
+            names = self._turn_names([i for i, _ in rows])
+            todo = [(i, new) for i, text in rows if (new := turn_embedding_text(text, names.get(i))) != text]
+        done = 0
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start:start + batch_size]
+            vectors = embedder.embed_batch([t for _, t in chunk])
+            done += self.store_live("turn", [i for i, _ in chunk], vectors, model_id=embedder.model_id)
+            if progress is not None:
+                progress(min(start + batch_size, len(todo)), len(todo))
+        with self.storage.transaction():
+            meta.set(TURN_TEXT_KEY, TURN_TEXT_FORM)
+        self._turn_form_ok = True
         return done
 
     def reembed(self, embedder: Embedder, *, batch_size: int = 256,
@@ -524,6 +627,7 @@ class EmbeddingIndex:
         todo = []
         for kind in ITEM_KINDS:
             todo.extend((kind, item_id, text) for item_id, text in self.vectors.embeddable(kind))
+        todo = self._as_embedded(todo)
         parts = []
         for start in range(0, len(todo), batch_size):
             parts.append(embedder.embed_batch([t for _, _, t in todo[start:start + batch_size]]))
@@ -533,6 +637,7 @@ class EmbeddingIndex:
         with self.storage.transaction():
             self.vectors.clear()
             self._claim_model(embedder.model_id, embedder.dim)
+            self.storage.meta.set(TURN_TEXT_KEY, TURN_TEXT_FORM)
             for kind in ITEM_KINDS:
                 rows = [(i, pos) for pos, (k, i, _) in enumerate(todo) if k == kind]
                 if rows:
@@ -601,7 +706,8 @@ class SearchEmbedding:
                                  f"for {len(self._all)} texts")
         for kind in dict.fromkeys(k for k, _, _ in self._todo):
             at = [pos for pos, (k, _, _) in enumerate(self._todo) if k == kind]
-            self._index.store(kind, [self._todo[pos][1] for pos in at], vectors[at], model_id=self._embedder.model_id)
+            self._index.store_live(kind, [self._todo[pos][1] for pos in at], vectors[at],
+                                   model_id=self._embedder.model_id)
         for kind, mark in self._marks.items():
             self._index.scanned_up_to(kind, mark)
         if self._todo and self._progress is not None:

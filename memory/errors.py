@@ -25,6 +25,7 @@
      │    └── NothingToKeep               the items are chatter only: nothing for a card of their own
      ├── ExtractorError                   an extractor failed or returned invalid output
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
+     ├── MissingExtra (ImportError)       a setting needs an optional extra that is not installed
      ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
      └── ConsolidationError               the consolidation pass or its scheduler failed
 
@@ -156,6 +157,12 @@ class ExtractorError(MemfoldError):
 
 class EmbeddingError(MemfoldError):
     """The embedding model cannot be loaded, or stored vectors come from another model."""
+
+
+class MissingExtra(MemfoldError, ImportError):
+    """A setting needs an optional extra that is not installed (e.g. ``vector_index="ann"`` needs
+    ``pip install 'memfold[ann]'``). The message names the setting, the package and the extra;
+    it is raised before anything is opened or written."""
 
 
 class LLMError(MemfoldError):

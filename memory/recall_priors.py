@@ -55,6 +55,7 @@ class TurnFacets:
         self.names: list[str] = []
         self._code: dict[str, int] = {}
         self._last: dict[Any, tuple[float, int]] = {}  # conversation -> (last time, its session)
+        self._speakers_of: dict[Any, set[int]] = {}  # conversation -> codes of its speakers
         self._next_session = 0
         self._lock = threading.Lock()
 
@@ -95,11 +96,20 @@ class TurnFacets:
                 if code is None:
                     code = self._code[name] = len(self.names)
                     self.names.append(name)
+                self._speakers_of.setdefault(conversation, set()).add(code)
             else:
                 code = -1
             self._ids[k], self._times[k], self._speakers[k], self._sessions[k] = int(item_id), when, code, session
         self.n = need
         self.mark = int(rows[-1][0])
+
+    def speakers(self, conversations: Sequence[Any] | None = None) -> list[str]:
+        """The speaker names of the turns of ``conversations`` (``None``: of every turn), in the
+        order first seen."""
+        if conversations is None:
+            return list(self.names)
+        codes = set().union(*(self._speakers_of.get(c, set()) for c in conversations)) if conversations else set()
+        return [self.names[c] for c in sorted(codes)]
 
     def lookup(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For ``ids``: (known?, time, speaker code or -1, session or -1)."""

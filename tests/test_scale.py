@@ -257,6 +257,159 @@ def test_search_in_a_small_conversation_of_a_big_file_reads_only_its_scope(tmp_p
     mf.close()
 
 
+# -- a small scope's words kept between searches (issue 18 point 1, round 6) --------------------
+_KEPT_TEXTS = ["the parcel to Lisbon is late", "parcel parcel parcel tracking", "I painted the café wall",
+               "painting with Zoë at the café", "lisbon weather is nice", "nothing to see here",
+               "refund the parcel please", "the painter was late again"]
+_KEPT_QUERIES = ["parcel lisbon", "painting", "cafe zoe", "late refund", "weather tracking nothing"]
+
+
+def _bm25_reference(docs: list[tuple[list[str], int]], query: list[str]) -> list[float]:
+    """BM25 by hand over ``(words, length)`` per item (an erased item keeps the length the
+    search's statistics read, and has no words), prefix matching, the scope's own statistics."""
+    n, avgdl = len(docs), sum(length for _, length in docs) / len(docs)
+    out = []
+    for words, length in docs:
+        score = 0.0
+        for q in query:
+            df = sum(1 for w, _ in docs if any(t.startswith(q) for t in w))
+            tf = sum(1 for t in words if t.startswith(q))
+            if not df or not tf:
+                continue
+            idf = math.log((n - df + 0.5) / (df + 0.5))
+            score += (idf if idf > 0 else 1e-6) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avgdl))
+        out.append(score)
+    return out
+
+
+def _plain_bm25(mf_or_searcher, query: str, conversation_id: str) -> list[tuple[int, float]]:
+    hits = mf_or_searcher.search(query, conversation_id=conversation_id, mode="bm25", limit=10, neighbour_weight=0.0,
+                                 session_weight=0.0, speaker_weight=0.0, date_weight=0.0)
+    return [(h.id, h.score) for h in hits]
+
+
+def _check_against_references(mf: MemFold, conversation_id: str, ids: list[int], texts: list[str],
+                              erased: set[int]) -> None:
+    from memfold.memory.search import HybridSearch, index_tokens, query_tokens
+
+    docs = [([] if i in erased else index_tokens(t), len(index_tokens(t))) for i, t in zip(ids, texts)]
+    for query in _KEPT_QUERIES:
+        got = _plain_bm25(mf, query, conversation_id)
+        expected = _bm25_reference(docs, [t for t, _ in query_tokens(query)])
+        best = sorted((k for k in range(len(ids)) if expected[k] > 0), key=lambda k: (-expected[k], ids[k]))[:10]
+        assert [i for i, _ in got] == [ids[k] for k in best], query
+        top = max(expected)
+        assert [round(s, 9) for _, s in got] == [round(expected[k] / top, 9) for k in best], query
+        if not erased:  # and exactly what a searcher that kept nothing gives (it reads every text now;
+            # after an erasure it would also leave the erased turns out of the scope's count and mean length)
+            assert got == _plain_bm25(HybridSearch(mf.storage), query, conversation_id), query
+
+
+def _items_read(mf: MemFold, run) -> list[int]:
+    """How many turns each ``items`` read of a search (``SELECT t.id, t.content ...``) asked for."""
+    seen: list[str] = []
+    mf.storage.db.conn.set_trace_callback(seen.append)
+    try:
+        run()
+    finally:
+        mf.storage.db.conn.set_trace_callback(None)
+    return [s.split(" IN (")[1].count(",") + 1 for s in seen if s.startswith("SELECT t.id, t.content")]
+
+
+def test_a_small_scopes_words_kept_between_searches_rank_as_its_texts_read_now(tmp_path):
+    path = tmp_path / "k.db"
+    mf = MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
+    mf.conversation("other").append_many([{"role": "user", "content": f"parcel lisbon painting {i}"}
+                                          for i in range(30)], compact=False)  # in the file, not the scope
+    conv = mf.conversation("t")
+    texts = _KEPT_TEXTS * 4  # 32 turns: a small scope
+    ids = conv.append_many([{"role": "user", "content": t} for t in texts], compact=False)
+    _check_against_references(mf, "t", ids, texts, set())
+    # nothing changed: no text of the scope is read again, only the hits (at most 10)
+    reads = _items_read(mf, lambda: _plain_bm25(mf, "parcel lisbon", "t"))
+    assert reads and max(reads) <= 10
+    # an append: the new turn alone is read and split, and it ranks at once
+    new = conv.append({"role": "user", "content": "Lisbon parcel lisbon parcel"})
+    ids.append(new)
+    texts.append("Lisbon parcel lisbon parcel")
+    reads = _items_read(mf, lambda: _plain_bm25(mf, "weather", "t"))
+    assert reads[0] == 1
+    assert _plain_bm25(mf, "parcel lisbon", "t")[0][0] == new
+    _check_against_references(mf, "t", ids, texts, set())
+    # an erasure in this process: the turn's words leave the scope's statistics
+    mf.erase(turn_ids=[new, ids[2]])
+    _check_against_references(mf, "t", ids, texts, {new, ids[2]})
+    assert new not in [i for i, _ in _plain_bm25(mf, "parcel lisbon", "t")]
+    # an erasure by another process on the same file
+    other = MemFold(path, token_counter="words", embedder=None)
+    other.erase(turn_ids=[ids[0]])
+    other.close()
+    _check_against_references(mf, "t", ids, texts, {new, ids[2], ids[0]})
+    # a fork sees its parent up to the fork point: a scope of its own
+    fork = conv.fork("f", at=10)
+    more = fork.append({"role": "user", "content": "zoe painted a parcel in lisbon"})
+    fork_ids, fork_texts = ids[:10] + [more], texts[:10] + ["zoe painted a parcel in lisbon"]
+    _check_against_references(mf, "f", fork_ids, fork_texts, {ids[2], ids[0]})
+    _check_against_references(mf, "t", ids, texts, {new, ids[2], ids[0]})
+    mf.close()
+
+
+def test_kept_scope_words_count_like_splitting_the_texts_now():
+    import random
+
+    from memfold.memory.storage.rows import SearchItem
+    from memfold.memory.search import _ScopeTerms, _small_scope_term_frequencies
+
+    rnd = random.Random(3)
+    vocab = ["parcel", "parcels", "paint", "painted", "painting", "café", "cafe", "Zoë", "zoe", "lisbon", "a",
+             "foo_bar", "x9", "naïve", "late", "later", "lateral"]
+    texts = {i: SearchItem(kind="turn", id=i, text=" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 12))))
+             for i in range(1, 61)}
+    texts.pop(17)  # an item without a text (read as missing) has no words
+    ids = list(range(1, 61))
+    tokens = [(t, p) for t in ("parcel", "pa", "paint", "cafe", "zoe", "lat", "late", "bar", "x9", "naive", "q")
+              for p in (True, False)]
+    kept = _ScopeTerms()
+    for start, end in ((0, 1), (1, 25), (25, 26), (26, 60)):  # built in pieces, as appends extend it
+        kept.extend(ids[start:end], texts)
+        now = _small_scope_term_frequencies(ids[:end], texts, tokens)
+        for (token, prefix), tf in zip(tokens, now):
+            at, counts = kept.frequencies(token, prefix)
+            assert at.tolist() == np.flatnonzero(tf).tolist(), (token, prefix, end)
+            assert counts.tolist() == tf[tf > 0].tolist(), (token, prefix, end)
+    assert kept.occurrences == sum(len(t.text.split()) + t.text.count("_") for t in texts.values())
+
+
+def test_a_search_inside_a_rolled_back_transaction_leaves_no_words_behind(tmp_path):
+    mf = MemFold(tmp_path / "r.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("t")
+    ids = conv.append_many([{"role": "user", "content": t} for t in _KEPT_TEXTS], compact=False)
+    _check_against_references(mf, "t", ids, _KEPT_TEXTS, set())
+
+    class Undo(Exception):
+        pass
+
+    with pytest.raises(Undo):
+        with mf.storage.transaction():
+            mf.erase(turn_ids=[ids[0]])
+            assert ids[0] not in [i for i, _ in _plain_bm25(mf, "parcel lisbon", "t")]
+            raise Undo
+    _check_against_references(mf, "t", ids, _KEPT_TEXTS, set())  # the turn is back, and so are its words
+    mf.close()
+
+
+def test_the_small_scopes_kept_are_bounded(tmp_path):
+    from memfold.memory import search as search_module
+
+    mf = MemFold(tmp_path / "b.db", clock=LogicalClock(), token_counter="words", embedder=None)
+    for c in range(search_module.SCOPE_TERMS_CACHED + 5):
+        mf.conversation(f"c{c}").append({"role": "user", "content": f"parcel {c} to lisbon"})
+        assert mf.search("parcel lisbon", conversation_id=f"c{c}", mode="bm25")
+    assert len(mf.searcher._scope_terms) == search_module.SCOPE_TERMS_CACHED
+    assert [h.text for h in mf.search("parcel lisbon", conversation_id="c0", mode="bm25")] == ["parcel 0 to lisbon"]
+    mf.close()
+
+
 def test_hits_of_a_reader_respect_labels_with_the_new_ranking(tmp_path):
     mf = MemFold(tmp_path / "l.db", clock=LogicalClock(), token_counter="words", embedder="hashing")
     conv = mf.conversation("t")

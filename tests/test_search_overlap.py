@@ -197,3 +197,49 @@ def test_the_best_of_a_big_scope_are_those_of_a_full_sort():
         for limit in (1, 10, 150):
             order = np.lexsort((m.ids[rows], -sims))[:limit]
             assert m.top(q, rows, limit) == [(int(m.ids[rows][i]), float(sims[i])) for i in order]
+
+
+class ErasingWhileEmbedding(Embedder):
+    """The real MiniLM embedder that, the first time it is asked for ``target``'s text, has that
+    turn erased (through the facade, in whatever thread embeds) before it returns the vectors: the
+    race of an erasure landing while a search computes the vector of the turn it erases."""
+
+    def __init__(self, inner: Embedder, target_text: str) -> None:
+        self.inner, self.model_id, self.target_text = inner, inner.model_id, target_text
+        self.mf = None
+        self.turn_id = None
+        self.erased_in: list[str] = []
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_batch(self, texts):
+        vectors = self.inner.embed_batch(texts)
+        if self.turn_id is not None and not self.erased_in and self.target_text in texts:
+            self.mf.erase(turn_ids=[self.turn_id])
+            self.erased_in.append(threading.current_thread().name)
+        return vectors
+
+
+@pytest.mark.parametrize("path", ["worker", "in line", "index"])
+def test_a_turn_erased_while_its_vector_is_computed_gets_none(tmp_path, minilm, path):
+    emb = ErasingWhileEmbedding(minilm, NEW_TURN)
+    with _open(tmp_path / "race.db", emb) as mf:
+        emb.mf = mf
+        mf.searcher.overlap_embedding = path == "worker"
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        mf.search("warm up")
+        emb.turn_id = conv.append({"role": "user", "content": NEW_TURN})
+        if path == "index":
+            mf.searcher.index.index(emb, kinds=["turn"])
+        else:
+            hits = mf.search(QUERY, kinds=["turn"], mode="dense", limit=20, min_similarity=-1.0)
+            assert hits and emb.turn_id not in {h.id for h in hits}
+        assert emb.erased_in == (["memfold-search-embed"] if path == "worker" else [threading.current_thread().name])
+        assert mf.embeddings.get("turn", emb.turn_id) is None  # no vector outlives the erased words
+        assert mf.embeddings.count("turn") == len(HISTORY)
+        row = mf.db.execute("SELECT COUNT(*) FROM embeddings WHERE kind = 'turn' AND item_id = ?",
+                            [emb.turn_id]).fetchone()
+        assert row == (0,)

@@ -809,6 +809,24 @@ def test_archive_turns_round_trip(storage):
     assert storage.archive.conversation_turns("nobody") == []
 
 
+@covers("archive.recent_messages")
+def test_archive_recent_messages_are_the_newest_own_turns_oldest_first(storage):
+    add_conversation(storage, "c1")
+    add_conversation(storage, "c2")
+    assert storage.archive.recent_messages("c1", limit=3) == []
+    for seq in range(1, 8):
+        add_turn(storage, "c1", seq, f"turn {seq}", role="user" if seq % 2 else "assistant")
+    add_turn(storage, "c2", 1, "elsewhere")
+    assert storage.archive.recent_messages("c1", limit=3) == [
+        (5, "user", "turn 5"), (6, "assistant", "turn 6"), (7, "user", "turn 7")]
+    assert storage.archive.recent_messages("c1", limit=2, upto_seq=4) == [(3, "user", "turn 3"), (4, "assistant", "turn 4")]
+    assert [m[0] for m in storage.archive.recent_messages("c1", limit=100)] == list(range(1, 8))
+    assert storage.archive.recent_messages("c1", limit=0) == []
+    assert storage.archive.recent_messages("c1", limit=5, upto_seq=0) == []
+    assert storage.archive.recent_messages("c2", limit=5) == [(1, "user", "elsewhere")]
+    assert storage.archive.recent_messages("nobody", limit=5) == []
+
+
 @covers("archive.latest_system_turn")
 def test_archive_latest_system_turn_is_the_conversations_own_newest(storage):
     add_conversation(storage, "c1")
@@ -1479,11 +1497,16 @@ def test_vectors_store_read_and_clear(storage):
     assert storage.vectors.model() is None and storage.vectors.count() == 0
 
 
-@covers("vectors.unembedded", "vectors.embeddable", "vectors.put", "erasure.blank_turns", "erasure.blank_records",
-        "erasure.blank_cards", "vectors.count")
+@covers("vectors.unembedded", "vectors.embeddable", "vectors.embeddable_among", "vectors.put", "erasure.blank_turns",
+        "erasure.blank_records", "erasure.blank_cards", "vectors.count")
 def test_vectors_unembedded_and_embeddable_are_live_items(storage):
     ids = search_fixture(storage)
     turns = [ids["r1"], ids["r2"], ids["r3"], ids["f3"], ids["b1"]]
+    unknown = max(turns) + 1000
+    assert storage.vectors.embeddable_among("turn", [*turns, unknown]) == set(turns)
+    assert storage.vectors.embeddable_among("card", [ids["card"]]) == {ids["card"]}
+    assert storage.vectors.embeddable_among("record", [ids["rec"], ids["ep"]]) == {ids["rec"], ids["ep"]}
+    assert storage.vectors.embeddable_among("turn", []) == set()
     assert [i for i, _ in storage.vectors.embeddable("turn")] == turns
     assert storage.vectors.unembedded("turn") == storage.vectors.embeddable("turn")
     assert storage.vectors.unembedded("turn", limit=2) == [(ids["r1"], "the parcel is late again"),
@@ -1504,6 +1527,10 @@ def test_vectors_unembedded_and_embeddable_are_live_items(storage):
     assert [i for i, _ in storage.vectors.unembedded("turn")] == turns[2:]
     assert [i for i, _ in storage.vectors.embeddable("record")] == [ids["ep"], ids["other"]]
     assert storage.vectors.embeddable("card") == [] and storage.vectors.unembedded("card") == []
+    # an erased item is not among the embeddable ones (the index stores nothing for it)
+    assert storage.vectors.embeddable_among("turn", turns) == set(turns[2:])
+    assert storage.vectors.embeddable_among("record", [ids["rec"], ids["ep"]]) == {ids["ep"]}
+    assert storage.vectors.embeddable_among("card", [ids["card"]]) == set()
 
 
 @covers("vectors.mark", "vectors.since", "vectors.put")
@@ -1582,6 +1609,30 @@ def test_fulltext_term_frequencies_count_each_items_occurrences(storage):
         storage.erasure.blank_turns([ids["r2"]])
     assert storage.fulltext.term_frequencies("turn", "refund")[0].tolist() == []
     assert storage.fulltext.term_frequencies("card", "parcel")[0].dtype == np.int64
+
+
+@covers("fulltext.indexed", "erasure.blank_turns", "erasure.blank_records", "erasure.blank_cards", "cards.mark_stale")
+def test_fulltext_indexed_says_which_items_have_an_index_entry(storage):
+    ids = search_fixture(storage)
+    turns = [ids[k] for k in ("r1", "r2", "r3", "f3", "b1")]
+    assert storage.fulltext.indexed("turn", turns + [10_000]) == set(turns)  # an unknown id has none
+    assert storage.fulltext.indexed("turn", []) == set()
+    assert storage.fulltext.indexed("card", [ids["card"], ids["r1"] + 10_000]) == {ids["card"]}
+    assert storage.fulltext.indexed("record", [ids["rec"], ids["ep"], ids["other"]]) == {ids["rec"], ids["ep"], ids["other"]}
+    many = [add_turn(storage, "beta", 2 + i, f"parcel {i}", at=10.0 + i) for i in range(600)]  # more than one batch
+    assert storage.fulltext.indexed("turn", many) == set(many)
+    with storage.transaction():
+        storage.cards.mark_stale([ids["card"]])  # stale is not gone: a stale card keeps its entry
+    assert storage.fulltext.indexed("card", [ids["card"]]) == {ids["card"]}
+    with storage.transaction():  # erasure drops the entries
+        storage.erasure.blank_turns([ids["r2"], many[0]])
+        storage.erasure.blank_records([ids["ep"]])
+        storage.erasure.blank_cards([ids["card"]])
+    assert storage.fulltext.indexed("turn", turns + many) == set(turns + many) - {ids["r2"], many[0]}
+    assert storage.fulltext.indexed("record", [ids["rec"], ids["ep"]]) == {ids["rec"]}
+    assert storage.fulltext.indexed("card", [ids["card"]]) == set()
+    with pytest.raises(InvalidInput):
+        storage.fulltext.indexed("protected", [1])
 
 
 @covers("fulltext.visible", "fulltext.conversation_lineage", "cards.mark_stale")

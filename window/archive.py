@@ -470,6 +470,23 @@ class Archive:
             out = out[:limit]
         return out
 
+    def recent_messages(self, conversation_id: str, limit: int, *,
+                        lineage: Sequence[tuple[str, int | None]] | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` turns of the conversation's lineage as ``{"role", "content"}``,
+        oldest first: the turns before an append that the secret detector reads (issue 18, point
+        4: one narrow read, no turn decoded). The same turns as :meth:`history` after
+        ``last_seq - limit`` (a lineage's seqs run on without gaps); a fork reads its ancestors
+        only when its own turns are fewer.
+
+        :param lineage: the conversation's lineage when the caller holds it.
+        """
+        out: list[tuple[int, str, str]] = []
+        for conv, upto in reversed(list(self.lineage(conversation_id) if lineage is None else lineage)):
+            if len(out) >= limit:
+                break
+            out[:0] = self.storage.archive.recent_messages(conv, limit=limit - len(out), upto_seq=upto)
+        return [{"role": role, "content": content} for _seq, role, content in out]
+
     def standing_system_turn(self, conversation_id: str, *,
                              lineage: Sequence[tuple[str, int | None]] | None = None) -> Turn | None:
         """The system turn in force for the conversation: the newest ``system`` turn of its lineage

@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives
+from . import directives, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -862,3 +862,7 @@ def make_constraint_extractor(spec: object = None) -> ConstraintExtractor:
             raise InvalidInput("constraint extractor 'llm' needs MEMFOLD_LLM_BASE_URL and MEMFOLD_LLM_MODEL")
         return LLMConstraintExtractor(ChatClient(settings))
     raise InvalidInput(f"unknown constraint extractor {spec!r}: use 'rules' or 'llm'")
+
+
+#: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
+prefilter.prefilter_module(globals())

@@ -148,9 +148,8 @@ class Conversation:
             return turns
         context = getattr(detector, "context_turns", None)  # a detector that wants more than one turn back
         reach = max(1, context) if isinstance(context, int) and not isinstance(context, bool) else 1
-        last = self.archive.last_seq(self.id, lineage=self.ref.lineage)
-        tail = self.archive.history(self.id, after_seq=max(0, last - reach), lineage=self.ref.lineage) if last else []
-        earlier: list[Any] = [{"role": t.role, "content": t.content} for t in tail]
+        # the last ``reach`` turns, role and content only (one narrow read, issue 18 point 4)
+        earlier: list[Any] = self.archive.recent_messages(self.id, reach, lineage=self.ref.lineage)
         out = []
         for turn in turns:
             if isinstance(turn, Mapping) and isinstance(turn.get("content"), str):

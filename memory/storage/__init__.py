@@ -47,6 +47,7 @@ def open_storage(
     clock_kind: str | None = None,
     *,
     create: bool = True,
+    vector_index: str | None = None,
 ) -> Storage:
     """Open a backend and bring it to the newest schema.
 
@@ -56,12 +57,24 @@ def open_storage(
         clock check).
     :param clock_kind: ``"logical"`` or ``"system"``: recorded on first open and checked after.
     :param create: when False, a file that is not a memfold database yet is refused.
+    :param vector_index: how SQLite finds nearest vectors: ``"exact"`` (scan the scope's vectors)
+        or ``"ann"`` (an HNSW graph for large scopes, :mod:`.ann`; the ``ann`` extra); ``None``:
+        ``MEMFOLD_VECTOR_INDEX``, else ``"exact"`` (an opened storage keeps its own). PostgreSQL
+        ignores it: there ``nearest`` runs on pgvector's HNSW index.
+    :raises InvalidInput: for another ``vector_index``.
+    :raises MissingExtra: for ``vector_index="ann"`` without hnswlib (nothing is opened).
     :raises SchemaTooNew: if the file was written by a newer memfold.
     :raises ClockError: if the file was written with another kind of clock.
     :raises StorageError: if the target cannot be opened or belongs to another application.
     """
+    from .ann import check_vector_index
+
+    index = check_vector_index(vector_index, sqlite=not (getattr(target, "kind", None) == "postgres"
+                                                        or is_database_url(target)))
     if isinstance(target, SqliteStorage):
         open_database(target.db, clock_kind, create=create)
+        if vector_index is not None:
+            target.vectors.vector_index = index
         return target
     if getattr(target, "kind", None) == "postgres":
         from .postgres.connection import migrate
@@ -73,7 +86,7 @@ def open_storage(
         from .postgres.connection import open_database as open_postgres
 
         return PostgresStorage(open_postgres(str(target), clock_kind, create=create))
-    return SqliteStorage(open_database(target, clock_kind, create=create))
+    return SqliteStorage(open_database(target, clock_kind, create=create), vector_index=index)
 
 
 __all__ = ["Storage", "SqliteStorage", "open_storage"]

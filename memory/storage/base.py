@@ -77,6 +77,11 @@ class ArchiveStorage(Protocol):
     def conversation_turns(self, conversation_id: str, *, after_seq: int = 0,
                            upto_seq: int | None = None) -> "list[Turn]":
         """The conversation's own turns with ``after_seq < seq <= upto_seq`` (``None``: no upper bound), by seq."""
+    def recent_messages(self, conversation_id: str, *, limit: int,
+                        upto_seq: int | None = None) -> "list[tuple[int, str, str]]":
+        """The conversation's own newest ``limit`` turns with ``seq <= upto_seq`` (``None``: no
+        bound) as ``(seq, role, content)``, oldest first: what the secret detector reads of the
+        turns before an append (issue 18, point 4), without decoding whole turns."""
     def unerased_turns(self, conversation_id: str | None = None) -> "Iterator[Turn]":
         """Every turn not erased (of one conversation, or all), by id, read a page at a time."""
     # per-conversation window state
@@ -359,6 +364,10 @@ class FullTextStorage(Protocol):
         """One item id per occurrence of the index token ``token`` (any token starting with it when
         ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
 
+    def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops
+        it): what a search keeping a small scope's words between calls re-checks (issue 18)."""
+
     def turn_facets(self, after_id: int = 0) -> list[tuple[int, str, float, str | None]]:
         """``[(turn id, conversation_id, created_at, name)]`` of the indexed turns with an id above
         ``after_id``, by id (``name`` the turn's optional speaker name): what a search's date,
@@ -449,6 +458,11 @@ class VectorStorage(Protocol):
 
     def embeddable(self, kind: str) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of every live item of ``kind`` that may carry a vector, by id."""
+
+    def embeddable_among(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` that may carry a vector (what
+        :meth:`unembedded` and :meth:`embeddable` list): called inside the transaction that stores
+        their vectors, so a vector computed for an item erased meanwhile is never written."""
 
 
 # --- runs/leases: consolidation runs, fire-time leases, the scheduler's job store ----------------

@@ -188,6 +188,9 @@ class IncrementalMatrix:
         self._order: np.ndarray | None = None  # positions by ascending id, for :meth:`where`
         self.scanned = 0  # the storage's newest vector row (any kind) when this was last brought up to date
         self.last_row: tuple | None = None  # what that row held then (the owner checks it still does)
+        #: positions added, replaced or dropped since an ANN index (:mod:`.ann`) last followed this
+        #: matrix; ``None`` until one does
+        self.changed: list[int] | None = None
 
     def add(self, rows: Sequence[tuple[int, int, object, int, np.ndarray]]) -> None:
         """Add ``[(storage row, item_id, group, seq, vector)]`` (by row)."""
@@ -214,6 +217,8 @@ class IncrementalMatrix:
             self.inverse_norms[at] = 1.0 / norm if norm > 0 else 0.0
             self.live[at] = True
             self.mark = max(self.mark, int(row))
+            if self.changed is not None:
+                self.changed.append(at)
 
     def reserve(self, capacity: int, dim: int) -> None:
         """Make room for ``capacity`` rows of ``dim`` floats (never shrinks): a first load sized
@@ -240,6 +245,8 @@ class IncrementalMatrix:
             if at is not None:
                 self.live[at] = False
                 self.vectors[at] = 0.0
+                if self.changed is not None:
+                    self.changed.append(at)
 
     def rows(self, lineage: Sequence[tuple[str, int | None]] | None) -> np.ndarray:
         """Positions of the live rows a lineage sees (each member's own, up to its fork point;

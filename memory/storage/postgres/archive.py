@@ -151,6 +151,18 @@ class PostgresArchive:
             params.append(upto_seq)
         sql += " ORDER BY seq"
         return [_turn(r) for r in self.c.all(sql, params)]
+    def recent_messages(self, conversation_id: str, *, limit: int, upto_seq: int | None = None) -> list[tuple[int, str, str]]:
+        """The conversation's own newest ``limit`` turns with ``seq <= upto_seq`` (no bound when
+        ``None``) as ``(seq, role, content)``, oldest first (one indexed statement, no JSON decoded)."""
+        if limit <= 0:
+            return []
+        sql = "SELECT seq, role, content FROM turns WHERE conversation_id = %s"
+        params: list[Any] = [conversation_id]
+        if upto_seq is not None:
+            sql += " AND seq <= %s"
+            params.append(upto_seq)
+        rows = self.c.all(sql + " ORDER BY seq DESC LIMIT %s", [*params, limit])
+        return [(r[0], r[1], r[2]) for r in reversed(rows)]
     def unerased_turns(self, conversation_id: str | None = None) -> Iterator[Turn]:
         """Every turn not erased (of one conversation, or of the whole file), by id, read a page at a time."""
         after = 0

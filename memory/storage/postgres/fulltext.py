@@ -270,6 +270,17 @@ class PostgresFullText:
                           f"WHERE f.id > %s ORDER BY f.id", [int(after_id)])
         return [(r[0], int(r[1]), r[2], int(r[3])) for r in rows]
 
+    def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure deletes
+        an item's row), one primary-key read per :data:`_BATCH` ids. What a search that keeps a
+        small scope's words between calls checks when the database changed (issue 18, point 1)."""
+        fts = _fts(kind)
+        out: set[int] = set()
+        for chunk in _chunks(item_ids):
+            out.update(r[0] for r in self.c.all(f"SELECT id FROM {fts} WHERE id = ANY(%s)",
+                                                [[int(i) for i in chunk]]))
+        return out
+
     def turn_facets(self, after_id: int = 0) -> list[tuple[int, str, float, str | None]]:
         """``[(turn id, conversation_id, created_at, name)]`` of the turns in the full-text index
         with an id above ``after_id``, by id (a primary-key range, like :meth:`documents`; read

@@ -61,6 +61,13 @@ _MISSING = {
 }
 
 
+#: which of some ids (``%s``: an array) are :data:`_LIVE`'s items
+_LIVE_AMONG = {
+    "turn": "SELECT id FROM turns WHERE id = ANY(%s) AND erased = 0 AND content != ''",
+    "record": "SELECT id FROM records WHERE id = ANY(%s) AND status != 'erased'",
+    "card": "SELECT id FROM cards WHERE id = ANY(%s) AND erased = 0",
+}
+
 #: vectors written after a row, with the group a search scope picks by (``%s`` = the row)
 _GROUP = {
     "turn": "SELECT e.rid, e.item_id, t.conversation_id, e.dim, e.vector FROM embeddings e "
@@ -267,6 +274,13 @@ class PostgresVectors:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [(r[0], r[1]) for r in self.c.all(sql)]
+
+    def embeddable_among(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` that may carry a vector (turns not
+        erased and not empty, records and cards not erased: :meth:`unembedded`'s items), in one read."""
+        if not item_ids:
+            return set()
+        return {r[0] for r in self.c.all(_query(_LIVE_AMONG, kind), [[int(i) for i in item_ids]])}
 
     def newest_item(self, kind: str) -> int:
         """The largest id of ``kind``'s items (turns, cards, records), erased or not; 0 when none

@@ -33,7 +33,7 @@ class SqliteStorage:
 
     kind = "sqlite"
 
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: sqlite_utils.Database, vector_index: str = "exact") -> None:
         self.c = SqliteDB(db)
         self.db = db  #: the ``sqlite_utils.Database``, for tests and tools that inspect the file
         self.archive = SqliteArchive(self.c)
@@ -42,7 +42,7 @@ class SqliteStorage:
         self.records = SqliteRecords(self.c)
         self.protected = SqliteProtected(self.c)
         self.fulltext = SqliteFullText(self.c)
-        self.vectors = SqliteVectors(self.c)
+        self.vectors = SqliteVectors(self.c, vector_index)  # "ann": an HNSW graph for large scopes
         self.runs = SqliteRuns(self.c)
         self.events = SqliteEvents(self.c)
         self.erasure = SqliteErasure(self.c)

@@ -224,6 +224,20 @@ class SqliteFullText:
                           [int(after_id)])
         return [(r[0], _varint(r[1]), r[2], r[3]) for r in rows]
 
+    def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops an
+        item's entry): one primary-key probe of FTS5's ``docsize`` table per id, one read per
+        :data:`_BATCH` ids. What a search that keeps a small scope's words between calls checks
+        when the file changed (issue 18, point 1)."""
+        fts = _fts(kind)
+        out: set[int] = set()
+        for chunk in _chunks(item_ids):
+            marks = ", ".join("(?)" for _ in chunk)
+            out.update(r[0] for r in self.c.all(
+                f"WITH wanted(id) AS (VALUES {marks}) SELECT d.id FROM wanted CROSS JOIN {fts}_docsize d "
+                f"WHERE d.id = wanted.id", [int(i) for i in chunk]))
+        return out
+
     def turn_facets(self, after_id: int = 0) -> list[tuple[int, str, float, str | None]]:
         """``[(turn id, conversation_id, created_at, name)]`` of the turns in the full-text index
         with an id above ``after_id``, by id (a primary-key range, like :meth:`documents`)."""

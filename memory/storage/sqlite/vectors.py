@@ -7,13 +7,14 @@ vector in the same statement (triggers), so no vector outlives its words.
 
 Nearest-neighbour search (:meth:`SqliteVectors.nearest`) is an exact in-process scan
 (:mod:`..vectorscan`) over the kind's vectors, loaded once and reloaded when they change, limited
-to the ids the scope's SQL selects.
+to the ids the scope's SQL selects. With ``vector_index="ann"`` a large scope's candidates come
+from an HNSW graph that follows the same in-memory vectors (:mod:`..ann`), scored exactly after.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from .. import vectorscan
 from ..rows import SearchScope
 from .db import SqliteDB
 from .fulltext import _ALIAS, _filter  # the search scope's SQL (lineage, namespace, time, labels, liveness)
+
+if TYPE_CHECKING:
+    from ..ann import HnswIndex
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
@@ -55,6 +59,13 @@ _MISSING = {
             "WHERE e.item_id IS NULL AND c.erased = 0 ORDER BY c.rowid",
 }
 
+
+#: which of some ids are :data:`_LIVE`'s items (``{}`` = the ids' placeholders)
+_LIVE_AMONG = {
+    "turn": "SELECT id FROM turns WHERE id IN ({}) AND erased = 0 AND content != ''",
+    "record": "SELECT id FROM records WHERE id IN ({}) AND status != 'erased'",
+    "card": "SELECT rowid FROM cards WHERE rowid IN ({}) AND erased = 0",
+}
 
 #: vectors written after a row, with the group a search scope picks by (``?`` = the row). The
 #: unary ``+`` keeps SQLite off the (kind, item_id) key, which would walk every vector of the kind:
@@ -91,10 +102,14 @@ def _query(queries: dict[str, str], kind: str) -> str:
 class SqliteVectors:
     """Stored embeddings, on one :class:`~memfold.memory.storage.sqlite.db.SqliteDB`."""
 
-    def __init__(self, c: SqliteDB) -> None:
+    def __init__(self, c: SqliteDB, vector_index: str = "exact") -> None:
         self.c = c
         self._indexes: dict[str, vectorscan.IncrementalMatrix] = {}  # per kind, kept current incrementally
         self._lock = threading.Lock()
+        #: ``"exact"`` or ``"ann"`` (:func:`..ann.check_vector_index`); with ``"ann"`` each kind's
+        #: HNSW graph, built by the first search of a large scope
+        self.vector_index = vector_index
+        self._ann: dict[str, "HnswIndex"] = {}
 
     # -- the file's model ------------------------------------------------------------------
     def model(self) -> tuple[str, int] | None:
@@ -125,6 +140,7 @@ class SqliteVectors:
         self.c.run("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
         with self._lock:
             self._indexes.clear()  # row numbers start again: the next search reloads
+            self._ann.clear()
         return n
 
     # -- reading ---------------------------------------------------------------------------
@@ -252,16 +268,32 @@ class SqliteVectors:
                 frm, where, params = _filter(kind, scope)
                 allowed = np.asarray([r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.rowid FROM {frm} WHERE {where}",
                                                                params)], dtype=np.int64)
-                return mem.top(query_vector, mem.where(allowed), limit)
+                return self._top(kind, mem, query_vector, mem.where(allowed), limit)
             fetch = limit + 8
             while True:
-                found = mem.top(query_vector, mem.rows(scope.lineage), fetch)
+                found = self._top(kind, mem, query_vector, mem.rows(scope.lineage), fetch)
                 live = self._live(kind, scope, [i for i, _ in found])
                 mem.drop(i for i, _ in found if i not in live)
                 out = [(i, s) for i, s in found if i in live]
                 if len(out) >= limit or len(found) < fetch:
                     return out[:limit]
                 fetch *= 2
+
+    def _top(self, kind: str, mem: vectorscan.IncrementalMatrix, query_vector: np.ndarray, rows: np.ndarray,
+             limit: int) -> list[tuple[int, float]]:
+        """The best ``limit`` of ``rows``: from the kind's HNSW graph when ``vector_index="ann"``
+        and the scope is large (:meth:`..ann.HnswIndex.worth`), else the exact scan."""
+        if self.vector_index == "ann":
+            from ..ann import HnswIndex
+
+            graph = self._ann.get(kind)
+            if graph is None:
+                graph = self._ann[kind] = HnswIndex()
+            if graph.worth(len(rows), mem.n):
+                found = graph.top(mem, query_vector, rows, limit)
+                if found is not None:
+                    return found
+        return mem.top(query_vector, rows, limit)
 
     def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
         """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector
@@ -296,6 +328,18 @@ class SqliteVectors:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [(r[0], r[1]) for r in self.c.all(sql)]
+
+    def embeddable_among(self, kind: str, item_ids: Sequence[int]) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` that may carry a vector (turns not
+        erased and not empty, records and cards not erased: :meth:`unembedded`'s items), one
+        primary-key probe each, in reads of at most 500 ids."""
+        sql = _query(_LIVE_AMONG, kind)
+        ids = [int(i) for i in item_ids]
+        out: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            out.update(r[0] for r in self.c.all(sql.format(", ".join("?" for _ in chunk)), chunk))
+        return out
 
     def newest_item(self, kind: str) -> int:
         """The largest id of ``kind``'s items (turns, cards, records), erased or not; 0 when none

@@ -1,0 +1,232 @@
+"""The rule regexes' literal prefilters (issue 18, point 4): a pattern is skipped only on a text
+where it cannot match, so the constraint extractor and the secret detector find exactly what they
+found without prefilters, on every phrasing set and benchmark text in the repository."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from memfold.window import constraints, directives, prefilter, secrets
+from memfold.window.prefilter import Prefiltered, required_literals
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared" / "data"
+MODULES = (directives, constraints, secrets)
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _texts(root: Path, every: int = 1) -> list[list[str]]:
+    """Per JSON file under ``root``, its strings of more than one word, in file order (every ``every``-th)."""
+    out = []
+    for path in sorted(root.rglob("*.json")):
+        found = [s for s in _strings(json.loads(path.read_text(encoding="utf-8"))) if " " in s.strip()]
+        out.append(found[::every])
+    return out
+
+
+def _corpus(every: int = 8) -> list[list[str]]:
+    """Every phrasing set of ``tests/data`` whole, and every ``every``-th text of ``../shared/data``
+    (LoCoMo, STAR, ABCD, CompactBench, COMPINT) when it is there (all of them, every=1, were
+    compared once when the prefilters were built: identical)."""
+    return _texts(HERE / "data") + (_texts(SHARED, every=every) if SHARED.exists() else [])
+
+
+def _swap(value, unfilter: bool):
+    if unfilter and isinstance(value, Prefiltered):
+        return value.unfiltered
+    if isinstance(value, tuple) and any(isinstance(v, (Prefiltered, re.Pattern, tuple)) for v in value):
+        return tuple(_swap(v, unfilter) for v in value)
+    if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+        return [_swap(v, unfilter) for v in value]
+    return value
+
+
+def _clear_caches() -> None:
+    directives._strip.cache_clear()
+    for fn in (secrets._asks_secret, secrets._mentions_secret, secrets._names_a_secret, secrets._tokens):
+        fn.cache_clear()
+
+
+@contextlib.contextmanager
+def without_prefilters():
+    """The three modules with every pattern unfiltered (and their per-text caches emptied)."""
+    saved = [(m, dict(vars(m))) for m in MODULES]
+    try:
+        for m in MODULES:
+            for name, value in list(vars(m).items()):
+                if not name.startswith("__"):
+                    setattr(m, name, _swap(value, unfilter=True))
+        _clear_caches()
+        yield
+    finally:
+        for m, names in saved:
+            for name, value in names.items():
+                setattr(m, name, value)
+        _clear_caches()
+
+
+def _prefiltered_patterns() -> list[tuple[str, Prefiltered]]:
+    out = []
+    for m in MODULES:
+        for name, value in vars(m).items():
+            if isinstance(value, Prefiltered):
+                out.append((f"{m.__name__}.{name}", value))
+    return out
+
+
+def test_most_rule_patterns_have_a_prefilter():
+    found = _prefiltered_patterns()
+    assert len(found) >= 50, len(found)
+    reset = directives._RESET_R5  # a search pattern: prefiltered
+    assert isinstance(reset, Prefiltered)
+    assert reset.search("Total reset: new plan.") is not None and reset.search("The weather is fine") is None
+    # anchored at the start, a pattern fails at the first characters anyway: left as it is
+    assert not isinstance(directives._LEADS, Prefiltered) and directives._LEADS.pattern.startswith("^")
+    assert prefilter.prefiltered(re.compile(r"^never\b")).pattern == r"^never\b"
+    assert not isinstance(prefilter.prefiltered(re.compile(r"\Anever\b")), Prefiltered)
+    assert isinstance(prefilter.prefiltered(re.compile(r"^never\b", re.M)), Prefiltered)  # any line start
+
+
+@pytest.mark.parametrize(("pattern", "flags", "literals"), [
+    (r"abc", 0, {"abc"}),
+    (r"\bABC\b", re.I, {"abc"}),
+    (r"ab(?:cd|ef)", 0, {"abcd", "abef"}),  # fixed parts are joined
+    (r"(?:never|do not)\s+(?:call|email) me", re.I, {"never", "do not"}),  # 3+ characters, the first found
+    (r"x?yz+", 0, {"y"}),  # one string beats two of the same shortest length
+    (r"(?:abc)?def", 0, {"def", "abcdef"}),
+    (r"(?:abc)*", 0, None),
+    (r"[ab]c", 0, {"ac", "bc"}),
+    (r"[ab]", 0, {"a", "b"}),
+    (r"[a-z]+", 0, None),
+    (r"\d{3}", 0, None),
+    (r"^(?:hi|hello|hey)\b", re.I, {"hi", "hello", "hey"}),
+    (r"(?:hi|\w+)", 0, None),  # one branch requires nothing
+    (r"caf\u00e9", 0, {"caf"}),  # non-ASCII letters are never required
+    (r"(?i:Foo)bar", 0, {"foo"}),  # compared lowercased
+    (r"(?=abc)", 0, None),  # a look-ahead adds nothing
+    (r"(a)\1bcd", 0, {"bcd"}),
+])
+def test_required_literals(pattern, flags, literals):
+    got = required_literals(re.compile(pattern, flags))
+    assert got == (None if literals is None else frozenset(literals))
+
+
+@pytest.mark.parametrize(("pattern", "flags", "text"), [
+    (r"\bpin\b", re.I, "my PIN is 4471"),
+    (r"pass", re.I, "PASSWORD"),
+    (r"ok", re.I, "o\u212a"),  # KELVIN SIGN matches "k" case-insensitively
+    (r"is", re.I, "i\u017f"),  # LONG S matches "s"
+    (r"in", re.I, "\u0130n"),  # DOTTED CAPITAL I matches "i"
+    (r"Abc", 0, "xxAbc"),
+])
+def test_a_prefilter_never_hides_a_match(pattern, flags, text):
+    raw = re.compile(pattern, flags)
+    filtered = prefilter.prefiltered(raw)
+    assert isinstance(filtered, Prefiltered)
+    assert raw.search(text) is not None
+    assert filtered.search(text).span() == raw.search(text).span()
+    assert filtered.sub("#", text) == raw.sub("#", text)
+    assert [m.span() for m in filtered.finditer(text)] == [m.span() for m in raw.finditer(text)]
+
+
+@pytest.mark.parametrize(("pattern", "flags", "holds", "lacks"), [
+    # a sequence requires every part: "never" alone is not enough
+    (r"\b(?:never|do not)\s+(?:call|email) me\b", re.I, ["Never CALL me", "do not email me"],
+     ["never mind", "call me maybe", "do not"]),
+    # an alternation requires one branch, each with its own parts
+    (r"\bscrap (?:that|it)\b|\bforget\s+the plan\b", re.I, ["scrap that", "Forget the plan"],
+     ["forget it", "the plan", "scrap"]),
+    (r"(?:abc)?def", 0, ["def", "abcdef"], ["abc", "de f"]),
+    (r"x+y", 0, ["xy", "xxxy"], ["y", "x"]),
+])
+def test_a_requirement_holds_on_every_text_the_pattern_matches(pattern, flags, holds, lacks):
+    test = eval("lambda low: " + prefilter.requirement(re.compile(pattern, flags)))  # noqa: S307
+    for text in holds:
+        assert re.search(pattern, text, flags) and test(text.lower()), text
+    for text in lacks:
+        assert not re.search(pattern, text, flags) and not test(text.lower()), text
+
+
+def test_a_text_without_the_literals_is_not_searched():
+    filtered = prefilter.prefiltered(re.compile(r"\b(?:never|don't) (?:call|email)\b", re.I))
+    assert filtered.search("I went hiking on Sunday") is None
+    assert filtered.sub("#", "nothing here") == "nothing here"
+    assert filtered.split("nothing here") == ["nothing here"]
+    assert filtered.findall("nothing here") == [] and list(filtered.finditer("nothing here")) == []
+    assert filtered.search("Please never call me") is not None
+
+
+def test_the_ascii_folds_are_every_character_paired_with_an_ascii_letter():
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    paired = {chr(c) for c in range(0x80, 0x110000) if letter.fullmatch(chr(c))}
+    lowers_to_ascii = {chr(c) for c in range(0x80, 0x110000) if any(ch.isascii() for ch in chr(c).lower())}
+    assert paired | lowers_to_ascii == {ch for ch in map(chr, range(0x80, 0x10000)) if prefilter.folds_to_ascii(ch)}
+
+
+def test_task_nouns_read_word_by_word_as_the_pattern_reads_them():
+    samples = ["Send the invoices", "the E-MAILS went out", "mock-up", "policies apply", "deliveries",
+               "boxes", "taxes", "a ticketing system", "\u212aPI report", "p\u0130n", "my emails", "taxi",
+               "retreats", "subscriptions!", "word_report", "_report", "report_", "caf\u00e9 menu"]
+    for text in samples + [t for group in _texts(HERE / "data") for t in group][:3000]:
+        assert directives._names_task_noun(text) == bool(directives._TASK_NOUN.search(text)), text
+        assert directives._names_task_noun_ies(text) == bool(directives._TASK_NOUN_IES.search(text)), text
+
+
+def test_every_prefiltered_pattern_agrees_with_itself_on_the_phrasing_sets():
+    texts = [t for group in _texts(HERE / "data") for t in group]
+    sentences = {s for t in texts for s in re.split(r"(?<=[.!?])\s+", t)} | set(texts)
+    for name, pattern in _prefiltered_patterns():
+        raw = pattern.unfiltered
+        for text in sentences:
+            got, want = pattern.search(text), raw.search(text)
+            assert (got and got.span()) == (want and want.span()), (name, text)
+
+
+def _extract_all(corpus):
+    ex = constraints.RuleConstraintExtractor()
+    return [[ex.extract(t) for t in group] for group in corpus]
+
+
+def _detect_all(corpus):
+    out = []
+    for group in corpus:
+        for start in range(0, len(group), 40):  # conversations of 40 turns, roles taking turns
+            detector = secrets.SecretDetector()
+            out.append([detector.detect({"role": "user" if i % 2 == 0 else "assistant", "content": t})
+                        for i, t in enumerate(group[start:start + 40])])
+    return out
+
+
+def test_the_extractor_finds_the_same_with_and_without_prefilters():
+    corpus = _corpus()
+    with without_prefilters():
+        assert not isinstance(directives._QUESTION, Prefiltered)
+        want = _extract_all(corpus)
+    got = _extract_all(corpus)
+    assert sum(len(g) for g in corpus) > 3000
+    assert sum(1 for g in want for e in g if e.proposals or e.withdrawals) > 500  # the sets hold instructions
+    assert got == want
+
+
+def test_the_secret_detector_finds_the_same_with_and_without_prefilters():
+    corpus = _corpus()
+    with without_prefilters():
+        want = _detect_all(corpus)
+    got = _detect_all(corpus)
+    assert sum(1 for conv in want for spans in conv if spans) > 50
+    assert got == want
