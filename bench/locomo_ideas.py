@@ -502,6 +502,125 @@ def run7(name, grid, **fixed):
     return rows
 
 
+#: round 7's per-candidate features for learned fusion (:func:`learned_fusion`)
+LF_NAMES = ["bn", "bn_nb", "cos", "cos_nb", "cos_rel", "date", "spk", "sess_best", "sess_cos", "sess_bm", "lrank_bm",
+            "lrank_dense", "lrank_fused", "fused", "has_bm", "qcov", "loglen", "img"]
+LF_FUSED = ("fused", "lrank_fused", "sess_best")  # the ones that carry the hand-built score
+
+
+def _ranks(x, ok):
+    r = np.full(len(x), 1e4)
+    idx = np.flatnonzero(ok)
+    r[idx[np.argsort(-x[idx], kind="stable")]] = np.arange(1, len(idx) + 1)
+    return r
+
+
+def lf_rows(bw=0.3, nw=0.3, date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4):
+    """Per question: the candidates of round 6's ranking (tv_np, qv_nn, cand=100) with the features
+    of ``LF_NAMES``, their evidence labels and the hand-built score."""
+    out = []
+    for ci, c in enumerate(CS):
+        names = {n.lower() for n in c.spk}
+        for qi, q in enumerate(c.qs):
+            cos = c.tv_np @ EXTRA[ci]["qv_nn"][qi]
+            toks = query_tokens(q["q"])
+            raw = raw_bm25(c, ci, qi, toks, 1.2, 0.75, ""); mx = raw.max() or 1.0
+            s, ok = _fused_cos(c, ci, qi, q, cos, cos, bw=bw, nw=nw, date_w=date_w, tau=tau, spk_w=spk_w, sess_w=sess_w, cand=100)
+            s0 = bw * nb(raw, nw) / mx + (1 - bw) * nb(cos, nw)
+            top = s0[ok].max() if ok.any() else 1.0
+            wins = parse_dates(q["q"]); dp = date_prox(c, wins, tau) if wins else np.zeros(c.N)
+            named = [n for n in c.spk if re.search(r"\b" + n.lower() + r"\b", q["q"].lower())]
+            sp = (c.spk_arr == named[0]).astype(float) if len(named) == 1 else np.zeros(c.N)
+            s1 = s0 + date_w * dp * top + spk_w * sp * top
+            bn = raw / mx
+            qt = [t for t, _ in toks if t not in names]
+            cov = sum((c.tf(t, True) > 0).astype(float) for t in qt) / max(len(qt), 1) if qt else np.zeros(c.N)
+            F = np.stack([bn, np.r_[0, bn[:-1]] + np.r_[bn[1:], 0], cos, np.r_[0, cos[:-1]] + np.r_[cos[1:], 0],
+                          cos - (cos[ok].max() if ok.any() else 1), dp, sp, session_best(c, s1, ok) / top,
+                          session_best(c, cos, ok), session_best(c, bn, ok), np.log(_ranks(raw, ok & (raw > 0))),
+                          np.log(_ranks(cos, ok)), np.log(_ranks(s, ok)), s / top, (raw > 0).astype(float),
+                          cov, np.log1p(c.len), np.array(["[image:" in t for t in c.texts], float)], 1)
+            idx = np.flatnonzero(ok); ev = {c.dix[d] for d in q["ev"]}
+            out.append(dict(ci=ci, F=F[idx], idx=idx, y=np.array([i in ev for i in idx], float), ev=ev, base=s[idx]))
+    return out
+
+
+def _lf_recall(rows, scores):
+    out = {1: 0.0, 5: 0.0, 10: 0.0}
+    for r, sc in zip(rows, scores):
+        top = [r["idx"][i] for i in np.lexsort((r["idx"], -sc))[:10]]
+        for k in out:
+            out[k] += len(r["ev"] & set(top[:k])) / len(r["ev"])
+    return out
+
+
+def _lf_fit(train, cols, model, l2):
+    """A scorer fit on ``train``: ``point`` logistic regression per candidate (scikit-learn),
+    ``list`` a linear softmax over each question's candidates (the evidence as the target
+    distribution, L2 ``l2`` × 1e-3), ``gbdt`` gradient-boosted trees (depth 3, 200 rounds)."""
+    X = np.vstack([r["F"][:, cols] for r in train]); y = np.concatenate([r["y"] for r in train])
+    mu, sd = X.mean(0), X.std(0) + 1e-9
+    if model == "point":
+        from sklearn.linear_model import LogisticRegression
+        m = LogisticRegression(C=1.0, max_iter=2000).fit((X - mu) / sd, y)
+        return lambda r: m.decision_function((r["F"][:, cols] - mu) / sd)
+    if model == "gbdt":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        m = HistGradientBoostingClassifier(max_depth=3, max_iter=200, learning_rate=0.05).fit(X, y)
+        return lambda r: m.decision_function(r["F"][:, cols])
+    from scipy.optimize import minimize
+    data = [((r["F"][:, cols] - mu) / sd, r["y"] / r["y"].sum()) for r in train if r["y"].sum() > 0]
+
+    def loss(w):
+        total, grad = 0.0, np.zeros_like(w)
+        for Xq, yq in data:
+            z = Xq @ w; z = z - z.max(); p = np.exp(z); p /= p.sum()
+            total -= (yq * np.log(p + 1e-300)).sum(); grad -= Xq.T @ (yq - p)
+        return total / len(data) + l2 * 1e-3 * (w @ w) / 2, grad / len(data) + l2 * 1e-3 * w
+    w = minimize(loss, np.zeros(len(cols)), jac=True, method="L-BFGS-B").x
+    return lambda r: ((r["F"][:, cols] - mu) / sd) @ w
+
+
+def learned_fusion():
+    """Round 7, idea 1: fusion learned per fold on the other five conversations. "strict" builds
+    the hand-built score among the features with the priors' weights chosen per fold (as
+    ``r6_qnn_grid`` does), "defaults" with the defaults; "no fused" leaves it out."""
+    grid = P(bw=(0.3, 0.4, 0.5), nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6))
+    rows = run3("priors per fold (r6_qnn_grid)", grid, qv="qv_nn", cand=100)
+    chosen = cv(rows, [tuple(sorted(g.items())) for g in grid])[3]
+    built = {}
+
+    def rows_of(cfg):
+        key = tuple(sorted(cfg.items()))
+        if key not in built:
+            built[key] = lf_rows(**cfg)
+        return built[key]
+    default = dict(bw=0.3, nw=0.3, date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4)
+    everything = list(range(len(LF_NAMES)))
+    base = [i for i, n in enumerate(LF_NAMES) if n not in ("qcov", "loglen", "img")]
+    no_fused = [i for i in everything if LF_NAMES[i] not in LF_FUSED]
+    for name, cols, model, l2, strict in [
+            ("pointwise LR, 15 features", base, "point", 0, False),
+            ("GBDT, 15 features", base, "gbdt", 0, False),
+            ("listwise, 15 features, l2 10", base, "list", 10.0, True),
+            ("listwise, 15 features, l2 30", base, "list", 30.0, True),
+            ("listwise, 15 features, l2 100", base, "list", 100.0, True),
+            ("listwise, 15 features, l2 30, defaults", base, "list", 30.0, False),
+            ("listwise, 18 features, l2 30", everything, "list", 30.0, True),
+            ("listwise, no fused score, l2 30", no_fused, "list", 30.0, False)]:
+        held, n = {1: 0.0, 5: 0.0, 10: 0.0}, 0
+        for ci in range(len(CS)):
+            rs = rows_of({**default, **dict(chosen[ci])} if strict else default)
+            score = _lf_fit([r for r in rs if r["ci"] != ci], cols, model, l2)
+            test = [r for r in rs if r["ci"] == ci]; n += len(test)
+            for k, v in _lf_recall(test, [score(r) for r in test]).items():
+                held[k] += v
+        rs = rows_of(default); score = _lf_fit(rs, cols, model, l2)
+        ins = _lf_recall(rs, [score(r) for r in rs])
+        print(f"{name + (' (strict)' if strict else ''):<28} LOO {held[1] / n:.3f} {held[5] / n:.3f} {held[10] / n:.3f} | "
+              f"in {ins[1] / n:.3f} {ins[5] / n:.3f} {ins[10] / n:.3f}", flush=True)
+
+
 def diverse(c, s, ok, lam):
     """Greedy re-rank that charges ``lam`` x the best score per result already taken from a session."""
     s = np.where(ok, s, -np.inf)
@@ -589,7 +708,8 @@ def experiments(mode: str) -> dict:
         "r7_len_bm25": lambda: run2("BM25 alone + a turn-length prior", P(bw=(1.0,), nw=(0.3, 0.45, 0.6), len_w=(0.0, 0.1, 0.2, 0.3, 0.5), len_form=("cap", "log")), mode="bm25", cand=100, **pri),
         "r7_len_bm25_03": lambda: run2("BM25 alone + length prior 0.3", P(bw=(1.0,), nw=(0.3, 0.45, 0.6)), mode="bm25", cand=100, len_w=0.3, len_form="cap", **pri),
         "r7_roc": lambda: run7("dense Rocchio from the fused top-k", P(bw=BW, nw=NW2, roc_w=(0.0, 0.1, 0.2, 0.4, 0.8), roc_k=(1, 3, 5, 10), roc_norm=(False, True)), cand=100, **pri),
-        "r7_prf": lambda: run7("PRF from the fused top-m", P(bw=BW, nw=NW2, prf_w=(0.0, 0.05, 0.1, 0.2, 0.4), prf_m=(3, 5, 10), prf_e=(5, 10, 20), prf_src=("fused", "bm25")), cand=100, **pri),
+        "r7_prf": lambda: run7("PRF from the fused top-m", P(prf_w=(0.0, 0.05, 0.1, 0.2, 0.4), prf_m=(3, 10), prf_e=(10, 20), prf_src=("fused", "bm25")), bw=0.3, nw=0.3, cand=100, **pri),
+        "r7_learned": learned_fusion,
         "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
     }
 
