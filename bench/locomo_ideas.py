@@ -365,7 +365,7 @@ def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
 
 def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybrid', k1=1.2, b=0.75, date_w=0.0,
                tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1, raw=None, sess_cos_w=0.0,
-               sess_bm_w=0.0, len_w=0.0, len_form="log"):
+               sess_bm_w=0.0, len_w=0.0, len_form="log", bm_depth=None):
     """:func:`fused2` (no PRF) with the cosine given; ``name_w`` weighs the speakers' names among
     the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates;
     ``raw`` replaces the BM25 scores (round 7's feedback); ``sess_cos_w`` / ``sess_bm_w`` add the
@@ -382,6 +382,8 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
         raw = _raw[key]
     else:
         raw = raw_bm25(c, ci, qi, toks, k1, b, '')
+    if bm_depth:  # the library: a turn past BM25's first bm_depth (HYBRID_BM25_SCORES) has no BM25 score
+        raw = np.where(np.isin(np.arange(c.N), np.argsort(-raw, kind="stable")[:bm_depth]), raw, 0.0)
     mx = raw.max() or 1.0
     bn = nb(raw, nw) / mx
     s = bw * bn + (1 - bw) * nb(cos, nw if nwd is None else nwd); ok = (raw > 0) | (okcos >= 0.2)
@@ -704,6 +706,7 @@ def experiments(mode: str) -> dict:
         "r7_sess_grid": lambda: run7("+ session's best cosine / BM25, priors per fold", P(bw=(0.3, 0.4), nw=(0.3,), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), sess_cos_w=(0.0, 0.1, 0.2), sess_bm_w=(0.0, 0.1)), cand=100),
         "r7_len": lambda: run7("+ a turn-length prior", P(bw=BW, nw=NW2, len_w=(0.0, 0.05, 0.1, 0.2, 0.3), len_form=("log", "rel", "cap")), cand=100, **pri),
         "r7_len_cap": lambda: run7("+ length prior min(len/40, 1)", P(bw=BW, nw=NW2, len_w=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5)), cand=100, len_form="cap", **pri),
+        "r7_len_depth": lambda: run7("+ length prior, BM25 scores 300 deep as the library", P(len_w=(0.0, 0.1, 0.2, 0.3)), bw=0.3, nw=0.3, cand=100, len_form="cap", bm_depth=300, **pri),
         "r7_len_grid": lambda: run7("+ length prior, priors per fold", P(bw=(0.3, 0.4), nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), len_w=(0.0, 0.2, 0.3)), cand=100, len_form="cap"),
         "r7_len_bm25": lambda: run2("BM25 alone + a turn-length prior", P(bw=(1.0,), nw=(0.3, 0.45, 0.6), len_w=(0.0, 0.1, 0.2, 0.3, 0.5), len_form=("cap", "log")), mode="bm25", cand=100, **pri),
         "r7_len_bm25_03": lambda: run2("BM25 alone + length prior 0.3", P(bw=(1.0,), nw=(0.3, 0.45, 0.6)), mode="bm25", cand=100, len_w=0.3, len_form="cap", **pri),

@@ -71,6 +71,11 @@ BM25_ONLY_DEPTH = 3
 #: hit) keep their own BM25 score, read from a BM25 list BM25_ONLY_DEPTH times as deep (issue 18
 #: point 7, round 6)
 HYBRID_BM25_SCORES = True
+#: how many times deeper than the candidate depth a hybrid search reads BM25 scores (round 7): a
+#: dense hit or a neighbour that matches the question only by a common word (a speaker's name, an
+#: IDF near 0) still counts as a BM25 match, and so may be lifted by the priors (LoCoMo dev, hybrid
+#: recall@10 with the length prior: 0.800 at 3 x 100 deep, 0.808 at 10 x, in bench/locomo_ideas.py)
+HYBRID_BM25_DEPTH = 10
 #: BM25 parameters (FTS5's and Robertson & Zaragoza's usual values)
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -630,14 +635,16 @@ class HybridSearch:
         snapshot; ``state`` as for :meth:`_bm25_rows`). BM25 alone looks deeper than ``depth``: a
         turn past the depth would lose its own score (and with it its place) when it is only a
         neighbour of a hit (LoCoMo dev, BM25 recall@10 0.637 -> 0.681 on the first conversation;
-        BM25_ONLY_DEPTH); with a dense ranker as deep when :data:`HYBRID_BM25_SCORES`, else ``depth``."""
+        BM25_ONLY_DEPTH); with a dense ranker :data:`HYBRID_BM25_DEPTH` times as deep when
+        :data:`HYBRID_BM25_SCORES`, else ``depth``."""
         out = {}
         for kind, flt in filters.items():
             docs = current[kind]
             rows = self._scope_rows(kind, docs, flt)
             if not len(rows):
                 continue
-            bm_depth = BM25_ONLY_DEPTH * depth if (not dense or HYBRID_BM25_SCORES) else depth
+            bm_depth = (BM25_ONLY_DEPTH * depth if not dense else HYBRID_BM25_DEPTH * depth if HYBRID_BM25_SCORES
+                        else depth)
             out[kind] = (rows, self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}),
                                                scope_key=(kind, flt), state=state) if tokens else {})
         return out
