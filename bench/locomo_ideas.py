@@ -10,7 +10,9 @@ end to end by ``bench/locomo_recall.py``; this script is the record of every one
 
 Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes); the
 round-6 rows (``r6_*``: which text a turn and a question are embedded as, and what was tried on
-top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes).
+top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes);
+the round-7 rows (``r7_*``: learned fusion, session features, Rocchio and PRF from the first
+ranking, a length prior) use the same vectors (``r7_learned`` needs scikit-learn and scipy).
 Run: ``python bench/locomo_ideas.py [--mode hybrid|bm25] [--only NAME ...] [--cache DIR]``.
 LoCoMo is CC BY-NC 4.0: evaluation only, never shipped.
 """
@@ -706,7 +708,8 @@ def experiments(mode: str) -> dict:
         "r7_sess_grid": lambda: run7("+ session's best cosine / BM25, priors per fold", P(bw=(0.3, 0.4), nw=(0.3,), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), sess_cos_w=(0.0, 0.1, 0.2), sess_bm_w=(0.0, 0.1)), cand=100),
         "r7_len": lambda: run7("+ a turn-length prior", P(bw=BW, nw=NW2, len_w=(0.0, 0.05, 0.1, 0.2, 0.3), len_form=("log", "rel", "cap")), cand=100, **pri),
         "r7_len_cap": lambda: run7("+ length prior min(len/40, 1)", P(bw=BW, nw=NW2, len_w=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5)), cand=100, len_form="cap", **pri),
-        "r7_len_depth": lambda: run7("+ length prior, BM25 scores 300 deep as the library", P(len_w=(0.0, 0.1, 0.2, 0.3)), bw=0.3, nw=0.3, cand=100, len_form="cap", bm_depth=300, **pri),
+        "r7_len_depth": lambda: (run7("BM25 scores 300 deep (round 6's library)", P(len_w=(0.0,)), bw=0.3, nw=0.3, cand=100, bm_depth=300, **pri),
+                                 run7("... + length prior 0.3", P(len_w=(0.3,)), bw=0.3, nw=0.3, cand=100, len_form="cap", bm_depth=300, **pri)),
         "r7_len_grid": lambda: run7("+ length prior, priors per fold", P(bw=(0.3, 0.4), nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), len_w=(0.0, 0.2, 0.3)), cand=100, len_form="cap"),
         "r7_len_bm25": lambda: run2("BM25 alone + a turn-length prior", P(bw=(1.0,), nw=(0.3, 0.45, 0.6), len_w=(0.0, 0.1, 0.2, 0.3, 0.5), len_form=("cap", "log")), mode="bm25", cand=100, **pri),
         "r7_len_bm25_03": lambda: run2("BM25 alone + length prior 0.3", P(bw=(1.0,), nw=(0.3, 0.45, 0.6)), mode="bm25", cand=100, len_w=0.3, len_form="cap", **pri),

@@ -219,3 +219,23 @@ def test_bm25_alone_keeps_a_hits_neighbour_ranked_past_the_depth(db_path, monkey
     hits = _ids(mf.search("alpaca", conversation_id="c", kinds=["turn"], limit=6, candidates=2, mode="bm25"))
     assert weak not in hits
     mf.close()
+
+
+def test_hybrid_keeps_the_bm25_match_of_a_candidate_past_three_times_the_depth(db_path, monkeypatch):
+    """A hybrid search reads BM25 HYBRID_BM25_DEPTH times deeper than its candidates: a hit's
+    neighbour that matches the question only weakly (one word in a long turn, a cosine under
+    min_similarity) keeps its BM25 match and stays a hit, which a 3 x deep read dropped."""
+    from memfold.memory import search as search_module
+
+    mf = memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder="hashing")
+    conv = mf.conversation("c")
+    weak_text = ("a zebra was somewhere in the long list of animals we saw on that trip along with lions, "
+                 "giraffes, hippos, elephants, baboons, flamingos, hyenas, warthogs and one sleepy leopard")
+    texts = ["zebra zebra zebra", weak_text, *["zebra zebra, the weather was fine"] * 12, *["nothing here"] * 5]
+    ids = conv.append_many([{"role": "user", "content": t} for t in texts])
+    weak = ids[1]
+    hits = mf.search("zebra", conversation_id="c", kinds=["turn"], limit=20, candidates=2)
+    assert weak in [h.id for h in hits] and next(h for h in hits if h.id == weak).similarity < search_module.MIN_SIMILARITY
+    monkeypatch.setattr(search_module, "HYBRID_BM25_DEPTH", 3)
+    assert weak not in [h.id for h in mf.search("zebra", conversation_id="c", kinds=["turn"], limit=20, candidates=2)]
+    mf.close()
