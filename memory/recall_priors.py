@@ -43,7 +43,8 @@ DATE_TAU_DAYS = 10.0
 SPEAKER_WEIGHT = 0.3
 SESSION_WEIGHT = 0.4
 #: the length prior (round 7): a turn of ``LENGTH_FULL`` index tokens or more gains ``LENGTH_WEIGHT``
-#: (LoCoMo dev hybrid recall@10 0.801 -> 0.808 leave-one-conversation-out in ``bench/locomo_ideas.py``)
+#: (LoCoMo dev hybrid recall@10, leave-one-conversation-out: 0.801 -> 0.806 in ``bench/locomo_ideas.py``,
+#: 0.7925 -> 0.798 with every prior's weight re-fit per fold; 0.799 -> 0.808 end to end)
 LENGTH_WEIGHT = 0.3
 LENGTH_FULL = 40.0
 
@@ -153,7 +154,7 @@ def apply_turn_priors(query: str, ids: Sequence[int], scores: np.ndarray, ok: np
                       date_tau_days: float = DATE_TAU_DAYS, speaker_weight: float = SPEAKER_WEIGHT,
                       session_weight: float = SESSION_WEIGHT, length_weight: float = LENGTH_WEIGHT,
                       lengths: np.ndarray | None = None) -> np.ndarray:
-    """``scores`` of the turn candidates ``ids`` with the date, speaker and session priors added
+    """``scores`` of the turn candidates ``ids`` with the date, speaker, length and session priors added
     (module doc). ``ok`` marks the candidates that may be returned (only they lend their score to
     a session); ``top`` is the best such score of the whole search; ``dates`` says whether turn
     times are POSIX seconds (a system clock), without which no date prior applies; ``now`` is
