@@ -82,6 +82,10 @@ SMALL_SCOPE_TOKENS = 12_000
 #: how many small scopes keep their words between searches (:class:`_ScopeTerms`, least recently
 #: searched dropped first; at most :data:`SMALL_SCOPE_TOKENS` occurrences of 8 bytes each a scope)
 SCOPE_TERMS_CACHED = 64
+#: the ``meta`` key counting the erasures of a file (:meth:`memfold.window.erasure.Eraser.erase` raises
+#: it in its transaction): a searcher whose in-memory statistics were read at another count drops
+#: them, since an erased item's length, time and speaker must not weigh in later searches
+ERASURES_KEY = "erasures"
 
 #: English function words dropped from BM25 OR queries (kept when a query has nothing else).
 STOP_WORDS = frozenset(
@@ -475,6 +479,7 @@ class HybridSearch:
         self.overlap_embedding = True
         self._scope_terms: "OrderedDict[Any, _ScopeTerms]" = OrderedDict()  # small scopes' words
         self._scope_terms_lock = threading.Lock()
+        self._erasures: str | None = None  # the file's erasure count the statistics were read at
 
     @property
     def embedder(self) -> Embedder | None:
@@ -516,6 +521,22 @@ class HybridSearch:
                 rows = self.fulltext.documents(kind, 0)
             docs.add(rows)
             return docs
+
+    def _forget_erased(self) -> None:
+        """Drop the in-memory statistics (document lengths, turn facets, kept scope words) when the
+        file was erased in since they were read (:data:`ERASURES_KEY`, by any process), so an
+        erased item's length, time and speaker no longer count: the next search reads them anew,
+        as a fresh process would. One primary-key read per search; a reload only after an erasure.
+        Read before the statistics: an erasure committing after it is caught by the next search."""
+        count = self.storage.meta.get(ERASURES_KEY)
+        if count == self._erasures:
+            return
+        with self._docs_lock:
+            self._doc_stats = {}
+        with self._scope_terms_lock:
+            self._scope_terms.clear()
+        self._facets = TurnFacets()
+        self._erasures = count
 
     def _scope_rows(self, kind: str, docs: "_Docs", flt: SearchScope) -> np.ndarray:
         """Positions in ``docs`` of the items inside ``flt``: by the lineage's groups and seqs in
@@ -724,8 +745,15 @@ class HybridSearch:
             raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
         if fusion not in ("linear", "rrf"):
             raise InvalidInput(f"unknown fusion {fusion!r}: use 'linear' or 'rrf'")
-        if not 0.0 <= float(bm25_weight) <= 1.0:
-            raise InvalidInput(f"bm25_weight must be in [0, 1], got {bm25_weight!r}")
+        for name, value, low, high in (("bm25_weight", bm25_weight, 0.0, 1.0), ("min_similarity", min_similarity, -1.0, 1.0),
+                                       ("neighbour_weight", neighbour_weight, 0.0, math.inf)):
+            if isinstance(value, bool) or not isinstance(value, Real) or not low <= float(value) <= high \
+                    or not math.isfinite(float(value)):
+                raise InvalidInput(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+        if candidates is not None and (isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1):
+            raise InvalidInput(f"candidates must be a positive integer (how deep each ranker looks), got {candidates!r}")
+        if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Iterable):
+            raise InvalidInput(f"kinds must be a list of item kinds such as ['turn', 'card'], got {kinds!r}")
         kinds = tuple(kinds)
         for kind in kinds:
             if kind not in ITEM_KINDS:
@@ -788,6 +816,7 @@ class HybridSearch:
         tokens = query_tokens(query) if mode != "dense" else []
         # the document statistics are brought up to date first, outside the snapshot: a settled
         # read (on PostgreSQL it waits for the writers in flight, which a snapshot cannot see end)
+        self._forget_erased()
         current = {kind: self._docs(kind) for kind in filters}
         priors = dict(date_weight=float(date_weight), date_tau_days=float(date_tau_days),
                       speaker_weight=float(speaker_weight), session_weight=float(session_weight))
