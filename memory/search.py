@@ -780,6 +780,7 @@ class HybridSearch:
             raise EmbeddingError("dense search needs an embedder: pass embedder=... to MemFold")
         depth = candidates or max(100, 5 * limit)
 
+        self._forget_erased()  # before anything read from the statistics (the speakers' names too)
         found_lineage: list[tuple] = []
 
         known_lineage = None if lineage is None else tuple(reversed(tuple(lineage)))  # storage's order: leaf first
@@ -816,7 +817,6 @@ class HybridSearch:
         tokens = query_tokens(query) if mode != "dense" else []
         # the document statistics are brought up to date first, outside the snapshot: a settled
         # read (on PostgreSQL it waits for the writers in flight, which a snapshot cannot see end)
-        self._forget_erased()
         current = {kind: self._docs(kind) for kind in filters}
         priors = dict(date_weight=float(date_weight), date_tau_days=float(date_tau_days),
                       speaker_weight=float(speaker_weight), session_weight=float(session_weight))

@@ -93,3 +93,62 @@ def test_bad_search_parameters_are_invalid_input(tmp_path, kw):
     with pytest.raises(memfold.InvalidInput, match=name):
         mf.search("zebra", **kw)
     assert mf.storage.meta.state_version() == before
+
+
+def test_an_erased_speakers_name_leaves_the_query_text(tmp_path):
+    """Turns are ranked by the question without the conversation's speakers' names; a speaker
+    whose only turn was erased stayed a speaker of the long-lived searcher (its turn facets), so
+    its name was still cut from the question, unlike in a fresh process."""
+    path = tmp_path / "a.db"
+    mf = _open(path)
+    conv = mf.conversation("c1", namespace="ns")
+    conv.append({"role": "user", "content": "Zed: zebras are my favourite animal", "name": "Zed"})
+    for text in TEXTS:
+        conv.append({"role": "assistant", "content": f"Ann: {text}", "name": "Ann"})
+    query = "what did Zed say about zebras"
+    _hits(mf, query, conversation_id="c1", mode="dense")
+    mf.erase(turn_ids=[1])
+    assert _hits(mf, query, conversation_id="c1", mode="dense") == \
+        _hits(_open(path), query, conversation_id="c1", mode="dense")
+
+
+# -- a faulty embedder: one EmbeddingError naming it, nothing stored ----------------------------------
+
+class _Faulty(memfold.memory.embeddings.Embedder):
+    def __init__(self, fault):
+        self.fault = fault
+        self.model_id = f"faulty-{fault}"
+
+    @property
+    def dim(self):
+        return 8
+
+    def embed_batch(self, texts):
+        import numpy as np
+
+        n = len(texts)
+        if self.fault == "raises":
+            raise RuntimeError("the model crashed")
+        if self.fault == "nan-query":  # the last text is the query
+            out = np.ones((n, 8), dtype=np.float32)
+            out[-1] = np.nan
+            return out
+        if self.fault == "other-dim":
+            return np.ones((n, 5), dtype=np.float32)
+        return np.array([["a"] * 8] * n)  # "strings"
+
+
+@pytest.mark.parametrize("fault", ["raises", "nan-query", "other-dim", "strings"])
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_faulty_embedder_is_an_embedding_error_and_stores_nothing(tmp_path, fault, overlap):
+    mf = _open(tmp_path / "a.db", embedder=_Faulty(fault))
+    mf.searcher.overlap_embedding = overlap
+    conv = mf.conversation("c1", namespace="ns")
+    conv.append({"role": "user", "content": "hello zebra"})
+    with pytest.raises(memfold.EmbeddingError, match=f"faulty-{fault}"):
+        mf.search("zebra")
+    assert mf.embeddings.count() == 0 and mf.storage.vectors.model() is None
+    with pytest.raises(memfold.EmbeddingError, match=f"faulty-{fault}"):
+        mf.index_embeddings()
+    assert mf.embeddings.count() == 0
+    assert [h.id for h in mf.search("zebra", mode="bm25")] == [1]  # BM25 still answers
