@@ -152,3 +152,40 @@ def test_a_faulty_embedder_is_an_embedding_error_and_stores_nothing(tmp_path, fa
         mf.index_embeddings()
     assert mf.embeddings.count() == 0
     assert [h.id for h in mf.search("zebra", mode="bm25")] == [1]  # BM25 still answers
+
+
+# -- settings: a wrong value is refused before a file is created ------------------------------------
+
+@pytest.mark.parametrize("value", ["no", "false", 0, 1, "yes"])
+def test_preload_embedder_must_be_a_bool(tmp_path, value):
+    """``preload_embedder="no"`` was read as true and started the background load."""
+    path = tmp_path / "a.db"
+    with pytest.raises(memfold.InvalidInput, match="preload_embedder"):
+        memfold.MemFold(path, embedder="hashing", preload_embedder=value)
+    assert not path.exists()
+
+
+def _open_with_env(tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    path = tmp_path / "env.db"
+    try:
+        memfold.MemFold(path, embedder="hashing").close()
+    except MemfoldError as e:
+        return f"{type(e).__name__} {e}", path.exists()
+    return "opened", path.exists()
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "offf"])
+def test_an_unknown_preload_variable_is_refused(tmp_path, monkeypatch, value):
+    out, created = _open_with_env(tmp_path, monkeypatch, "MEMFOLD_PRELOAD_EMBEDDER", value)
+    assert out.startswith("InvalidInput MEMFOLD_PRELOAD_EMBEDDER") and not created
+
+
+@pytest.mark.parametrize("value", ["0", " OFF ", "1", "True", ""])
+def test_known_preload_values_open(tmp_path, monkeypatch, value):
+    assert _open_with_env(tmp_path, monkeypatch, "MEMFOLD_PRELOAD_EMBEDDER", value) == ("opened", True)
+
+
+def test_an_unknown_vector_index_variable_is_refused(tmp_path, monkeypatch):
+    out, created = _open_with_env(tmp_path, monkeypatch, "MEMFOLD_VECTOR_INDEX", "foo")
+    assert out.startswith("InvalidInput unknown vector_index 'foo'") and not created
