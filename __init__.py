@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from typing import Any, Iterable
 
 import sqlite_utils
@@ -186,6 +187,23 @@ def _resume_logical_clock(storage: Storage) -> LogicalClock:
     return LogicalClock(int(newest))
 
 
+#: the background model loads in flight (``memfold-embedder-preload`` threads)
+_PRELOADS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+
+
+def _finish_preloads_before_fork() -> None:
+    """A process forking (``multiprocessing``'s default on Linux, a pre-fork server) while a
+    background model load runs would hand its child the load's locks and half-imported modules
+    with no thread to finish them: the child's first embedding waited for ever, or failed on a
+    partly initialised ``tokenizers``. The fork waits for the loads instead (a fraction of a second
+    for the numpy embedder), and the child inherits the loaded model."""
+    for thread in list(_PRELOADS):
+        if thread.is_alive() and thread is not threading.current_thread():
+            thread.join()
+
+
+os.register_at_fork(before=_finish_preloads_before_fork)
+
 #: the values ``MEMFOLD_PRELOAD_EMBEDDER`` accepts (case and spaces aside; empty or unset: on)
 _PRELOAD_ON, _PRELOAD_OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -354,6 +372,7 @@ class MemFold:
                 self.preload_error = exc
 
         self._preload = threading.Thread(target=load, name="memfold-embedder-preload", daemon=True)
+        _PRELOADS.add(self._preload)  # a fork waits for it (_finish_preloads_before_fork)
         self._preload.start()
 
     def wait_for_embedder(self, timeout: float | None = None) -> bool:

@@ -64,6 +64,15 @@ _MODEL_CACHE: dict[str, Any] = {}
 _MODEL_LOCK = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A child forked during a background model load gets a free lock (see :mod:`.bert`)."""
+    global _MODEL_LOCK
+    _MODEL_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     """Rows of ``matrix`` scaled to unit L2 length (zero rows stay zero); returns ``(n, dim) float32``."""
     m = np.asarray(matrix, dtype=np.float32)

@@ -189,3 +189,54 @@ def test_known_preload_values_open(tmp_path, monkeypatch, value):
 def test_an_unknown_vector_index_variable_is_refused(tmp_path, monkeypatch):
     out, created = _open_with_env(tmp_path, monkeypatch, "MEMFOLD_VECTOR_INDEX", "foo")
     assert out.startswith("InvalidInput unknown vector_index 'foo'") and not created
+
+
+# -- a fork while the model loads in the background ---------------------------------------------------
+
+class _SlowLoad(memfold.HashingEmbedder):
+    """A model whose load takes until ``release`` is set (as a real load takes its time)."""
+
+    def __init__(self, started, release):
+        super().__init__(32)
+        self.started, self.release, self.loaded = started, release, False
+
+    def preload(self):
+        self.started.set()
+        self.release.wait()
+        self.loaded = True
+
+
+def _search_in_forked_child(path, embedder, queue):
+    child = _open(path, embedder=embedder)  # its own connection (never the parent's after a fork)
+    queue.put((embedder.loaded, [h.id for h in child.search("zebra")]))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
+def test_a_fork_during_the_background_load_waits_for_it(tmp_path):
+    """A process forking while ``memfold-embedder-preload`` ran handed its child a half-finished
+    load (held locks, half-imported modules, no thread to finish them): with the numpy model the
+    child's first search waited for ever or failed on a partly initialised ``tokenizers``. A fork
+    now waits for the load, so the child inherits the loaded model."""
+    import threading
+
+    path = tmp_path / "a.db"
+    _fill(path).close()
+    started, release, forking = threading.Event(), threading.Event(), threading.Event()
+    mf = memfold.MemFold(path, clock=LogicalClock(), token_counter="words", embedder=_SlowLoad(started, release),
+                         preload_embedder=True)
+    assert started.wait(60)
+    # this hook runs before memfold's (the last registered runs first): the load may end only
+    # once the fork has begun, so without memfold's wait the child is forked mid-load
+    os.register_at_fork(before=forking.set)
+    helper = threading.Thread(target=lambda: (forking.wait(), release.set()))
+    helper.start()
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_search_in_forked_child, args=(path, mf.embedder, queue))
+    child.start()
+    loaded, hits = queue.get(timeout=120)  # a hang guard, not a timing
+    child.join()
+    helper.join()
+    assert child.exitcode == 0
+    assert loaded is True  # the child got the finished load, not half of one
+    assert hits
