@@ -345,6 +345,13 @@ TURN_TEXT_FORM = "no-speaker-label-1"
 TURN_TEXT_KEY = "embedding_turn_text"
 
 
+def check_progress(progress: Any) -> None:
+    """:raises InvalidInput: when ``progress`` is neither None nor callable (it is called as
+    ``progress(done, total)``; checked before anything is embedded or stored)."""
+    if progress is not None and not callable(progress):
+        raise InvalidInput(f"progress must be a callable progress(done, total) or None, got {progress!r}")
+
+
 def embed_checked(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """``embedder.embed_batch(texts)`` checked: ``(len(texts), embedder.dim) float32``, every value
     finite. Every vector a search, an index or a re-embed uses comes through here, so a faulty
@@ -549,6 +556,7 @@ class EmbeddingIndex:
 
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
+        check_progress(progress)
         self.check_model(embedder.model_id, embedder.dim)
         kinds = tuple(kinds)
         if "turn" in kinds:
@@ -577,6 +585,7 @@ class EmbeddingIndex:
         :returns: the number of items embedded.
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
+        check_progress(progress)
         self.check_model(embedder.model_id, embedder.dim)
         kinds = tuple(kinds)
         if "turn" in kinds:
@@ -627,6 +636,7 @@ class EmbeddingIndex:
         ``progress``); afterwards it costs nothing in this process.
 
         :returns: how many turn vectors were replaced."""
+        check_progress(progress)
         if self._turn_form_ok:
             return 0
         meta = self.storage.meta
@@ -660,6 +670,7 @@ class EmbeddingIndex:
 
         :returns: the number of items embedded.
         """
+        check_progress(progress)
         todo = []
         for kind in ITEM_KINDS:
             todo.extend((kind, item_id, text) for item_id, text in self.vectors.embeddable(kind))

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
+from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder, check_progress
 from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
@@ -752,6 +752,12 @@ class HybridSearch:
                 raise InvalidInput(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
         if candidates is not None and (isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1):
             raise InvalidInput(f"candidates must be a positive integer (how deep each ranker looks), got {candidates!r}")
+        check_progress(progress)
+        if lineage is not None and (isinstance(lineage, (str, bytes)) or not isinstance(lineage, Sequence) or not all(
+                isinstance(m, (tuple, list)) and len(m) == 2 and isinstance(m[0], str)
+                and (m[1] is None or (isinstance(m[1], int) and not isinstance(m[1], bool))) for m in lineage)):
+            raise InvalidInput(f"lineage must be a list of (conversation_id, last_seq or None) pairs, root first, "
+                               f"got {lineage!r}: leave it out to have it read from storage")
         if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Iterable):
             raise InvalidInput(f"kinds must be a list of item kinds such as ['turn', 'card'], got {kinds!r}")
         kinds = tuple(kinds)

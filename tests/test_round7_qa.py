@@ -240,3 +240,22 @@ def test_a_fork_during_the_background_load_waits_for_it(tmp_path):
     assert child.exitcode == 0
     assert loaded is True  # the child got the finished load, not half of one
     assert hits
+
+
+@pytest.mark.parametrize("call", ["search", "index", "reembed"])
+def test_a_progress_that_is_not_callable_is_refused_before_anything_is_stored(tmp_path, call):
+    """``progress=5`` failed with a TypeError after the new vectors were stored."""
+    mf = _fill(tmp_path / "a.db")
+    before = mf.storage.meta.state_version()
+    run = {"search": lambda: mf.search("zebra", progress=5), "index": lambda: mf.index_embeddings(progress="x"),
+           "reembed": lambda: mf.reembed("hashing", progress=5)}[call]
+    with pytest.raises(memfold.InvalidInput, match="progress"):
+        run()
+    assert mf.storage.meta.state_version() == before and mf.embeddings.count() == 0
+
+
+@pytest.mark.parametrize("lineage", [5, "c1", [("c1",)], [(5, None)], [("c1", "x")]])
+def test_a_malformed_lineage_is_invalid_input(tmp_path, lineage):
+    mf = _fill(tmp_path / "a.db")
+    with pytest.raises(memfold.InvalidInput, match="lineage"):
+        mf.search("zebra", conversation_id="c1", lineage=lineage)
