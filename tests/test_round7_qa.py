@@ -259,3 +259,15 @@ def test_a_malformed_lineage_is_invalid_input(tmp_path, lineage):
     mf = _fill(tmp_path / "a.db")
     with pytest.raises(memfold.InvalidInput, match="lineage"):
         mf.search("zebra", conversation_id="c1", lineage=lineage)
+
+
+@pytest.mark.parametrize("call", ["search", "erase", "append"])
+def test_a_closed_memfold_raises_memfold_errors(tmp_path, call):
+    """``erase`` on a closed MemFold raised sqlite3's ProgrammingError (the transaction-state check)."""
+    mf = _fill(tmp_path / "a.db")
+    conv = mf.conversation("c1")
+    mf.close()
+    run = {"search": lambda: mf.search("zebra"), "erase": lambda: mf.erase(turn_ids=[1]),
+           "append": lambda: conv.append({"role": "user", "content": "x"})}[call]
+    with pytest.raises(memfold.StorageError, match="closed"):
+        run()
