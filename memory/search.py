@@ -877,7 +877,10 @@ class HybridSearch:
                 per_kind.append((kind, cands, bm, sims, prev, nxt, live))
             if not per_kind:
                 return []
-            bm_max = max((max(p[2].values(), default=0.0) for p in per_kind), default=0.0) or 1.0
+            # normalised by the best BM25 among the items checked visible (live, in scope, labels held):
+            # an item this reader may not see, or one erased since BM25 ranked, never sets the scale
+            # (a hidden turn holding a query word made every visible score collapse: an oracle for its words)
+            bm_max = max((max((p[2][i] for i in p[6] if i in p[2]), default=0.0) for p in per_kind), default=0.0) or 1.0
 
             keys: list[tuple[str, Any]] = []
             fused_all, bm_all, sim_all, ok_all = [], [], [], []

@@ -271,3 +271,28 @@ def test_a_closed_memfold_raises_memfold_errors(tmp_path, call):
            "append": lambda: conv.append({"role": "user", "content": "x"})}[call]
     with pytest.raises(memfold.StorageError, match="closed"):
         run()
+
+
+# -- a hidden turn's words must not show in the scores a reader without its label gets -------------------
+
+def _with_hidden(path, hidden):
+    mf = memfold.MemFold(path, embedder="hashing", preload_embedder=False, token_counter="words",
+                         clock=LogicalClock(), secrets="off")
+    conv = mf.conversation("c", namespace="n")
+    conv.append({"role": "user", "content": "the zebra ran to the river"})
+    conv.append({"role": "user", "content": "lunch was good today"})
+    conv.append({"role": "user", "content": hidden, "labels": ["secret"]})
+    conv.append({"role": "user", "content": "a zebra and a lion"})
+    return mf
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_a_hidden_turn_does_not_set_the_bm25_scale_of_visible_hits(tmp_path, mode):
+    """BM25 was normalised by the best score of the whole scope, hidden turns included: a reader
+    without 'secret' saw every visible score collapse (1.4 -> 2e-06) when a hidden turn held a
+    query word, so probing "4471 zebra" told whether a secret turn says 4471."""
+    holds = _with_hidden(tmp_path / "a.db", "account code 4471 noted")
+    lacks = _with_hidden(tmp_path / "b.db", "account code 9999 noted")
+    kw = dict(conversation_id="c", mode=mode, reader_labels=[])
+    assert _hits(holds, "4471 zebra", **kw) == _hits(lacks, "4471 zebra", **kw)
+    assert all(i != 3 for _, i, _ in _hits(holds, "4471 zebra", **kw))
