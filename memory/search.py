@@ -655,6 +655,12 @@ class HybridSearch:
         for kind, flt in filters.items():
             docs = current[kind]
             rows = self._scope_rows(kind, docs, flt)
+            if flt.reader_labels is not None and 0 < len(rows) <= SMALL_SCOPE:
+                # a small scope's statistics count only what this reader may see: a hidden turn's
+                # words must not move the rarity (idf) of a query word, nor the mean length, of the
+                # visible ones (one read of at most SMALL_SCOPE ids). Larger scopes still count them.
+                seen = self.fulltext.visible(kind, flt, docs.ids[rows].tolist())
+                rows = rows[np.isin(docs.ids[rows], np.fromiter(seen, dtype=np.int64, count=len(seen)))]
             if not len(rows):
                 continue
             bm_depth = BM25_ONLY_DEPTH * depth if (not dense or HYBRID_BM25_SCORES) else depth

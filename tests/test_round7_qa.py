@@ -296,3 +296,27 @@ def test_a_hidden_turn_does_not_set_the_bm25_scale_of_visible_hits(tmp_path, mod
     kw = dict(conversation_id="c", mode=mode, reader_labels=[])
     assert _hits(holds, "4471 zebra", **kw) == _hits(lacks, "4471 zebra", **kw)
     assert all(i != 3 for _, i, _ in _hits(holds, "4471 zebra", **kw))
+
+
+def _with_hidden_words(path, hidden):
+    mf = memfold.MemFold(path, embedder="hashing", preload_embedder=False, token_counter="words",
+                         clock=LogicalClock(), secrets="off")
+    conv = mf.conversation("c", namespace="n")
+    for text in ["the zebra ran to the river", "lunch was good today", "a zebra and a lion", "the river is wide",
+                 "we met at noon"]:
+        conv.append({"role": "user", "content": text})
+    conv.append({"role": "user", "content": hidden, "labels": ["secret"]})
+    return mf
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_a_hidden_turn_does_not_move_the_rarity_of_query_words_in_a_small_scope(tmp_path, mode):
+    """A small scope's BM25 statistics counted turns the reader may not see: a secret turn saying
+    'river river' made 'river' commoner and reordered the visible hits of "zebra river" (t3 first
+    instead of t1), another oracle for a hidden turn's words."""
+    holds = _with_hidden_words(tmp_path / "a.db", "code river river noted")
+    lacks = _with_hidden_words(tmp_path / "b.db", "code apple apple noted")
+    kw = dict(conversation_id="c", mode=mode, reader_labels=[])
+    assert _hits(holds, "zebra river", **kw) == _hits(lacks, "zebra river", **kw)
+    # the owner (no reader labels) still sees the secret turn and ranks with it
+    assert 6 in [i for _, i, _ in _hits(holds, "zebra river", conversation_id="c", mode=mode)]
