@@ -1,8 +1,8 @@
-"""Benchmark: what the search's turn priors (issue 18 point 7: date, speaker, session) cost per query.
+"""Benchmark: what the search's turn priors (issue 18 point 7: date, speaker, session, length) cost per query.
 
 Uses ``bench/bench_scale.py``'s cached database of one conversation at ``--size`` turns (built
 there when missing, with all-MiniLM-L6-v2 vectors), opens it, and times the same LoCoMo questions
-with the priors on (the defaults) and off (all three weights 0), interleaved in one process so the
+with the priors on (the defaults) and off (all four weights 0), interleaved in one process so the
 machine's load hits both alike; BM25 and hybrid, p50 / p95 ms and the difference. The searcher is
 given a system clock so the question's dates are parsed and the date prior computed, as on a real
 deployment (the cached file's times are logical ticks, so no turn falls inside a date; the cost is
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OFF = dict(date_weight=0.0, speaker_weight=0.0, session_weight=0.0)
+OFF = dict(date_weight=0.0, speaker_weight=0.0, session_weight=0.0, length_weight=0.0)
 
 
 def pct(values: list[float], p: int) -> float:

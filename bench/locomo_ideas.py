@@ -10,7 +10,9 @@ end to end by ``bench/locomo_recall.py``; this script is the record of every one
 
 Turn and question vectors are computed once and cached in ``--cache`` (about 1-2 minutes); the
 round-6 rows (``r6_*``: which text a turn and a question are embedded as, and what was tried on
-top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes).
+top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes);
+the round-7 rows (``r7_*``: learned fusion, session features, Rocchio and PRF from the first
+ranking, a length prior) use the same vectors (``r7_learned`` needs scikit-learn and scipy).
 Run: ``python bench/locomo_ideas.py [--mode hybrid|bm25] [--only NAME ...] [--cache DIR]``.
 LoCoMo is CC BY-NC 4.0: evaluation only, never shipped.
 """
@@ -272,7 +274,7 @@ def bm25_extra(c, ci, qi, q, *, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, k1=1.2
     return extra
 
 def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_w=0.0, tau=10.0, spk_w=0.0,
-           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0):
+           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0, len_w=0.0, len_form="cap"):
     toks = query_tokens(q['q'])
     raw = raw_bm25(c, ci, qi, toks, k1, b, '')
     if prf_w or when_w:
@@ -301,6 +303,8 @@ def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_
     if spk_w:
         ql = q['q'].lower(); named = [n for n in c.spk if re.search(r'\b' + n.lower() + r'\b', ql)]
         if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
+    if len_w:
+        s = s + len_w * top * length_prior(c.len, len_form)
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
@@ -362,11 +366,17 @@ def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
 
 
 def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybrid', k1=1.2, b=0.75, date_w=0.0,
-               tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1):
+               tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1, raw=None, sess_cos_w=0.0,
+               sess_bm_w=0.0, len_w=0.0, len_form="log", bm_depth=None):
     """:func:`fused2` (no PRF) with the cosine given; ``name_w`` weighs the speakers' names among
-    the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates."""
+    the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates;
+    ``raw`` replaces the BM25 scores (round 7's feedback); ``sess_cos_w`` / ``sess_bm_w`` add the
+    best cosine / normalised BM25 among a turn's session's candidates (round 7); ``len_w`` a length
+    prior (round 7): a turn gains ``len_w`` × the best score × its length's :func:`length_prior`."""
     toks = query_tokens(q['q'])
-    if name_w != 1.0:
+    if raw is not None:
+        pass
+    elif name_w != 1.0:
         names = {n.lower() for n in c.spk}
         key = (ci, qi, 'nw', name_w)
         if key not in _raw:
@@ -374,6 +384,8 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
         raw = _raw[key]
     else:
         raw = raw_bm25(c, ci, qi, toks, k1, b, '')
+    if bm_depth:  # the library: a turn past BM25's first bm_depth (HYBRID_BM25_SCORES) has no BM25 score
+        raw = np.where(np.isin(np.arange(c.N), np.argsort(-raw, kind="stable")[:bm_depth]), raw, 0.0)
     mx = raw.max() or 1.0
     bn = nb(raw, nw) / mx
     s = bw * bn + (1 - bw) * nb(cos, nw if nwd is None else nwd); ok = (raw > 0) | (okcos >= 0.2)
@@ -389,12 +401,34 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
     if spk_w:
         ql = q['q'].lower(); named = [n for n in c.spk if re.search(r'\b' + n.lower() + r'\b', ql)]
         if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
+    if len_w:
+        s = s + len_w * top * length_prior(c.len, len_form)
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
             m = c.sess == sv; sess_s[m] = sm[m].max() if sess_top == 1 else np.sort(sm[m])[-sess_top:].mean()
         s = s + sess_w * sess_s
+    if sess_cos_w or sess_bm_w:
+        s = s + sess_cos_w * session_best(c, cos, ok) + sess_bm_w * session_best(c, raw / mx, ok)
     return s, ok
+
+
+def length_prior(lengths, form="log"):
+    """A turn's length (index tokens) as a prior in about [0, 1]: ``log``, log(1 + len) / log(1 + 64);
+    ``rel``, log(len / the conversation's mean length), clipped to [-1, 1]; ``cap``, min(len / 40, 1)."""
+    if form == "log":
+        return np.log1p(lengths) / math.log1p(64)
+    if form == "rel":
+        return np.clip(np.log(np.maximum(lengths, 1) / lengths.mean()), -1, 1)
+    return np.minimum(lengths / 40.0, 1.0)
+
+
+def session_best(c, values, ok):
+    """Each turn's session's best ``values`` among the candidates ``ok`` (0 for none)."""
+    out = np.zeros(c.N); sm = np.where(ok, values, 0)
+    for sv in np.unique(c.sess):
+        m = c.sess == sv; out[m] = sm[m].max()
+    return out
 
 
 def run3(name, grid, **fixed):
@@ -411,6 +445,185 @@ def run3(name, grid, **fixed):
     held, ins, best, chosen = cv(rows, keys)
     print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
     return rows
+
+# -- round 7 (issue 18 point 7, r7recall): feedback from the first ranking, learned fusion ---------
+def fused7(c, ci, qi, q, *, roc_w=0.0, roc_k=3, roc_norm=False, prf_w=0.0, prf_m=5, prf_e=10, prf_src="fused", **kw):
+    """Round 6's ranking (:func:`fused3`, turns without the label, the names-free question) and,
+    when ``roc_w`` or ``prf_w`` is set, a second pass fed back from the first one's best turns:
+    dense Rocchio (the question vector plus ``roc_w`` × the mean vector of the best ``roc_k``,
+    ``roc_norm``: renormalised) and pseudo-relevance feedback (the ``prf_e`` most distinctive words
+    of the best ``prf_m`` turns, weighted by tf-idf × the turn's score, added to BM25 with weight
+    ``prf_w``; ``prf_src`` "fused": the best turns of the fused ranking, "bm25" of BM25 alone)."""
+    s, ok = fused3(c, ci, qi, q, tv="tv_np", qv="qv_nn", **kw)
+    if not (roc_w or prf_w):
+        return s, ok
+    T, qvec = c.tv_np, EXTRA[ci]["qv_nn"][qi]
+    first = np.where(ok, s, -np.inf)
+    cos = T @ qvec
+    if roc_w:
+        best = np.argsort(-first)[:roc_k]
+        v = qvec + roc_w * T[best].mean(0)
+        if roc_norm:
+            v = v / (np.linalg.norm(v) or 1.0)
+        cos2 = T @ v
+    else:
+        cos2 = cos
+    raw = raw_bm25(c, ci, qi, query_tokens(q['q']), 1.2, 0.75, '')
+    if prf_w:
+        key = (ci, qi, 'prf7', prf_m, prf_e, prf_src)
+        if key not in _raw:
+            src = first if prf_src == "fused" else np.where(raw > 0, raw, -np.inf)
+            qt = {t for t, _ in query_tokens(q['q'])} | {n.lower() for n in c.spk}
+            w = Counter()
+            for i in np.argsort(-src)[:prf_m]:
+                if not np.isfinite(src[i]):
+                    continue
+                for t, n in c.toks[i].items():
+                    if t in STOP_WORDS or t in qt or len(t) < 3:
+                        continue
+                    df = (c.tf(t, False) > 0).sum()
+                    w[t] += (src[i] / (src.max() or 1)) * n * math.log(c.N / df)
+            terms = [t for t, _ in w.most_common(prf_e)]
+            mxw = max((w[t] for t in terms), default=1.0)
+            _raw[key] = bm25(c, [(t, False) for t in terms], 1.2, 0.75, [w[t] / mxw for t in terms]) if terms else np.zeros(c.N)
+        raw = raw + prf_w * _raw[key]
+    return _fused_cos(c, ci, qi, q, cos2, cos, raw=raw, **kw)
+
+
+def run7(name, grid, **fixed):
+    """:func:`run3` over :func:`fused7`."""
+    keys = [tuple(sorted(g.items())) for g in grid]
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            r = {}
+            for k, g in zip(keys, grid):
+                s, ok = fused7(c, ci, qi, q, **{**fixed, **g})
+                r[k] = recall(c, q, rank_scores(s, ok))
+            rows.append((ci, r))
+    held, ins, best, chosen = cv(rows, keys)
+    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
+    return rows
+
+
+#: round 7's per-candidate features for learned fusion (:func:`learned_fusion`)
+LF_NAMES = ["bn", "bn_nb", "cos", "cos_nb", "cos_rel", "date", "spk", "sess_best", "sess_cos", "sess_bm", "lrank_bm",
+            "lrank_dense", "lrank_fused", "fused", "has_bm", "qcov", "loglen", "img"]
+LF_FUSED = ("fused", "lrank_fused", "sess_best")  # the ones that carry the hand-built score
+
+
+def _ranks(x, ok):
+    r = np.full(len(x), 1e4)
+    idx = np.flatnonzero(ok)
+    r[idx[np.argsort(-x[idx], kind="stable")]] = np.arange(1, len(idx) + 1)
+    return r
+
+
+def lf_rows(bw=0.3, nw=0.3, date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4):
+    """Per question: the candidates of round 6's ranking (tv_np, qv_nn, cand=100) with the features
+    of ``LF_NAMES``, their evidence labels and the hand-built score."""
+    out = []
+    for ci, c in enumerate(CS):
+        names = {n.lower() for n in c.spk}
+        for qi, q in enumerate(c.qs):
+            cos = c.tv_np @ EXTRA[ci]["qv_nn"][qi]
+            toks = query_tokens(q["q"])
+            raw = raw_bm25(c, ci, qi, toks, 1.2, 0.75, ""); mx = raw.max() or 1.0
+            s, ok = _fused_cos(c, ci, qi, q, cos, cos, bw=bw, nw=nw, date_w=date_w, tau=tau, spk_w=spk_w, sess_w=sess_w, cand=100)
+            s0 = bw * nb(raw, nw) / mx + (1 - bw) * nb(cos, nw)
+            top = s0[ok].max() if ok.any() else 1.0
+            wins = parse_dates(q["q"]); dp = date_prox(c, wins, tau) if wins else np.zeros(c.N)
+            named = [n for n in c.spk if re.search(r"\b" + n.lower() + r"\b", q["q"].lower())]
+            sp = (c.spk_arr == named[0]).astype(float) if len(named) == 1 else np.zeros(c.N)
+            s1 = s0 + date_w * dp * top + spk_w * sp * top
+            bn = raw / mx
+            qt = [t for t, _ in toks if t not in names]
+            cov = sum((c.tf(t, True) > 0).astype(float) for t in qt) / max(len(qt), 1) if qt else np.zeros(c.N)
+            F = np.stack([bn, np.r_[0, bn[:-1]] + np.r_[bn[1:], 0], cos, np.r_[0, cos[:-1]] + np.r_[cos[1:], 0],
+                          cos - (cos[ok].max() if ok.any() else 1), dp, sp, session_best(c, s1, ok) / top,
+                          session_best(c, cos, ok), session_best(c, bn, ok), np.log(_ranks(raw, ok & (raw > 0))),
+                          np.log(_ranks(cos, ok)), np.log(_ranks(s, ok)), s / top, (raw > 0).astype(float),
+                          cov, np.log1p(c.len), np.array(["[image:" in t for t in c.texts], float)], 1)
+            idx = np.flatnonzero(ok); ev = {c.dix[d] for d in q["ev"]}
+            out.append(dict(ci=ci, F=F[idx], idx=idx, y=np.array([i in ev for i in idx], float), ev=ev, base=s[idx]))
+    return out
+
+
+def _lf_recall(rows, scores):
+    out = {1: 0.0, 5: 0.0, 10: 0.0}
+    for r, sc in zip(rows, scores):
+        top = [r["idx"][i] for i in np.lexsort((r["idx"], -sc))[:10]]
+        for k in out:
+            out[k] += len(r["ev"] & set(top[:k])) / len(r["ev"])
+    return out
+
+
+def _lf_fit(train, cols, model, l2):
+    """A scorer fit on ``train``: ``point`` logistic regression per candidate (scikit-learn),
+    ``list`` a linear softmax over each question's candidates (the evidence as the target
+    distribution, L2 ``l2`` × 1e-3), ``gbdt`` gradient-boosted trees (depth 3, 200 rounds)."""
+    X = np.vstack([r["F"][:, cols] for r in train]); y = np.concatenate([r["y"] for r in train])
+    mu, sd = X.mean(0), X.std(0) + 1e-9
+    if model == "point":
+        from sklearn.linear_model import LogisticRegression
+        m = LogisticRegression(C=1.0, max_iter=2000).fit((X - mu) / sd, y)
+        return lambda r: m.decision_function((r["F"][:, cols] - mu) / sd)
+    if model == "gbdt":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        m = HistGradientBoostingClassifier(max_depth=3, max_iter=200, learning_rate=0.05).fit(X, y)
+        return lambda r: m.decision_function(r["F"][:, cols])
+    from scipy.optimize import minimize
+    data = [((r["F"][:, cols] - mu) / sd, r["y"] / r["y"].sum()) for r in train if r["y"].sum() > 0]
+
+    def loss(w):
+        total, grad = 0.0, np.zeros_like(w)
+        for Xq, yq in data:
+            z = Xq @ w; z = z - z.max(); p = np.exp(z); p /= p.sum()
+            total -= (yq * np.log(p + 1e-300)).sum(); grad -= Xq.T @ (yq - p)
+        return total / len(data) + l2 * 1e-3 * (w @ w) / 2, grad / len(data) + l2 * 1e-3 * w
+    w = minimize(loss, np.zeros(len(cols)), jac=True, method="L-BFGS-B").x
+    return lambda r: ((r["F"][:, cols] - mu) / sd) @ w
+
+
+def learned_fusion():
+    """Round 7, idea 1: fusion learned per fold on the other five conversations. "strict" builds
+    the hand-built score among the features with the priors' weights chosen per fold (as
+    ``r6_qnn_grid`` does), "defaults" with the defaults; "no fused" leaves it out."""
+    grid = P(bw=(0.3, 0.4, 0.5), nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6))
+    rows = run3("priors per fold (r6_qnn_grid)", grid, qv="qv_nn", cand=100)
+    chosen = cv(rows, [tuple(sorted(g.items())) for g in grid])[3]
+    built = {}
+
+    def rows_of(cfg):
+        key = tuple(sorted(cfg.items()))
+        if key not in built:
+            built[key] = lf_rows(**cfg)
+        return built[key]
+    default = dict(bw=0.3, nw=0.3, date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4)
+    everything = list(range(len(LF_NAMES)))
+    base = [i for i, n in enumerate(LF_NAMES) if n not in ("qcov", "loglen", "img")]
+    no_fused = [i for i in everything if LF_NAMES[i] not in LF_FUSED]
+    for name, cols, model, l2, strict in [
+            ("pointwise LR, 15 features", base, "point", 0, False),
+            ("GBDT, 15 features", base, "gbdt", 0, False),
+            ("listwise, 15 features, l2 10", base, "list", 10.0, True),
+            ("listwise, 15 features, l2 30", base, "list", 30.0, True),
+            ("listwise, 15 features, l2 100", base, "list", 100.0, True),
+            ("listwise, 15 features, l2 30, defaults", base, "list", 30.0, False),
+            ("listwise, 18 features, l2 30", everything, "list", 30.0, True),
+            ("listwise, no fused score, l2 30", no_fused, "list", 30.0, False)]:
+        held, n = {1: 0.0, 5: 0.0, 10: 0.0}, 0
+        for ci in range(len(CS)):
+            rs = rows_of({**default, **dict(chosen[ci])} if strict else default)
+            score = _lf_fit([r for r in rs if r["ci"] != ci], cols, model, l2)
+            test = [r for r in rs if r["ci"] == ci]; n += len(test)
+            for k, v in _lf_recall(test, [score(r) for r in test]).items():
+                held[k] += v
+        rs = rows_of(default); score = _lf_fit(rs, cols, model, l2)
+        ins = _lf_recall(rs, [score(r) for r in rs])
+        print(f"{name + (' (strict)' if strict else ''):<28} LOO {held[1] / n:.3f} {held[5] / n:.3f} {held[10] / n:.3f} | "
+              f"in {ins[1] / n:.3f} {ins[5] / n:.3f} {ins[10] / n:.3f}", flush=True)
+
 
 def diverse(c, s, ok, lam):
     """Greedy re-rank that charges ``lam`` x the best score per result already taken from a session."""
@@ -488,6 +701,21 @@ def experiments(mode: str) -> dict:
         "r6_qnn_names": lambda: run3("... names' BM25 weight", P(name_w=(0.0, 0.25, 0.5, 1.0), bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
         "r6_qnn_sess": lambda: run3("... session prior from its best 1-3", P(sess_top=(1, 2, 3), bw=BW, nw=NW2), qv="qv_nn", cand=100, **pri),
         "r6_qnn_k1b": lambda: run3("... BM25 k1, b per fold", P(bw=BW, nw=NW2, k1=(1.2, 1.6, 2.0), b=(0.4, 0.6, 0.75)), qv="qv_nn", cand=100, **pri),
+        # round 7 (fused7: round 6's kept ranking, tv_np + qv_nn, and what was tried on top)
+        "r7_base": lambda: run7("round 6 as built", P(bw=BW, nw=NW2), cand=100, **pri),
+        "r7_sess": lambda: run7("+ session's best cosine / BM25", P(bw=BW, nw=NW2, sess_cos_w=(0.0, 0.1, 0.2, 0.4), sess_bm_w=(0.0, 0.05, 0.1, 0.2)), cand=100, **pri),
+        "r7_sess_only": lambda: run7("session's best cosine / BM25 instead of the fused", P(bw=BW, nw=NW2, sess_cos_w=(0.1, 0.2, 0.4), sess_bm_w=(0.0, 0.1, 0.2)), cand=100, **{**pri, "sess_w": 0.0}),
+        "r7_sess_grid": lambda: run7("+ session's best cosine / BM25, priors per fold", P(bw=(0.3, 0.4), nw=(0.3,), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), sess_cos_w=(0.0, 0.1, 0.2), sess_bm_w=(0.0, 0.1)), cand=100),
+        "r7_len": lambda: run7("+ a turn-length prior", P(bw=BW, nw=NW2, len_w=(0.0, 0.05, 0.1, 0.2, 0.3), len_form=("log", "rel", "cap")), cand=100, **pri),
+        "r7_len_cap": lambda: run7("+ length prior min(len/40, 1)", P(bw=BW, nw=NW2, len_w=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5)), cand=100, len_form="cap", **pri),
+        "r7_len_depth": lambda: (run7("BM25 scores 300 deep (round 6's library)", P(len_w=(0.0,)), bw=0.3, nw=0.3, cand=100, bm_depth=300, **pri),
+                                 run7("... + length prior 0.3", P(len_w=(0.3,)), bw=0.3, nw=0.3, cand=100, len_form="cap", bm_depth=300, **pri)),
+        "r7_len_grid": lambda: run7("+ length prior, priors per fold", P(bw=(0.3, 0.4), nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), len_w=(0.0, 0.2, 0.3)), cand=100, len_form="cap"),
+        "r7_len_bm25": lambda: run2("BM25 alone + a turn-length prior", P(bw=(1.0,), nw=(0.3, 0.45, 0.6), len_w=(0.0, 0.1, 0.2, 0.3, 0.5), len_form=("cap", "log")), mode="bm25", cand=100, **pri),
+        "r7_len_bm25_03": lambda: run2("BM25 alone + length prior 0.3", P(bw=(1.0,), nw=(0.3, 0.45, 0.6)), mode="bm25", cand=100, len_w=0.3, len_form="cap", **pri),
+        "r7_roc": lambda: run7("dense Rocchio from the fused top-k", P(bw=BW, nw=NW2, roc_w=(0.0, 0.1, 0.2, 0.4, 0.8), roc_k=(1, 3, 5, 10), roc_norm=(False, True)), cand=100, **pri),
+        "r7_prf": lambda: run7("PRF from the fused top-m", P(prf_w=(0.0, 0.05, 0.1, 0.2, 0.4), prf_m=(3, 10), prf_e=(10, 20), prf_src=("fused", "bm25")), bw=0.3, nw=0.3, cand=100, **pri),
+        "r7_learned": learned_fusion,
         "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
     }
 
@@ -519,7 +747,7 @@ def main() -> int:
         for c in CS:
             c.toks = [Counter(light_stem(t) for t in index_tokens(text)) for text in c.texts]
             c.vocab = set().union(*c.toks)
-    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid", "r6_qnn_fusion", "r6_qnn_nwd", "r6_qcw", "r6_qnn_depth", "r6_qnn_names", "r6_qnn_sess", "r6_qnn_k1b"}:  # they need the extra vectors
+    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid", "r6_qnn_fusion", "r6_qnn_nwd", "r6_qcw", "r6_qnn_depth", "r6_qnn_names", "r6_qnn_sess", "r6_qnn_k1b"} or any(n.startswith("r7_") for n in (args.only or todo_names(args.mode))):  # they need the extra vectors
         EXTRA[:] = prepare_extra(args.cache, convs)
         if "r6_qcw" in (args.only or ()):
             add_content_questions(args.cache, convs, EXTRA)

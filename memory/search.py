@@ -45,7 +45,8 @@ from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
 from .query_analysis import without_names
-from .recall_priors import DATE_TAU_DAYS, DATE_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT, TurnFacets, apply_turn_priors
+from .recall_priors import (DATE_TAU_DAYS, DATE_WEIGHT, LENGTH_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT, TurnFacets,
+                            apply_turn_priors)
 from .validation import check_labels
 from .storage.base import Storage
 from .storage.rows import SearchScope
@@ -70,6 +71,11 @@ BM25_ONLY_DEPTH = 3
 #: hit) keep their own BM25 score, read from a BM25 list BM25_ONLY_DEPTH times as deep (issue 18
 #: point 7, round 6)
 HYBRID_BM25_SCORES = True
+#: how many times deeper than the candidate depth a hybrid search reads BM25 scores (round 7): a
+#: dense hit or a neighbour that matches the question only by a common word (a speaker's name, an
+#: IDF near 0) still counts as a BM25 match, and so may be lifted by the priors (LoCoMo dev, hybrid
+#: recall@10 with the length prior: 0.800 at 3 x 100 deep, 0.808 at 10 x, in bench/locomo_ideas.py)
+HYBRID_BM25_DEPTH = 10
 #: BM25 parameters (FTS5's and Robertson & Zaragoza's usual values)
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -650,7 +656,8 @@ class HybridSearch:
         snapshot; ``state`` as for :meth:`_bm25_rows`). BM25 alone looks deeper than ``depth``: a
         turn past the depth would lose its own score (and with it its place) when it is only a
         neighbour of a hit (LoCoMo dev, BM25 recall@10 0.637 -> 0.681 on the first conversation;
-        BM25_ONLY_DEPTH); with a dense ranker as deep when :data:`HYBRID_BM25_SCORES`, else ``depth``."""
+        BM25_ONLY_DEPTH); with a dense ranker :data:`HYBRID_BM25_DEPTH` times as deep when
+        :data:`HYBRID_BM25_SCORES`, else ``depth``."""
         out = {}
         for kind, flt in filters.items():
             docs = current[kind]
@@ -663,7 +670,8 @@ class HybridSearch:
                 rows = rows[np.isin(docs.ids[rows], np.fromiter(seen, dtype=np.int64, count=len(seen)))]
             if not len(rows):
                 continue
-            bm_depth = BM25_ONLY_DEPTH * depth if (not dense or HYBRID_BM25_SCORES) else depth
+            bm_depth = (BM25_ONLY_DEPTH * depth if not dense else HYBRID_BM25_DEPTH * depth if HYBRID_BM25_SCORES
+                        else depth)
             out[kind] = (rows, self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}),
                                                scope_key=(kind, flt), state=state) if tokens else {})
         return out
@@ -699,6 +707,7 @@ class HybridSearch:
         date_tau_days: float = DATE_TAU_DAYS,
         speaker_weight: float = SPEAKER_WEIGHT,
         session_weight: float = SESSION_WEIGHT,
+        length_weight: float = LENGTH_WEIGHT,
     ) -> list[SearchHit]:
         """The best ``limit`` items for ``query``.
 
@@ -732,9 +741,10 @@ class HybridSearch:
             query about something absent returns nothing rather than noise.
         :param candidates: how deep BM25 looks per kind (default ``max(100, 5 × limit)``).
         :param progress: ``progress(done, total)`` while embedding new items before the search.
-        :param date_weight: / :param date_tau_days: / :param speaker_weight: / :param session_weight:
-            the turn priors of :mod:`memfold.memory.recall_priors` (a date the question names, a
-            speaker it names, the best candidate of a turn's session), each a share of the best
+        :param date_weight: / :param date_tau_days: / :param speaker_weight: / :param session_weight: /
+            :param length_weight: the turn priors of :mod:`memfold.memory.recall_priors` (a date the
+            question names, a speaker it names, the best candidate of a turn's session, the turn's
+            length), each a share of the best
             candidate's score; 0 turns one off. Linear fusion in ``hybrid`` and ``bm25`` modes only
             (``dense`` is the embedding ranker alone).
         :returns: hits, best first.
@@ -777,7 +787,8 @@ class HybridSearch:
                                f"pass a list such as ['secret']")
         labels = None if reader_labels is None else check_labels(reader_labels, "reader_labels")
         for name, value in (("date_weight", date_weight), ("date_tau_days", date_tau_days),
-                            ("speaker_weight", speaker_weight), ("session_weight", session_weight)):
+                            ("speaker_weight", speaker_weight), ("session_weight", session_weight),
+                            ("length_weight", length_weight)):
             if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) < math.inf:
                 raise InvalidInput(f"{name} must be a number >= 0, got {value!r}")
         for name, value in (("since", since), ("until", until)):
@@ -831,9 +842,10 @@ class HybridSearch:
         # read (on PostgreSQL it waits for the writers in flight, which a snapshot cannot see end)
         current = {kind: self._docs(kind) for kind in filters}
         priors = dict(date_weight=float(date_weight), date_tau_days=float(date_tau_days),
-                      speaker_weight=float(speaker_weight), session_weight=float(session_weight))
+                      speaker_weight=float(speaker_weight), session_weight=float(session_weight),
+                      length_weight=float(length_weight))
         use_priors = "turn" in filters and fusion == "linear" and mode != "dense" and (
-            date_weight or speaker_weight or session_weight)
+            date_weight or speaker_weight or session_weight or length_weight)
         facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
         read: dict[str, dict[int, Any]] = {}  # items already read on the way, by kind
         # the storage state before the snapshot: a small scope's words kept since a search at the
@@ -919,7 +931,7 @@ class HybridSearch:
             sims = np.concatenate(sim_all)
             ok = np.concatenate(ok_all)
             if facets is not None:
-                fused = self._with_priors(query, keys, fused, ok, facets, priors)
+                fused = self._with_priors(query, keys, fused, ok, facets, priors, current["turn"])
             # ties broken by (kind, id) so the order does not depend on how candidates were gathered
             tie = np.arange(len(keys))
             tie[np.lexsort(([k[1] for k in keys], [ITEM_KINDS.index(k[0]) for k in keys]))] = np.arange(len(keys))
@@ -971,9 +983,10 @@ class HybridSearch:
         return vectors[0], {}
 
     def _with_priors(self, query: str, keys: list[tuple[str, Any]], fused: np.ndarray, ok: np.ndarray,
-                     facets: TurnFacets, priors: dict) -> np.ndarray:
+                     facets: TurnFacets, priors: dict, docs: "_Docs") -> np.ndarray:
         """``fused`` with the turn priors (:func:`~.recall_priors.apply_turn_priors`) added to the
-        turn candidates; the date prior only when the clock counts POSIX seconds."""
+        turn candidates; the date prior only when the clock counts POSIX seconds; the length prior
+        from ``docs``, the turns' statistics (length in index tokens)."""
         turn_at = [i for i, k in enumerate(keys) if k[0] == "turn"]
         if not turn_at or not ok.any():
             return fused
@@ -981,8 +994,11 @@ class HybridSearch:
         now = float(self.clock.now()) if seconds else None
         at = np.asarray(turn_at)
         fused = fused.copy()
-        fused[at] = apply_turn_priors(query, [keys[i][1] for i in turn_at], fused[at], ok[at], facets,
-                                      top=float(fused[ok].max()), now=now, dates=seconds, **priors)
+        ids = [keys[i][1] for i in turn_at]
+        pos = docs.position(np.asarray(ids, dtype=np.int64))
+        lengths = np.where(pos >= 0, docs.lengths[np.maximum(pos, 0)], np.nan) if docs.n else np.full(len(ids), np.nan)
+        fused[at] = apply_turn_priors(query, ids, fused[at], ok[at], facets, top=float(fused[ok].max()), now=now,
+                                      dates=seconds, lengths=lengths, **priors)
         return fused
 
     def _hit_items(self, kind: str, item_ids: list[int], read: dict[int, Any]) -> dict[int, Any]:

@@ -12,7 +12,7 @@ import pytest
 import memfold
 from memfold.memory.errors import InvalidInput
 from memfold.memory.query_analysis import absolute_windows, date_windows, named_speakers, relative_windows
-from memfold.memory.recall_priors import SESSION_GAP, TurnFacets, date_prior
+from memfold.memory.recall_priors import LENGTH_FULL, LENGTH_WEIGHT, SESSION_GAP, TurnFacets, date_prior, length_prior
 
 
 def utc(*args) -> datetime:
@@ -169,7 +169,31 @@ def test_no_date_prior_on_a_logical_clock(db_path):
     mf.close()
 
 
-@pytest.mark.parametrize("name", ["date_weight", "date_tau_days", "speaker_weight", "session_weight"])
+def test_length_prior_grows_with_length_up_to_full():
+    out = length_prior(np.array([0, 10, LENGTH_FULL / 2, LENGTH_FULL, 3 * LENGTH_FULL, np.nan]))
+    assert out.tolist() == [0.0, 10 / LENGTH_FULL, 0.5, 1.0, 1.0, 0.0]
+
+
+def test_a_long_turn_outranks_a_short_one_that_says_as_much(replay_mf):
+    """BM25's length normalisation ranks a two-word turn above a long one with the same match;
+    the length prior lifts the long one (an evidence turn is rarely a short reply)."""
+    mf = replay_mf
+    conv = mf.conversation("talk")
+    long_text = ("we finally adopted an alpaca from the farm near the lake last spring and she now lives in "
+                 "the paddock behind the house with two goats, a very old horse and far too many chickens")
+    short, long_, _ = conv.append_many([{"role": "user", "content": "alpaca, really?"},
+                                        {"role": "user", "content": long_text},
+                                        {"role": "user", "content": "the weather was fine"}])
+    query, only = "the alpaca", dict(conversation_id="talk", kinds=["turn"], limit=2, neighbour_weight=0, session_weight=0)
+    assert _ids(mf.search(query, length_weight=0, **only)) == [short, long_]
+    assert _ids(mf.search(query, length_weight=1.0, **only)) == [long_, short]
+    # on by default: the default search scores as LENGTH_WEIGHT does, the long turn closer to the short one
+    default, off = mf.search(query, **only), mf.search(query, length_weight=0, **only)
+    assert [h.score for h in default] == [h.score for h in mf.search(query, length_weight=LENGTH_WEIGHT, **only)]
+    assert default[1].score - default[0].score > off[1].score - off[0].score
+
+
+@pytest.mark.parametrize("name", ["date_weight", "date_tau_days", "speaker_weight", "session_weight", "length_weight"])
 def test_bad_prior_weights_are_refused(replay_mf, name):
     replay_mf.conversation("c").append({"role": "user", "content": "hello"})
     for bad in (-0.1, float("nan"), "high", True):
@@ -194,4 +218,24 @@ def test_bm25_alone_keeps_a_hits_neighbour_ranked_past_the_depth(db_path, monkey
     monkeypatch.setattr(search_module, "BM25_ONLY_DEPTH", 1)
     hits = _ids(mf.search("alpaca", conversation_id="c", kinds=["turn"], limit=6, candidates=2, mode="bm25"))
     assert weak not in hits
+    mf.close()
+
+
+def test_hybrid_keeps_the_bm25_match_of_a_candidate_past_three_times_the_depth(db_path, monkeypatch):
+    """A hybrid search reads BM25 HYBRID_BM25_DEPTH times deeper than its candidates: a hit's
+    neighbour that matches the question only weakly (one word in a long turn, a cosine under
+    min_similarity) keeps its BM25 match and stays a hit, which a 3 x deep read dropped."""
+    from memfold.memory import search as search_module
+
+    mf = memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder="hashing")
+    conv = mf.conversation("c")
+    weak_text = ("a zebra was somewhere in the long list of animals we saw on that trip along with lions, "
+                 "giraffes, hippos, elephants, baboons, flamingos, hyenas, warthogs and one sleepy leopard")
+    texts = ["zebra zebra zebra", weak_text, *["zebra zebra, the weather was fine"] * 12, *["nothing here"] * 5]
+    ids = conv.append_many([{"role": "user", "content": t} for t in texts])
+    weak = ids[1]
+    hits = mf.search("zebra", conversation_id="c", kinds=["turn"], limit=20, candidates=2)
+    assert weak in [h.id for h in hits] and next(h for h in hits if h.id == weak).similarity < search_module.MIN_SIMILARITY
+    monkeypatch.setattr(search_module, "HYBRID_BM25_DEPTH", 3)
+    assert weak not in [h.id for h in mf.search("zebra", conversation_id="c", kinds=["turn"], limit=20, candidates=2)]
     mf.close()

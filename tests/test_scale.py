@@ -226,7 +226,7 @@ def test_scoped_bm25_uses_the_scopes_own_statistics(tmp_path, filler):
              "lisbon weather is nice", "nothing to see here"] * (1 if not filler else 400)
     ids = conv.append_many([{"role": "user", "content": t} for t in texts], compact=False)
     hits = mf.search("parcel lisbon", conversation_id="t", mode="bm25", limit=5, neighbour_weight=0.0,
-                     session_weight=0.0)  # BM25 alone: no neighbour support, no session prior
+                     session_weight=0.0, length_weight=0.0)  # BM25 alone: no neighbour support, no priors
     docs = [t.split() for t in texts]
     expected = _bm25_by_hand(docs, ["parcel", "lisbon"])
     best = sorted((i for i in range(len(texts)) if expected[i] > 0), key=lambda i: (-expected[i], ids[i]))[:5]
@@ -284,7 +284,7 @@ def _bm25_reference(docs: list[tuple[list[str], int]], query: list[str]) -> list
 
 def _plain_bm25(mf_or_searcher, query: str, conversation_id: str) -> list[tuple[int, float]]:
     hits = mf_or_searcher.search(query, conversation_id=conversation_id, mode="bm25", limit=10, neighbour_weight=0.0,
-                                 session_weight=0.0, speaker_weight=0.0, date_weight=0.0)
+                                 session_weight=0.0, speaker_weight=0.0, date_weight=0.0, length_weight=0.0)
     return [(h.id, h.score) for h in hits]
 
 
