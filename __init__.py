@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from typing import Any, Iterable
 
 import sqlite_utils
@@ -186,6 +187,46 @@ def _resume_logical_clock(storage: Storage) -> LogicalClock:
     return LogicalClock(int(newest))
 
 
+#: the background model loads in flight (``memfold-embedder-preload`` threads)
+_PRELOADS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+
+
+def _finish_preloads_before_fork() -> None:
+    """A process forking (``multiprocessing``'s default on Linux, a pre-fork server) while a
+    background model load runs would hand its child the load's locks and half-imported modules
+    with no thread to finish them: the child's first embedding waited for ever, or failed on a
+    partly initialised ``tokenizers``. The fork waits for the loads instead (a fraction of a second
+    for the numpy embedder), and the child inherits the loaded model."""
+    for thread in list(_PRELOADS):
+        if thread.is_alive() and thread is not threading.current_thread():
+            thread.join()
+
+
+os.register_at_fork(before=_finish_preloads_before_fork)
+
+#: the values ``MEMFOLD_PRELOAD_EMBEDDER`` accepts (case and spaces aside; empty or unset: on)
+_PRELOAD_ON, _PRELOAD_OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _check_preload(preload_embedder: Any) -> bool:
+    """The ``preload_embedder`` setting checked: a bool, or ``None`` for ``MEMFOLD_PRELOAD_EMBEDDER``
+    (default on). A string such as ``"no"`` is refused rather than read as true.
+
+    :raises InvalidInput: for anything else, or an unknown value of the variable."""
+    if preload_embedder is None:  # the environment decides (tests and batch jobs turn it off)
+        value = os.environ.get("MEMFOLD_PRELOAD_EMBEDDER", "").strip().lower()
+        if value in ("", *_PRELOAD_ON):
+            return True
+        if value in _PRELOAD_OFF:
+            return False
+        raise InvalidInput(f"MEMFOLD_PRELOAD_EMBEDDER={os.environ['MEMFOLD_PRELOAD_EMBEDDER']!r} is not understood: "
+                           f"use 0 (load the model at the first embedding) or 1 (load it in the background now)")
+    if not isinstance(preload_embedder, bool):
+        raise InvalidInput(f"preload_embedder must be True or False (None: MEMFOLD_PRELOAD_EMBEDDER), "
+                           f"got {preload_embedder!r}")
+    return preload_embedder
+
+
 class MemFold:
     """The facade: one database, its conversations and typed stores, and the injected parts.
 
@@ -261,6 +302,7 @@ class MemFold:
                                 summarizer=summarizer, window=window, create=create)
         # "ann" on SQLite without hnswlib: refused here, before the file is opened
         early["vector_index"] = check_vector_index(vector_index, sqlite=not is_database_url(path))
+        preload_embedder = _check_preload(preload_embedder)
         if clock is None:
             self.storage: Storage = open_storage(path, create=create, vector_index=early["vector_index"])
             kind = self.storage.meta.clock_kind() or "system"
@@ -314,8 +356,6 @@ class MemFold:
             self.storage.meta.set_read_only()
         self._preload: threading.Thread | None = None
         self.preload_error: Exception | None = None  #: why the background model load failed, if it did
-        if preload_embedder is None:  # the environment decides (tests and batch jobs turn it off)
-            preload_embedder = os.environ.get("MEMFOLD_PRELOAD_EMBEDDER", "1").strip().lower() not in ("0", "false", "no", "off")
         if preload_embedder and self.embedder is not None:
             self._start_preload(self.embedder)
 
@@ -332,6 +372,7 @@ class MemFold:
                 self.preload_error = exc
 
         self._preload = threading.Thread(target=load, name="memfold-embedder-preload", daemon=True)
+        _PRELOADS.add(self._preload)  # a fork waits for it (_finish_preloads_before_fork)
         self._preload.start()
 
     def wait_for_embedder(self, timeout: float | None = None) -> bool:

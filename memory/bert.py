@@ -72,6 +72,18 @@ PACKED_TEXTS = 8
 _ENCODERS: dict[str, "BertEncoder"] = {}
 _ENCODERS_LOCK = threading.Lock()
 
+
+def _after_fork_in_child() -> None:
+    """A child forked while another thread of its parent was loading a model (the facade's
+    background load, ``memfold-embedder-preload``) inherits the lock held and no thread to release
+    it: it would wait for ever at its first embedding. The child gets a free lock; the cache holds
+    only encoders whose load finished, so it loads its own copy of any other."""
+    global _ENCODERS_LOCK
+    _ENCODERS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
 # Eigen's / XLA's float32 erf: x * P(x^2) / Q(x^2) on [-4, 4] (erf is +-1 in float32 outside)
 _ERF_ALPHA = tuple(np.float32(c) for c in (
     -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,

@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .bert import BertEncoder, load_encoder  # numpy only: safetensors and tokenizers load with a model
-from .errors import EmbeddingError, InvalidInput
+from .errors import EmbeddingError, InvalidInput, MemfoldError
 from .storage.base import Storage
 from .storage.sqlite.vectors import blob_to_vector, vector_to_blob  # noqa: F401  (the stored byte format, re-exported)
 
@@ -62,6 +62,15 @@ ITEM_KINDS = ("turn", "card", "record")
 
 _MODEL_CACHE: dict[str, Any] = {}
 _MODEL_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """A child forked during a background model load gets a free lock (see :mod:`.bert`)."""
+    global _MODEL_LOCK
+    _MODEL_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
@@ -336,6 +345,40 @@ TURN_TEXT_FORM = "no-speaker-label-1"
 TURN_TEXT_KEY = "embedding_turn_text"
 
 
+def check_progress(progress: Any) -> None:
+    """:raises InvalidInput: when ``progress`` is neither None nor callable (it is called as
+    ``progress(done, total)``; checked before anything is embedded or stored)."""
+    if progress is not None and not callable(progress):
+        raise InvalidInput(f"progress must be a callable progress(done, total) or None, got {progress!r}")
+
+
+def embed_checked(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """``embedder.embed_batch(texts)`` checked: ``(len(texts), embedder.dim) float32``, every value
+    finite. Every vector a search, an index or a re-embed uses comes through here, so a faulty
+    embedder (your own, or a model that breaks) is one clear error and nothing is stored from it.
+
+    :raises EmbeddingError: when the embedder raises (its error chained, a :class:`MemfoldError`
+        as it is) or returns anything but that shape of finite numbers."""
+    name = getattr(embedder, "model_id", type(embedder).__name__)
+    try:
+        out = embedder.embed_batch(texts)
+    except MemfoldError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of the model is named as the embedder's
+        raise EmbeddingError(f"embedder {name!r} failed on {len(texts)} texts: {type(exc).__name__}: {exc}") from exc
+    try:
+        vectors = np.asarray(out, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"embedder {name!r} returned something that is not an array of numbers: {exc}") from None
+    if vectors.shape != (len(texts), embedder.dim):
+        raise EmbeddingError(f"embedder {name!r} returned shape {vectors.shape} for {len(texts)} texts, "
+                             f"expected ({len(texts)}, {embedder.dim}) (its dim)")
+    if not np.isfinite(vectors).all():
+        raise EmbeddingError(f"embedder {name!r} returned NaN or infinity for "
+                             f"{int((~np.isfinite(vectors)).any(axis=1).sum())} of {len(texts)} texts")
+    return vectors
+
+
 def turn_embedding_text(content: str, name: str | None) -> str:
     """The text embedded for a turn: ``content`` without a leading ``"<name>: "`` label when the
     turn's speaker ``name`` is given and the rest is not empty (the speaker is a field of the turn,
@@ -513,6 +556,7 @@ class EmbeddingIndex:
 
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
+        check_progress(progress)
         self.check_model(embedder.model_id, embedder.dim)
         kinds = tuple(kinds)
         if "turn" in kinds:
@@ -541,6 +585,7 @@ class EmbeddingIndex:
         :returns: the number of items embedded.
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
+        check_progress(progress)
         self.check_model(embedder.model_id, embedder.dim)
         kinds = tuple(kinds)
         if "turn" in kinds:
@@ -551,7 +596,7 @@ class EmbeddingIndex:
         try:
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
-                vectors = embedder.embed_batch([text for _, _, text in chunk])
+                vectors = embed_checked(embedder, [text for _, _, text in chunk])
                 for kind in {k for k, _, _ in chunk}:
                     rows = [(i, pos) for pos, (k, i, _) in enumerate(chunk) if k == kind]
                     self.store_live(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]],
@@ -591,6 +636,7 @@ class EmbeddingIndex:
         ``progress``); afterwards it costs nothing in this process.
 
         :returns: how many turn vectors were replaced."""
+        check_progress(progress)
         if self._turn_form_ok:
             return 0
         meta = self.storage.meta
@@ -606,7 +652,7 @@ class EmbeddingIndex:
         done = 0
         for start in range(0, len(todo), batch_size):
             chunk = todo[start:start + batch_size]
-            vectors = embedder.embed_batch([t for _, t in chunk])
+            vectors = embed_checked(embedder, [t for _, t in chunk])
             done += self.store_live("turn", [i for i, _ in chunk], vectors, model_id=embedder.model_id)
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
@@ -624,13 +670,14 @@ class EmbeddingIndex:
 
         :returns: the number of items embedded.
         """
+        check_progress(progress)
         todo = []
         for kind in ITEM_KINDS:
             todo.extend((kind, item_id, text) for item_id, text in self.vectors.embeddable(kind))
         todo = self._as_embedded(todo)
         parts = []
         for start in range(0, len(todo), batch_size):
-            parts.append(embedder.embed_batch([t for _, _, t in todo[start:start + batch_size]]))
+            parts.append(embed_checked(embedder, [t for _, _, t in todo[start:start + batch_size]]))
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
         vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
@@ -682,7 +729,7 @@ class SearchEmbedding:
 
     def _run(self) -> None:
         try:
-            self._vectors = self._embedder.embed_batch(self._all)
+            self._vectors = embed_checked(self._embedder, self._all)
         except BaseException as exc:  # re-raised in the caller's thread by wait()
             self._error = exc
 
@@ -700,10 +747,7 @@ class SearchEmbedding:
             raise self._error
         if not self._all:
             return np.zeros((0, self._embedder.dim), dtype=np.float32)
-        vectors = np.asarray(self._vectors, dtype=np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(self._all):
-            raise EmbeddingError(f"embedder {self._embedder.model_id!r} returned shape {vectors.shape} "
-                                 f"for {len(self._all)} texts")
+        vectors = self._vectors  # checked by embed_checked: (len(texts), dim) float32, finite
         for kind in dict.fromkeys(k for k, _, _ in self._todo):
             at = [pos for pos, (k, _, _) in enumerate(self._todo) if k == kind]
             self._index.store_live(kind, [self._todo[pos][1] for pos in at], vectors[at],

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder
+from .embeddings import ITEM_KINDS, EmbeddingIndex, Embedder, check_progress
 from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
@@ -88,6 +88,10 @@ SMALL_SCOPE_TOKENS = 12_000
 #: how many small scopes keep their words between searches (:class:`_ScopeTerms`, least recently
 #: searched dropped first; at most :data:`SMALL_SCOPE_TOKENS` occurrences of 8 bytes each a scope)
 SCOPE_TERMS_CACHED = 64
+#: the ``meta`` key counting the erasures of a file (:meth:`memfold.window.erasure.Eraser.erase` raises
+#: it in its transaction): a searcher whose in-memory statistics were read at another count drops
+#: them, since an erased item's length, time and speaker must not weigh in later searches
+ERASURES_KEY = "erasures"
 
 #: English function words dropped from BM25 OR queries (kept when a query has nothing else).
 STOP_WORDS = frozenset(
@@ -481,6 +485,7 @@ class HybridSearch:
         self.overlap_embedding = True
         self._scope_terms: "OrderedDict[Any, _ScopeTerms]" = OrderedDict()  # small scopes' words
         self._scope_terms_lock = threading.Lock()
+        self._erasures: str | None = None  # the file's erasure count the statistics were read at
 
     @property
     def embedder(self) -> Embedder | None:
@@ -522,6 +527,22 @@ class HybridSearch:
                 rows = self.fulltext.documents(kind, 0)
             docs.add(rows)
             return docs
+
+    def _forget_erased(self) -> None:
+        """Drop the in-memory statistics (document lengths, turn facets, kept scope words) when the
+        file was erased in since they were read (:data:`ERASURES_KEY`, by any process), so an
+        erased item's length, time and speaker no longer count: the next search reads them anew,
+        as a fresh process would. One primary-key read per search; a reload only after an erasure.
+        Read before the statistics: an erasure committing after it is caught by the next search."""
+        count = self.storage.meta.get(ERASURES_KEY)
+        if count == self._erasures:
+            return
+        with self._docs_lock:
+            self._doc_stats = {}
+        with self._scope_terms_lock:
+            self._scope_terms.clear()
+        self._facets = TurnFacets()
+        self._erasures = count
 
     def _scope_rows(self, kind: str, docs: "_Docs", flt: SearchScope) -> np.ndarray:
         """Positions in ``docs`` of the items inside ``flt``: by the lineage's groups and seqs in
@@ -641,6 +662,12 @@ class HybridSearch:
         for kind, flt in filters.items():
             docs = current[kind]
             rows = self._scope_rows(kind, docs, flt)
+            if flt.reader_labels is not None and 0 < len(rows) <= SMALL_SCOPE:
+                # a small scope's statistics count only what this reader may see: a hidden turn's
+                # words must not move the rarity (idf) of a query word, nor the mean length, of the
+                # visible ones (one read of at most SMALL_SCOPE ids). Larger scopes still count them.
+                seen = self.fulltext.visible(kind, flt, docs.ids[rows].tolist())
+                rows = rows[np.isin(docs.ids[rows], np.fromiter(seen, dtype=np.int64, count=len(seen)))]
             if not len(rows):
                 continue
             bm_depth = (BM25_ONLY_DEPTH * depth if not dense else HYBRID_BM25_DEPTH * depth if HYBRID_BM25_SCORES
@@ -734,8 +761,21 @@ class HybridSearch:
             raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
         if fusion not in ("linear", "rrf"):
             raise InvalidInput(f"unknown fusion {fusion!r}: use 'linear' or 'rrf'")
-        if not 0.0 <= float(bm25_weight) <= 1.0:
-            raise InvalidInput(f"bm25_weight must be in [0, 1], got {bm25_weight!r}")
+        for name, value, low, high in (("bm25_weight", bm25_weight, 0.0, 1.0), ("min_similarity", min_similarity, -1.0, 1.0),
+                                       ("neighbour_weight", neighbour_weight, 0.0, math.inf)):
+            if isinstance(value, bool) or not isinstance(value, Real) or not low <= float(value) <= high \
+                    or not math.isfinite(float(value)):
+                raise InvalidInput(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+        if candidates is not None and (isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1):
+            raise InvalidInput(f"candidates must be a positive integer (how deep each ranker looks), got {candidates!r}")
+        check_progress(progress)
+        if lineage is not None and (isinstance(lineage, (str, bytes)) or not isinstance(lineage, Sequence) or not all(
+                isinstance(m, (tuple, list)) and len(m) == 2 and isinstance(m[0], str)
+                and (m[1] is None or (isinstance(m[1], int) and not isinstance(m[1], bool))) for m in lineage)):
+            raise InvalidInput(f"lineage must be a list of (conversation_id, last_seq or None) pairs, root first, "
+                               f"got {lineage!r}: leave it out to have it read from storage")
+        if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Iterable):
+            raise InvalidInput(f"kinds must be a list of item kinds such as ['turn', 'card'], got {kinds!r}")
         kinds = tuple(kinds)
         for kind in kinds:
             if kind not in ITEM_KINDS:
@@ -763,6 +803,7 @@ class HybridSearch:
             raise EmbeddingError("dense search needs an embedder: pass embedder=... to MemFold")
         depth = candidates or max(100, 5 * limit)
 
+        self._forget_erased()  # before anything read from the statistics (the speakers' names too)
         found_lineage: list[tuple] = []
 
         known_lineage = None if lineage is None else tuple(reversed(tuple(lineage)))  # storage's order: leaf first
@@ -854,7 +895,10 @@ class HybridSearch:
                 per_kind.append((kind, cands, bm, sims, prev, nxt, live))
             if not per_kind:
                 return []
-            bm_max = max((max(p[2].values(), default=0.0) for p in per_kind), default=0.0) or 1.0
+            # normalised by the best BM25 among the items checked visible (live, in scope, labels held):
+            # an item this reader may not see, or one erased since BM25 ranked, never sets the scale
+            # (a hidden turn holding a query word made every visible score collapse: an oracle for its words)
+            bm_max = max((max((p[2][i] for i in p[6] if i in p[2]), default=0.0) for p in per_kind), default=0.0) or 1.0
 
             keys: list[tuple[str, Any]] = []
             fused_all, bm_all, sim_all, ok_all = [], [], [], []

@@ -241,7 +241,8 @@ def test_items_a_failed_embedding_batch_skipped_are_embedded_by_the_next_index(d
     with memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words", embedder=None) as mf:
         mf.conversation("c", namespace="n").append({"role": "user", "content": "my parcel is late"})
         index, embedder = mf.searcher.index, _FailsOnce()
-        with pytest.raises(RuntimeError):
+        with pytest.raises(memfold.EmbeddingError, match="not loaded yet") as failed:  # the model's error, named
             index.index(embedder, kinds=("turn",))
+        assert isinstance(failed.value.__cause__, RuntimeError)
         assert index.index(embedder, kinds=("turn",)) == 1  # the failed batch's turn, not skipped for good
         assert index.missing("turn") == []

@@ -27,6 +27,7 @@ from ..memory.errors import InvalidInput
 from ..memory.validation import check_id
 from .archive import namespace_exists
 from ..memory.events import log_event
+from ..memory.search import ERASURES_KEY
 from ..memory.storage.base import Storage
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_name
@@ -183,6 +184,9 @@ class Eraser:
             scope = {"namespace": namespace, "conversation": conversation_id}
             log_event(self.storage, at=now, kind="erase", subject=f"erasure:{plan.total}", namespace=namespace,
                       cause=cause, details={**plan.to_dict(), "scope": scope})
+            # every searcher, in any process, drops the statistics it read before this erasure
+            meta = self.storage.meta
+            meta.set(ERASURES_KEY, str(int(meta.get(ERASURES_KEY) or 0) + 1))
         for listener in self.listeners:  # in-memory caches built from erased content (compiled contexts)
             listener()
         if vacuum:

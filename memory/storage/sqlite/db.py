@@ -135,7 +135,10 @@ class SqliteDB:
 
     @property
     def in_transaction(self) -> bool:
-        return self.conn.in_transaction
+        try:
+            return self.conn.in_transaction
+        except sqlite3.ProgrammingError as exc:  # a closed database: memfold's error, as for a statement
+            raise _translate(exc, "(transaction state)", self.conn) from exc
 
     def in_transaction_here(self) -> bool:
         """True when the calling thread opened the transaction (or snapshot) now open: it holds
