@@ -215,6 +215,11 @@ def _requirement_of(op: Any, av: Any) -> Any:
     return None if found is None or "" in found else ("lit", found)
 
 
+def _tests_of(test: str) -> int:
+    """How many substring tests the requirement source ``test`` makes at most."""
+    return test.count(" in low")
+
+
 def _tests(req: Any) -> int:
     return len(req[1]) if req[0] == "lit" else sum(_tests(r) for r in req[1])
 
@@ -223,8 +228,11 @@ def _expression(req: Any) -> str:
     """Python source testing a requirement on ``low`` (each literal written as its repr)."""
     if req[0] == "lit":
         return "(" + " or ".join(f"{lit!r} in low" for lit in sorted(req[1], key=len, reverse=True)) + ")"
-    joiner = " and " if req[0] == "and" else " or "
-    return "(" + joiner.join(_expression(r) for r in req[1]) + ")"
+    if req[0] == "and":
+        # every part must hold, in any order: the part of fewest substring tests first, so a text
+        # lacking it is turned down after those few (round 7; the same truth value)
+        return "(" + " and ".join(_expression(r) for r in sorted(req[1], key=_tests)) + ")"
+    return "(" + " or ".join(_expression(r) for r in req[1]) + ")"
 
 
 def requirement(pattern: re.Pattern) -> str | None:
@@ -259,14 +267,82 @@ def required_literals(pattern: re.Pattern) -> frozenset[str] | None:
     return found
 
 
+#: the methods of a :class:`Prefiltered`, written out with its tests inlined (one Python call per
+#: search instead of four: issue 18, point 4, round 7). ``{test}`` is the requirement's source over
+#: ``low`` (:func:`requirement`); ``{flat}`` is empty, or ``not <flat test> or `` where the
+#: pattern's flat literal set (:func:`required_literals`) is fewer substring tests than the
+#: requirement: a text lacking all of them is turned down before the longer test (both are
+#: implied by every match, so either turning a text down proves no match). ``_raw_<name>`` is the
+#: pattern's own bound method.
+_METHODS = """
+def make(_raw_search, _raw_finditer, _raw_findall, _raw_split, _raw_sub, _raw_subn):
+  def search(string, *args):
+      if type(string) is str:
+          last = _LAST
+          low = last[1] if last[0] is string else _lowered(string)
+          if low is not None and ({flat}not ({test})):
+              return None
+      return _raw_search(string, *args)
+
+  def finditer(string, *args):
+      if type(string) is str:
+          last = _LAST
+          low = last[1] if last[0] is string else _lowered(string)
+          if low is not None and ({flat}not ({test})):
+              return iter(())
+      return _raw_finditer(string, *args)
+
+  def findall(string, *args):
+      if type(string) is str:
+          last = _LAST
+          low = last[1] if last[0] is string else _lowered(string)
+          if low is not None and ({flat}not ({test})):
+              return []
+      return _raw_findall(string, *args)
+
+  def split(string, *args, **kwargs):
+      if type(string) is str:
+          last = _LAST
+          low = last[1] if last[0] is string else _lowered(string)
+          if low is not None and ({flat}not ({test})):
+              return [string]
+      return _raw_split(string, *args, **kwargs)
+
+  def sub(repl, string, *args, **kwargs):
+      if type(string) is str:
+          last = _LAST
+          low = last[1] if last[0] is string else _lowered(string)
+          if low is not None and ({flat}not ({test})):
+              return string
+      return _raw_sub(repl, string, *args, **kwargs)
+
+  def subn(repl, string, *args, **kwargs):
+      if type(string) is str:
+          last = _LAST
+          low = last[1] if last[0] is string else _lowered(string)
+          if low is not None and ({flat}not ({test})):
+              return (string, 0)
+      return _raw_subn(repl, string, *args, **kwargs)
+
+  return search, finditer, findall, split, sub, subn
+"""
+_SCANNING = ("search", "finditer", "findall", "split", "sub", "subn")
+
+
 class Prefiltered:
     """A compiled pattern that is not run on a text lacking its required literals (module
     docstring). Same methods and attributes as :class:`re.Pattern` for ``str`` texts.
     ``match`` and ``fullmatch`` are the pattern's own: they are anchored, so they fail at the
     first characters anyway; the methods that scan the text (``search``, ``finditer``,
-    ``findall``, ``sub``, ``subn``, ``split``) test the literals first."""
+    ``findall``, ``sub``, ``subn``, ``split``) test the literals first.
 
-    __slots__ = ("_pattern", "_literals", "_any", "pattern", "flags", "groups", "groupindex", "match", "fullmatch")
+    Each of those is a function made for this pattern from :data:`_METHODS`, with the
+    requirement's substring tests written into its body: the same test as :meth:`_absent`
+    (a text that is not a ``str``, or may not be prefiltered, always runs the pattern), without
+    the three calls around it."""
+
+    __slots__ = ("_pattern", "_literals", "_any", "pattern", "flags", "groups", "groupindex", "match", "fullmatch",
+                 *_SCANNING)
 
     def __init__(self, pattern: re.Pattern, test: str) -> None:
         self._pattern = pattern
@@ -277,6 +353,15 @@ class Prefiltered:
         self.pattern, self.flags = pattern.pattern, pattern.flags
         self.groups, self.groupindex = pattern.groups, pattern.groupindex
         self.match, self.fullmatch = pattern.match, pattern.fullmatch
+        scope: dict[str, Any] = {}
+        # defined against this module's own globals, so they read the current :data:`_LAST`
+        literals = required_literals(pattern)
+        flat = "" if literals is None else _expression(("lit", literals))
+        flat = f"not {flat} or " if literals is not None and flat != test and len(literals) < _tests_of(test) else ""
+        exec(_METHODS.format(test=test, flat=flat), globals(), scope)  # noqa: S102 - ASCII literals' repr()s only
+        made = scope["make"](*(getattr(pattern, n) for n in _SCANNING))
+        for name, fn in zip(_SCANNING, made):
+            setattr(self, name, fn)
 
     @property
     def unfiltered(self) -> re.Pattern:
@@ -290,24 +375,6 @@ class Prefiltered:
         last = _LAST
         low = last[1] if last[0] is text else _lowered(text)
         return low is not None and not self._any(low)
-
-    def search(self, string: str, *args: Any) -> re.Match | None:
-        return None if self._absent(string) else self._pattern.search(string, *args)
-
-    def finditer(self, string: str, *args: Any) -> Iterator[re.Match]:
-        return iter(()) if self._absent(string) else self._pattern.finditer(string, *args)
-
-    def findall(self, string: str, *args: Any) -> list:
-        return [] if self._absent(string) else self._pattern.findall(string, *args)
-
-    def split(self, string: str, *args: Any, **kwargs: Any) -> list:
-        return [string] if self._absent(string) else self._pattern.split(string, *args, **kwargs)
-
-    def sub(self, repl: Any, string: str, *args: Any, **kwargs: Any) -> str:
-        return string if self._absent(string) else self._pattern.sub(repl, string, *args, **kwargs)
-
-    def subn(self, repl: Any, string: str, *args: Any, **kwargs: Any) -> tuple[str, int]:
-        return (string, 0) if self._absent(string) else self._pattern.subn(repl, string, *args, **kwargs)
 
     def __repr__(self) -> str:
         return f"Prefiltered({self._pattern!r})"
