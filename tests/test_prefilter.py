@@ -241,7 +241,7 @@ def test_both_gates_of_a_prefiltered_search_hold_wherever_its_pattern_matches():
     gated = 0
     for name, pattern in _prefiltered_patterns():
         raw = pattern.unfiltered
-        literals = required_literals(raw)
+        literals = required_literals(raw)  # the flat literal set (tested first where it is shorter)
         requirement = eval("lambda low: " + prefilter.requirement(raw))  # noqa: S307
         gated += literals is not None
         for text in sentences:
@@ -285,3 +285,14 @@ def test_the_answer_words_shortcut_gives_what_the_full_reading_gives():
              {"role": "user", "content": "Sanchez"}, {"role": "assistant", "content": "Thanks, Sanchez it is."}]
     assert secrets._answer_words(asked) == secrets._answer_words_of([secrets._role_text(t) for t in asked]) == {"Sanchez"}
     assert windows > 1000
+
+
+def test_a_method_taken_before_the_first_search_still_gives_the_patterns_answers():
+    """Round 7: the scanning methods are written on first use; one taken before then keeps working."""
+    raw = re.compile(r"\bnever (?:call|email)\b", re.I)
+    filtered = prefilter.prefiltered(raw)
+    early, early_sub = filtered.search, filtered.sub
+    assert early("Please never call me").span() == raw.search("Please never call me").span()
+    assert filtered.search is not early  # written now
+    assert early("hello") is None and filtered.search("hello") is None
+    assert early_sub("#", "never email") == raw.sub("#", "never email") == filtered.sub("#", "never email")
