@@ -216,11 +216,6 @@ def _requirement_of(op: Any, av: Any) -> Any:
     return None if found is None or "" in found else ("lit", found)
 
 
-def _tests_of(test: str) -> int:
-    """How many substring tests the requirement source ``test`` makes at most."""
-    return test.count(" in low")
-
-
 def _tests(req: Any) -> int:
     return len(req[1]) if req[0] == "lit" else sum(_tests(r) for r in req[1])
 
@@ -268,61 +263,79 @@ def required_literals(pattern: re.Pattern) -> frozenset[str] | None:
     return found
 
 
-#: the methods of a :class:`Prefiltered`, written out with its requirement inlined (one Python
-#: call per search instead of four: issue 18, point 4, round 7): ``{test}`` is the requirement's
-#: source over ``low`` (:func:`requirement`), ``_raw_<name>`` the pattern's own bound method
-_METHODS = """
-def make(_raw_search, _raw_finditer, _raw_findall, _raw_split, _raw_sub, _raw_subn):
-  def search(string, *args):
-      if type(string) is str:
-          last = _LAST
-          low = last[1] if last[0] is string else _lowered(string)
-          if low is not None and ({flat}not ({test})):
-              return None
-      return _raw_search(string, *args)
+def _methods(pattern: re.Pattern, test: Any, flat: Any) -> tuple[Any, ...]:
+    """The scanning methods of a :class:`Prefiltered` (issue 18, point 4, round 7): each reads the
+    text's lowercase from :data:`_LAST` itself and turns the text down when ``flat`` (the flat
+    literal set's test, or None) or ``test`` (the requirement's) fails on it: one Python call per
+    search around the tests, where a method calling :meth:`Prefiltered._absent` made four. Both
+    tests hold on every text the pattern matches in, so either turning a text down proves no
+    match; ``flat`` goes first where it is the shorter test. A text that is not a ``str``, or may
+    not be prefiltered (:data:`_ASCII_FOLDS`), always runs the pattern."""
+    raw_search, raw_finditer, raw_findall = pattern.search, pattern.finditer, pattern.findall
+    raw_split, raw_sub, raw_subn = pattern.split, pattern.sub, pattern.subn
 
-  def finditer(string, *args):
-      if type(string) is str:
-          last = _LAST
-          low = last[1] if last[0] is string else _lowered(string)
-          if low is not None and ({flat}not ({test})):
-              return iter(())
-      return _raw_finditer(string, *args)
+    if flat is None:
+        def absent(string: Any) -> bool:
+            if type(string) is not str:
+                return False
+            last = _LAST
+            low = last[1] if last[0] is string else _lowered(string)
+            return low is not None and not test(low)
 
-  def findall(string, *args):
-      if type(string) is str:
-          last = _LAST
-          low = last[1] if last[0] is string else _lowered(string)
-          if low is not None and ({flat}not ({test})):
-              return []
-      return _raw_findall(string, *args)
+        def search(string: Any, *args: Any) -> re.Match | None:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and not test(low):
+                    return None
+            return raw_search(string, *args)
 
-  def split(string, *args, **kwargs):
-      if type(string) is str:
-          last = _LAST
-          low = last[1] if last[0] is string else _lowered(string)
-          if low is not None and ({flat}not ({test})):
-              return [string]
-      return _raw_split(string, *args, **kwargs)
+        def sub(repl: Any, string: Any, *args: Any, **kwargs: Any) -> str:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and not test(low):
+                    return string
+            return raw_sub(repl, string, *args, **kwargs)
+    else:
+        def absent(string: Any) -> bool:
+            if type(string) is not str:
+                return False
+            last = _LAST
+            low = last[1] if last[0] is string else _lowered(string)
+            return low is not None and (not flat(low) or not test(low))
 
-  def sub(repl, string, *args, **kwargs):
-      if type(string) is str:
-          last = _LAST
-          low = last[1] if last[0] is string else _lowered(string)
-          if low is not None and ({flat}not ({test})):
-              return string
-      return _raw_sub(repl, string, *args, **kwargs)
+        def search(string: Any, *args: Any) -> re.Match | None:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and (not flat(low) or not test(low)):
+                    return None
+            return raw_search(string, *args)
 
-  def subn(repl, string, *args, **kwargs):
-      if type(string) is str:
-          last = _LAST
-          low = last[1] if last[0] is string else _lowered(string)
-          if low is not None and ({flat}not ({test})):
-              return (string, 0)
-      return _raw_subn(repl, string, *args, **kwargs)
+        def sub(repl: Any, string: Any, *args: Any, **kwargs: Any) -> str:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and (not flat(low) or not test(low)):
+                    return string
+            return raw_sub(repl, string, *args, **kwargs)
 
-  return search, finditer, findall, split, sub, subn
-"""
+    def finditer(string: Any, *args: Any) -> Iterator[re.Match]:
+        return iter(()) if absent(string) else raw_finditer(string, *args)
+
+    def findall(string: Any, *args: Any) -> list:
+        return [] if absent(string) else raw_findall(string, *args)
+
+    def split(string: Any, *args: Any, **kwargs: Any) -> list:
+        return [string] if absent(string) else raw_split(string, *args, **kwargs)
+
+    def subn(repl: Any, string: Any, *args: Any, **kwargs: Any) -> tuple[str, int]:
+        return (string, 0) if absent(string) else raw_subn(repl, string, *args, **kwargs)
+
+    return search, finditer, findall, split, sub, subn
+
+
 _SCANNING = ("search", "finditer", "findall", "split", "sub", "subn")
 
 
@@ -333,11 +346,9 @@ class Prefiltered:
     first characters anyway; the methods that scan the text (``search``, ``finditer``,
     ``findall``, ``sub``, ``subn``, ``split``) test the literals first.
 
-    Each of those is a function written for this pattern from :data:`_METHODS` on its first use
-    (round 7), with the requirement's substring tests in its body, and the flat literal set's
-    before them where that is the shorter test: the same answers as testing :meth:`_absent`
-    first (a text that is not a ``str``, or may not be prefiltered, always runs the pattern),
-    without the three calls around it."""
+    Each of those is a function made for this pattern by :func:`_methods` on its first use
+    (round 7): the requirement's test as in :meth:`_absent`, with the flat literal set tested
+    first where that is the shorter test, and fewer calls around them."""
 
     __slots__ = ("_pattern", "_literals", "_any", "_built", "pattern", "flags", "groups", "groupindex", "match", "fullmatch",
                  *_SCANNING)
@@ -351,28 +362,26 @@ class Prefiltered:
         self.pattern, self.flags = pattern.pattern, pattern.flags
         self.groups, self.groupindex = pattern.groups, pattern.groupindex
         self.match, self.fullmatch = pattern.match, pattern.fullmatch
-        # the scanning methods are written on first use (:meth:`_build`): a process that never
-        # searches with this pattern never pays for them
+        # the scanning methods are made on first use (:meth:`_build`): importing pays nothing for
+        # the flat literal sets, and a process that never searches with a pattern never for its
         self._built = False
         for name in _SCANNING:
             setattr(self, name, partial(self._first_call, name))
 
     def _first_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        if not self._built:  # a method taken before the first use still lands here: built once
+        if not self._built:  # a method taken before the first use still lands here: made once
             self._build()
         return getattr(self, name)(*args, **kwargs)
 
     def _build(self) -> None:
-        """Write the scanning methods from :data:`_METHODS` and put them in place."""
-        pattern, test = self._pattern, self._literals
-        literals = required_literals(pattern)
-        flat = "" if literals is None else _expression(("lit", literals))
-        flat = f"not {flat} or " if literals is not None and flat != test and len(literals) < _tests_of(test) else ""
-        scope: dict[str, Any] = {}
-        # defined against this module's own globals, so they read the current :data:`_LAST`
-        exec(_METHODS.format(test=test, flat=flat), globals(), scope)  # noqa: S102 - ASCII literals' repr()s only
-        made = scope["make"](*(getattr(pattern, n) for n in _SCANNING))
-        for name, fn in zip(_SCANNING, made):
+        """Make the scanning methods (:func:`_methods`) and put them in place: the flat literal
+        set (:func:`required_literals`) is tested first where it is fewer substring tests."""
+        literals = required_literals(self._pattern)
+        flat = None if literals is None else _expression(("lit", literals))
+        flat_test = None
+        if flat is not None and flat != self._literals and len(literals) < self._literals.count(" in low"):
+            flat_test = eval("lambda low: " + flat)  # noqa: S307 - built from repr()s of ASCII strings
+        for name, fn in zip(_SCANNING, _methods(self._pattern, self._any, flat_test)):
             setattr(self, name, fn)
         self._built = True
 
