@@ -230,3 +230,69 @@ def test_the_secret_detector_finds_the_same_with_and_without_prefilters():
     got = _detect_all(corpus)
     assert sum(1 for conv in want for spans in conv if spans) > 50
     assert got == want
+
+
+def test_both_gates_of_a_prefiltered_search_hold_wherever_its_pattern_matches():
+    """Round 7: a search first tests the flat literal set (when it is the shorter test), then the
+    requirement; each turns a text down on its own, so each must hold on every text the pattern
+    matches in (and the methods, written out per pattern, give the pattern's own answers)."""
+    texts = [t for group in _texts(HERE / "data") for t in group]
+    sentences = sorted({s for t in texts for s in re.split(r"(?<=[.!?])\s+", t)} | set(texts))
+    gated = 0
+    for name, pattern in _prefiltered_patterns():
+        raw = pattern.unfiltered
+        literals = required_literals(raw)  # the flat literal set (tested first where it is shorter)
+        requirement = eval("lambda low: " + prefilter.requirement(raw))  # noqa: S307
+        gated += literals is not None
+        for text in sentences:
+            if raw.search(text) is None:
+                continue
+            low = text.lower()
+            assert requirement(low), (name, text)
+            assert literals is None or any(lit in low for lit in literals), (name, text)
+            assert pattern.sub("#", text) == raw.sub("#", text)
+            assert pattern.findall(text) == raw.findall(text) and pattern.split(text) == raw.split(text)
+            assert pattern.subn("#", text) == raw.subn("#", text)
+    assert gated >= 50
+
+
+def test_a_text_outside_the_flat_literals_is_turned_down_before_the_requirement():
+    raw = re.compile(r"\b(?:by|before|until)\s+(?:monday|tuesday|noon|midnight|the end of (?:the )?(?:day|week))\b", re.I)
+    filtered = prefilter.prefiltered(raw)
+    assert isinstance(filtered, Prefiltered)
+    for text in ("Send it by Monday", "not UNTIL noon", "before the end of the week", "by tuesday", "hello there",
+                 "monday by", "by the way", "the end of the day", "Before midnight."):
+        assert (filtered.search(text) and filtered.search(text).span()) == (raw.search(text) and raw.search(text).span())
+        assert filtered.sub("#", text) == raw.sub("#", text)
+    assert filtered.search("by Monday", 3) == raw.search("by Monday", 3)  # pos is passed on
+
+
+def test_the_answer_words_shortcut_gives_what_the_full_reading_gives():
+    """Round 7: a window of turns where no assistant asks for a secret and no user names one has
+    no answer words without reading it in full; everywhere else the full reading runs."""
+    corpus = _corpus()
+    windows = 0
+    found = 0
+    for group in corpus:
+        turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(group[:400])]
+        for end in range(1, len(turns), 3):
+            window = turns[max(0, end - secrets.SecretDetector.context_turns):end]
+            want = secrets._answer_words_of([secrets._role_text(t) for t in window])
+            assert secrets._answer_words(window) == want, window[-1]
+            windows += 1
+            found += bool(want)
+    asked = [{"role": "assistant", "content": "What was the name of your first pet?"},
+             {"role": "user", "content": "Sanchez"}, {"role": "assistant", "content": "Thanks, Sanchez it is."}]
+    assert secrets._answer_words(asked) == secrets._answer_words_of([secrets._role_text(t) for t in asked]) == {"Sanchez"}
+    assert windows > 1000
+
+
+def test_a_method_taken_before_the_first_search_still_gives_the_patterns_answers():
+    """Round 7: the scanning methods are written on first use; one taken before then keeps working."""
+    raw = re.compile(r"\bnever (?:call|email)\b", re.I)
+    filtered = prefilter.prefiltered(raw)
+    early, early_sub = filtered.search, filtered.sub
+    assert early("Please never call me").span() == raw.search("Please never call me").span()
+    assert filtered.search is not early  # written now
+    assert early("hello") is None and filtered.search("hello") is None
+    assert early_sub("#", "never email") == raw.sub("#", "never email") == filtered.sub("#", "never email")

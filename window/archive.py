@@ -208,7 +208,8 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
                                f"{', '.join(clash)}: rename them")
         metadata = {**metadata, **extra_metadata}
     try:
-        metadata_json = json.dumps(metadata, sort_keys=True, ensure_ascii=False)
+        # no metadata (most turns): its JSON, without the encoder
+        metadata_json = "{}" if not metadata else json.dumps(metadata, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{where}metadata is not JSON-serialisable: {exc}") from None
     created_at = turn.get("created_at")
@@ -353,7 +354,8 @@ class Archive:
         )
         return Turn(id=turn_id, conversation_id=conversation_id, family_id=family_id, seq=seq, role=fields["role"],
                     content=fields["content"], name=fields["name"], tool_call_id=fields["tool_call_id"],
-                    tool_calls=fields["tool_calls"], metadata=json.loads(fields["metadata"]), created_at=created,
+                    tool_calls=fields["tool_calls"],
+                    metadata={} if fields["metadata"] == "{}" else json.loads(fields["metadata"]), created_at=created,
                     tokens=tokens, sha256=fields["sha256"], labels=tuple(fields["labels"]))
 
     def append_many(

@@ -26,6 +26,7 @@ set and benchmark text in the repository.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Iterator
 
 try:  # Python 3.11+
@@ -223,8 +224,11 @@ def _expression(req: Any) -> str:
     """Python source testing a requirement on ``low`` (each literal written as its repr)."""
     if req[0] == "lit":
         return "(" + " or ".join(f"{lit!r} in low" for lit in sorted(req[1], key=len, reverse=True)) + ")"
-    joiner = " and " if req[0] == "and" else " or "
-    return "(" + joiner.join(_expression(r) for r in req[1]) + ")"
+    if req[0] == "and":
+        # every part must hold, in any order: the part of fewest substring tests first, so a text
+        # lacking it is turned down after those few (round 7; the same truth value)
+        return "(" + " and ".join(_expression(r) for r in sorted(req[1], key=_tests)) + ")"
+    return "(" + " or ".join(_expression(r) for r in req[1]) + ")"
 
 
 def requirement(pattern: re.Pattern) -> str | None:
@@ -259,14 +263,95 @@ def required_literals(pattern: re.Pattern) -> frozenset[str] | None:
     return found
 
 
+def _methods(pattern: re.Pattern, test: Any, flat: Any) -> tuple[Any, ...]:
+    """The scanning methods of a :class:`Prefiltered` (issue 18, point 4, round 7): each reads the
+    text's lowercase from :data:`_LAST` itself and turns the text down when ``flat`` (the flat
+    literal set's test, or None) or ``test`` (the requirement's) fails on it: one Python call per
+    search around the tests, where a method calling :meth:`Prefiltered._absent` made four. Both
+    tests hold on every text the pattern matches in, so either turning a text down proves no
+    match; ``flat`` goes first where it is the shorter test. A text that is not a ``str``, or may
+    not be prefiltered (:data:`_ASCII_FOLDS`), always runs the pattern."""
+    raw_search, raw_finditer, raw_findall = pattern.search, pattern.finditer, pattern.findall
+    raw_split, raw_sub, raw_subn = pattern.split, pattern.sub, pattern.subn
+
+    if flat is None:
+        def absent(string: Any) -> bool:
+            if type(string) is not str:
+                return False
+            last = _LAST
+            low = last[1] if last[0] is string else _lowered(string)
+            return low is not None and not test(low)
+
+        def search(string: Any, *args: Any) -> re.Match | None:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and not test(low):
+                    return None
+            return raw_search(string, *args)
+
+        def sub(repl: Any, string: Any, *args: Any, **kwargs: Any) -> str:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and not test(low):
+                    return string
+            return raw_sub(repl, string, *args, **kwargs)
+    else:
+        def absent(string: Any) -> bool:
+            if type(string) is not str:
+                return False
+            last = _LAST
+            low = last[1] if last[0] is string else _lowered(string)
+            return low is not None and (not flat(low) or not test(low))
+
+        def search(string: Any, *args: Any) -> re.Match | None:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and (not flat(low) or not test(low)):
+                    return None
+            return raw_search(string, *args)
+
+        def sub(repl: Any, string: Any, *args: Any, **kwargs: Any) -> str:
+            if type(string) is str:
+                last = _LAST
+                low = last[1] if last[0] is string else _lowered(string)
+                if low is not None and (not flat(low) or not test(low)):
+                    return string
+            return raw_sub(repl, string, *args, **kwargs)
+
+    def finditer(string: Any, *args: Any) -> Iterator[re.Match]:
+        return iter(()) if absent(string) else raw_finditer(string, *args)
+
+    def findall(string: Any, *args: Any) -> list:
+        return [] if absent(string) else raw_findall(string, *args)
+
+    def split(string: Any, *args: Any, **kwargs: Any) -> list:
+        return [string] if absent(string) else raw_split(string, *args, **kwargs)
+
+    def subn(repl: Any, string: Any, *args: Any, **kwargs: Any) -> tuple[str, int]:
+        return (string, 0) if absent(string) else raw_subn(repl, string, *args, **kwargs)
+
+    return search, finditer, findall, split, sub, subn
+
+
+_SCANNING = ("search", "finditer", "findall", "split", "sub", "subn")
+
+
 class Prefiltered:
     """A compiled pattern that is not run on a text lacking its required literals (module
     docstring). Same methods and attributes as :class:`re.Pattern` for ``str`` texts.
     ``match`` and ``fullmatch`` are the pattern's own: they are anchored, so they fail at the
     first characters anyway; the methods that scan the text (``search``, ``finditer``,
-    ``findall``, ``sub``, ``subn``, ``split``) test the literals first."""
+    ``findall``, ``sub``, ``subn``, ``split``) test the literals first.
 
-    __slots__ = ("_pattern", "_literals", "_any", "pattern", "flags", "groups", "groupindex", "match", "fullmatch")
+    Each of those is a function made for this pattern by :func:`_methods` on its first use
+    (round 7): the requirement's test as in :meth:`_absent`, with the flat literal set tested
+    first where that is the shorter test, and fewer calls around them."""
+
+    __slots__ = ("_pattern", "_literals", "_any", "_built", "pattern", "flags", "groups", "groupindex", "match", "fullmatch",
+                 *_SCANNING)
 
     def __init__(self, pattern: re.Pattern, test: str) -> None:
         self._pattern = pattern
@@ -277,6 +362,28 @@ class Prefiltered:
         self.pattern, self.flags = pattern.pattern, pattern.flags
         self.groups, self.groupindex = pattern.groups, pattern.groupindex
         self.match, self.fullmatch = pattern.match, pattern.fullmatch
+        # the scanning methods are made on first use (:meth:`_build`): importing pays nothing for
+        # the flat literal sets, and a process that never searches with a pattern never for its
+        self._built = False
+        for name in _SCANNING:
+            setattr(self, name, partial(self._first_call, name))
+
+    def _first_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        if not self._built:  # a method taken before the first use still lands here: made once
+            self._build()
+        return getattr(self, name)(*args, **kwargs)
+
+    def _build(self) -> None:
+        """Make the scanning methods (:func:`_methods`) and put them in place: the flat literal
+        set (:func:`required_literals`) is tested first where it is fewer substring tests."""
+        literals = required_literals(self._pattern)
+        flat = None if literals is None else _expression(("lit", literals))
+        flat_test = None
+        if flat is not None and flat != self._literals and len(literals) < self._literals.count(" in low"):
+            flat_test = eval("lambda low: " + flat)  # noqa: S307 - built from repr()s of ASCII strings
+        for name, fn in zip(_SCANNING, _methods(self._pattern, self._any, flat_test)):
+            setattr(self, name, fn)
+        self._built = True
 
     @property
     def unfiltered(self) -> re.Pattern:
@@ -290,24 +397,6 @@ class Prefiltered:
         last = _LAST
         low = last[1] if last[0] is text else _lowered(text)
         return low is not None and not self._any(low)
-
-    def search(self, string: str, *args: Any) -> re.Match | None:
-        return None if self._absent(string) else self._pattern.search(string, *args)
-
-    def finditer(self, string: str, *args: Any) -> Iterator[re.Match]:
-        return iter(()) if self._absent(string) else self._pattern.finditer(string, *args)
-
-    def findall(self, string: str, *args: Any) -> list:
-        return [] if self._absent(string) else self._pattern.findall(string, *args)
-
-    def split(self, string: str, *args: Any, **kwargs: Any) -> list:
-        return [string] if self._absent(string) else self._pattern.split(string, *args, **kwargs)
-
-    def sub(self, repl: Any, string: str, *args: Any, **kwargs: Any) -> str:
-        return string if self._absent(string) else self._pattern.sub(repl, string, *args, **kwargs)
-
-    def subn(self, repl: Any, string: str, *args: Any, **kwargs: Any) -> tuple[str, int]:
-        return (string, 0) if self._absent(string) else self._pattern.subn(repl, string, *args, **kwargs)
 
     def __repr__(self) -> str:
         return f"Prefiltered({self._pattern!r})"

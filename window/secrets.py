@@ -308,13 +308,13 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
     if not earlier:
         return out
     talk = any(_mentions_secret(_content(t)) for t in earlier)
-    asked = next((_content(t) for t in reversed(earlier) if isinstance(t, Mapping) and t.get("role") == "assistant"),
+    asked = next((_content(t) for t in reversed(earlier) if (type(t) is dict or isinstance(t, Mapping)) and t.get("role") == "assistant"),
                  "")  # the last assistant turn before this one
     if role == "user" and talk:
         out += [m.span() for m in _PIN_SHAPED.finditer(text)]
         words = re.findall(r"[\w'-]+", text)
         other_question = asked.rstrip().endswith("?") and not _asks_secret(asked)  # it answers that one
-        users = [_content(t) for t in earlier if isinstance(t, Mapping) and t.get("role") == "user"][-2:]
+        users = [_content(t) for t in earlier if (type(t) is dict or isinstance(t, Mapping)) and t.get("role") == "user"][-2:]
         if any(_USER_SECRET_WORDS.search(u) or _KEYWORD.search(u) for u in users):
             other_question = False  # the user just named a secret ("Do you need my childhood pet name?")
         guess = re.fullmatch(r"\s*[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s*\?\s*", text) is not None  # "Wong?"
@@ -325,7 +325,7 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
         bare = _BARE_PIN.fullmatch(text)
         if bare and _IDENTITY_ASK.search(asked):
             out.append(bare.span(1))
-    last = earlier[-1] if isinstance(earlier[-1], Mapping) else {}
+    last = earlier[-1] if (type(earlier[-1]) is dict or isinstance(earlier[-1], Mapping)) else {}
     if role == "assistant" and last.get("role") == "user" and (
             _mentions_secret(_content(last))):
         out += [m.span() for m in _NUMBER.finditer(text)]
@@ -339,9 +339,20 @@ def _answer_words(earlier: Sequence[Mapping[str, Any]]) -> set[str]:
     were whole secret replies (rules 2-3): the names a security answer gave. A word already said
     in a turn before the answer is not one: the names of the people talking ("Nate: ...") and of
     what they talk about are no security answers (and the customer's surname is no maiden name)."""
+    turns = [_role_text(t) for t in earlier]
+    if not any(_asks_secret(text) if role == "assistant" else role == "user" and _names_a_secret(text)
+               for role, text in turns):
+        # no secret question asked and no secret named: no reply answers one (``open_turns`` stays
+        # 0) and no user turn names one, so no answer words (round 7: most appends; the per-text
+        # verdicts are remembered, so this costs a lookup per turn)
+        return set()
+    return _answer_words_of(turns)
+
+
+def _answer_words_of(turns: Sequence[tuple[Any, str]]) -> set[str]:
+    """:func:`_answer_words` of the turns as ``(role, text)``, worked out in full."""
     answers: list[int] = []  # the whole secret user replies, by position
     open_turns = 0  # the state of :func:`_question_pending`, kept in one pass over the turns
-    turns = [_role_text(t) for t in earlier]
     for i, (role, text) in enumerate(turns):
         if role == "assistant":
             open_turns = _after_assistant(open_turns, text)
@@ -388,7 +399,7 @@ def _role_text(turn: Any) -> tuple[Any, str]:
 
 
 def _content(turn: Any) -> str:
-    text = turn.get("content") if isinstance(turn, Mapping) else None
+    text = turn.get("content") if (type(turn) is dict or isinstance(turn, Mapping)) else None
     return text if isinstance(text, str) else ""
 
 
@@ -399,7 +410,7 @@ def _question_pending(earlier: Sequence[Mapping[str, Any]]) -> bool:
     closes it unless it only waits ("take your time"); tool and system turns change nothing."""
     open_turns = 0
     for t in earlier:
-        role, text = t.get("role") if isinstance(t, Mapping) else None, _content(t)
+        role, text = t.get("role") if (type(t) is dict or isinstance(t, Mapping)) else None, _content(t)
         if role == "assistant":
             open_turns = _after_assistant(open_turns, text)
         elif role == "user" and open_turns:

@@ -43,9 +43,11 @@ class SqliteCatalog:
         return row[0], [(r[0], r[1]) for r in oversized], bool(row[1])
 
     def last_seq(self, conversation_id: str) -> int:
-        """The newest seq the conversation's catalog covers (0 when empty)."""
-        return self.c.value("SELECT MAX(last_seq) FROM catalog_items WHERE conversation_id = ?", [conversation_id],
-                            default=0)
+        """The newest seq the conversation's catalog covers (0 when empty): the last item's, since
+        the items are a contiguous cover in ``first_seq`` order (one step down the primary key,
+        where ``MAX(last_seq)`` read every item of the conversation: issue 18, point 4)."""
+        return self.c.value("SELECT last_seq FROM catalog_items WHERE conversation_id = ? ORDER BY first_seq DESC "
+                            "LIMIT 1", [conversation_id], default=0)
 
     def insert(self, conversation_id: str, items: Sequence[CatalogItem]) -> None:
         """Add items to the conversation's catalog (the caller keeps the cover contiguous)."""
