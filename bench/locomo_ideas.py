@@ -384,7 +384,7 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
         raw = _raw[key]
     else:
         raw = raw_bm25(c, ci, qi, toks, k1, b, '')
-    if bm_depth:  # the library: a turn past BM25's first bm_depth (HYBRID_BM25_SCORES) has no BM25 score
+    if bm_depth:  # the library: a turn past BM25's first bm_depth (HYBRID_BM25_DEPTH x the candidate depth) has no BM25 score
         raw = np.where(np.isin(np.arange(c.N), np.argsort(-raw, kind="stable")[:bm_depth]), raw, 0.0)
     mx = raw.max() or 1.0
     bn = nb(raw, nw) / mx

@@ -243,6 +243,22 @@ class BertEncoder:
         encode = self.tokenizer.encode
         return [encode(str(t)).ids for t in texts]
 
+    def _after_attention(self, context: np.ndarray, x: np.ndarray, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b,
+                         n2_w, n2_b) -> np.ndarray:
+        """One layer past its self-attention: output projection, residual and LayerNorm, then the
+        GELU feed-forward, residual and LayerNorm (``(rows, hidden)`` in, ``(rows, hidden)`` out;
+        the same for a padded batch and a packed one)."""
+        a = context @ o_w
+        a += o_b
+        a += x
+        a = _layer_norm(a, n1_w, n1_b, self.eps)
+        f = a @ i_w
+        f += i_b
+        f = _gelu_(f) @ f_w
+        f += f_b
+        f += a
+        return _layer_norm(f, n2_w, n2_b, self.eps)
+
     def encode(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Mean-pooled last hidden states of one padded batch.
 
@@ -273,16 +289,7 @@ class BertEncoder:
             scores /= scores.sum(axis=-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(b * t, h)
             del scores, qkv, q, k, v
-            a = context @ o_w
-            a += o_b
-            a += x
-            a = _layer_norm(a, n1_w, n1_b, self.eps)
-            f = a @ i_w
-            f += i_b
-            f = _gelu_(f) @ f_w
-            f += f_b
-            f += a
-            x = _layer_norm(f, n2_w, n2_b, self.eps)
+            x = self._after_attention(context, x, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b)
         x = x.reshape(b, t, h)
         summed = np.einsum("bth,bt->bh", x, mask)
         counts = np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
@@ -324,16 +331,7 @@ class BertEncoder:
                 np.exp(scores, out=scores)
                 scores /= scores.sum(axis=-1, keepdims=True)
                 context[s:e] = (scores @ v).transpose(1, 0, 2).reshape(e - s, h)
-            a = context @ o_w
-            a += o_b
-            a += x
-            a = _layer_norm(a, n1_w, n1_b, self.eps)
-            f = a @ i_w
-            f += i_b
-            f = _gelu_(f) @ f_w
-            f += f_b
-            f += a
-            x = _layer_norm(f, n2_w, n2_b, self.eps)
+            x = self._after_attention(context, x, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b)
         summed = np.add.reduceat(x, starts[:-1], axis=0)
         return (summed / np.asarray(lengths, dtype=np.float32)[:, None]).astype(np.float32, copy=False)
 

@@ -512,16 +512,20 @@ class EmbeddingIndex:
 
     def missing_since_scan(self, kind: str) -> list[tuple[int, str]]:
         """:meth:`missing`, reading only items newer than the last scan of this process (the first
-        call scans the file once; later calls read a primary-key range: the turns appended since)."""
-        _check_kind(kind)
-        # settled: no id below the scan's mark may commit after it (PostgreSQL's concurrent writers);
-        # storage first, then this index (the order every index keeps)
-        with self.storage.settled(), self._lock:
-            after = self._scanned.get(kind, 0)
-            newest = self.vectors.newest_item(kind)
-            rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []
-            self._scanned[kind] = max(after, newest)
+        call scans the file once; later calls read a primary-key range: the turns appended since),
+        and moving the scan mark past them (:meth:`pending`, then :meth:`scanned_up_to`)."""
+        rows, mark = self.pending(kind)
+        self.scanned_up_to(kind, mark)
         return rows
+
+    def store_items(self, todo: Sequence[tuple[str, int, str]], vectors: np.ndarray, *, model_id: str) -> int:
+        """:meth:`store_live` the vectors of ``todo`` (``[(kind, item_id, text)]``, one row of
+        ``vectors`` each, in order), one transaction per kind; returns how many were stored."""
+        done = 0
+        for kind in dict.fromkeys(k for k, _, _ in todo):
+            at = [pos for pos, (k, _, _) in enumerate(todo) if k == kind]
+            done += self.store_live(kind, [todo[pos][1] for pos in at], vectors[at], model_id=model_id)
+        return done
 
     def pending(self, kind: str) -> tuple[list[tuple[int, str]], int]:
         """``(items, mark)``: the live items of ``kind`` without a vector that are newer than this
@@ -530,7 +534,9 @@ class EmbeddingIndex:
         does not move the mark, so a search running meanwhile in another thread still finds the
         items pending (and embeds them itself) instead of skipping them."""
         _check_kind(kind)
-        with self.storage.settled(), self._lock:  # storage first, then this index
+        # settled: no id below the scan's mark may commit after it (PostgreSQL's concurrent writers);
+        # storage first, then this index (the order every index keeps)
+        with self.storage.settled(), self._lock:
             after = self._scanned.get(kind, 0)
             newest = self.vectors.newest_item(kind)
             rows = self.vectors.unembedded(kind, after_id=after) if newest > after or not after else []
@@ -541,6 +547,18 @@ class EmbeddingIndex:
         the missing ones stored): later scans of this process start after it."""
         with self._lock:
             self._scanned[kind] = max(self._scanned.get(kind, 0), int(mark))
+
+    def _start(self, embedder: Embedder, kinds: Iterable[str], batch_size: int,
+               progress: Callable[[int, int], None] | None) -> tuple[str, ...]:
+        """What :meth:`prepare` and :meth:`index` check and do first: ``progress`` callable, the
+        file's model is ``embedder``'s, and its turn vectors in :data:`TURN_TEXT_FORM` when turns
+        are among ``kinds`` (returned as a tuple)."""
+        check_progress(progress)
+        self.check_model(embedder.model_id, embedder.dim)
+        kinds = tuple(kinds)
+        if "turn" in kinds:
+            self.upgrade_turn_texts(embedder, batch_size=batch_size, progress=progress)
+        return kinds
 
     def prepare(self, embedder: Embedder, texts: Sequence[str], *, kinds: Iterable[str] = ITEM_KINDS,
                 batch_size: int = 256, progress: Callable[[int, int], None] | None = None,
@@ -556,11 +574,7 @@ class EmbeddingIndex:
 
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
-        check_progress(progress)
-        self.check_model(embedder.model_id, embedder.dim)
-        kinds = tuple(kinds)
-        if "turn" in kinds:
-            self.upgrade_turn_texts(embedder, batch_size=batch_size, progress=progress)
+        kinds = self._start(embedder, kinds, batch_size, progress)
         texts = [str(t) for t in texts]
         todo: list[tuple[str, int, str]] = []
         marks: dict[str, int] = {}
@@ -585,11 +599,7 @@ class EmbeddingIndex:
         :returns: the number of items embedded.
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
-        check_progress(progress)
-        self.check_model(embedder.model_id, embedder.dim)
-        kinds = tuple(kinds)
-        if "turn" in kinds:
-            self.upgrade_turn_texts(embedder, batch_size=batch_size, progress=progress)
+        kinds = self._start(embedder, kinds, batch_size, progress)
         todo = self._as_embedded([(kind, item_id, text) for kind in kinds
                                   for item_id, text in self.missing_since_scan(kind)])
         done = 0
@@ -597,10 +607,7 @@ class EmbeddingIndex:
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
                 vectors = embed_checked(embedder, [text for _, _, text in chunk])
-                for kind in {k for k, _, _ in chunk}:
-                    rows = [(i, pos) for pos, (k, i, _) in enumerate(chunk) if k == kind]
-                    self.store_live(kind, [i for i, _ in rows], vectors[[pos for _, pos in rows]],
-                                    model_id=embedder.model_id)
+                self.store_items(chunk, vectors, model_id=embedder.model_id)
                 done += len(chunk)
                 if progress is not None:
                     progress(done, len(todo))
@@ -712,7 +719,6 @@ class SearchEmbedding:
                  marks: dict[str, int], texts: list[str], *, progress: Callable[[int, int], None] | None = None,
                  background: bool = True) -> None:
         self._index, self._embedder, self._todo, self._marks = index, embedder, todo, marks
-        self._n_texts = len(texts)
         self._all = [text for _, _, text in todo] + texts
         self._progress = progress
         self._vectors: np.ndarray | None = None
@@ -748,10 +754,7 @@ class SearchEmbedding:
         if not self._all:
             return np.zeros((0, self._embedder.dim), dtype=np.float32)
         vectors = self._vectors  # checked by embed_checked: (len(texts), dim) float32, finite
-        for kind in dict.fromkeys(k for k, _, _ in self._todo):
-            at = [pos for pos, (k, _, _) in enumerate(self._todo) if k == kind]
-            self._index.store_live(kind, [self._todo[pos][1] for pos in at], vectors[at],
-                                   model_id=self._embedder.model_id)
+        self._index.store_items(self._todo, vectors[:len(self._todo)], model_id=self._embedder.model_id)
         for kind, mark in self._marks.items():
             self._index.scanned_up_to(kind, mark)
         if self._todo and self._progress is not None:

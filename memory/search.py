@@ -67,14 +67,11 @@ MIN_SIMILARITY = 0.2
 #: how many times deeper BM25 looks when it ranks alone (no embedder, ``mode="bm25"``): its hits'
 #: neighbours keep their own BM25 (issue 18 point 7)
 BM25_ONLY_DEPTH = 3
-#: whether a hybrid search's candidates that BM25 ranks past the depth (a hit's neighbour, a dense
-#: hit) keep their own BM25 score, read from a BM25 list BM25_ONLY_DEPTH times as deep (issue 18
-#: point 7, round 6)
-HYBRID_BM25_SCORES = True
-#: how many times deeper than the candidate depth a hybrid search reads BM25 scores (round 7): a
-#: dense hit or a neighbour that matches the question only by a common word (a speaker's name, an
-#: IDF near 0) still counts as a BM25 match, and so may be lifted by the priors (LoCoMo dev, hybrid
-#: recall@10 with the length prior: 0.800 at 3 x 100 deep, 0.808 at 10 x, in bench/locomo_ideas.py)
+#: how many times deeper than the candidate depth a hybrid search reads BM25 scores: its candidates
+#: that BM25 ranks past the depth (a hit's neighbour, a dense hit) keep their own BM25 score (issue 18
+#: point 7, round 6: LOO 0.791 -> 0.799 at 3 x), and one that matches the question only by a common
+#: word (a speaker's name, an IDF near 0) still counts as a BM25 match, so the priors may lift it
+#: (round 7, with the length prior: 0.800 at 3 x 100 deep, 0.808 at 10 x, in bench/locomo_ideas.py)
 HYBRID_BM25_DEPTH = 10
 #: BM25 parameters (FTS5's and Robertson & Zaragoza's usual values)
 BM25_K1 = 1.2
@@ -656,8 +653,7 @@ class HybridSearch:
         snapshot; ``state`` as for :meth:`_bm25_rows`). BM25 alone looks deeper than ``depth``: a
         turn past the depth would lose its own score (and with it its place) when it is only a
         neighbour of a hit (LoCoMo dev, BM25 recall@10 0.637 -> 0.681 on the first conversation;
-        BM25_ONLY_DEPTH); with a dense ranker :data:`HYBRID_BM25_DEPTH` times as deep when
-        :data:`HYBRID_BM25_SCORES`, else ``depth``."""
+        BM25_ONLY_DEPTH); with a dense ranker :data:`HYBRID_BM25_DEPTH` times as deep."""
         out = {}
         for kind, flt in filters.items():
             docs = current[kind]
@@ -670,8 +666,7 @@ class HybridSearch:
                 rows = rows[np.isin(docs.ids[rows], np.fromiter(seen, dtype=np.int64, count=len(seen)))]
             if not len(rows):
                 continue
-            bm_depth = (BM25_ONLY_DEPTH * depth if not dense else HYBRID_BM25_DEPTH * depth if HYBRID_BM25_SCORES
-                        else depth)
+            bm_depth = (HYBRID_BM25_DEPTH if dense else BM25_ONLY_DEPTH) * depth
             out[kind] = (rows, self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}),
                                                scope_key=(kind, flt), state=state) if tokens else {})
         return out
@@ -869,9 +864,9 @@ class HybridSearch:
                     continue
                 rows, bm = ranked[kind]
                 dense = self._dense_top(kind, qvecs.get(kind, qvec), flt, depth) if qvec is not None else {}
-                # hybrid reads BM25 as deep as BM25 alone (HYBRID_BM25_SCORES), but only its best
-                # `depth` are candidates: the rest keep their own score only as a candidate's
-                # neighbour or a dense hit (LoCoMo dev, hybrid recall@10 LOO 0.791 -> 0.799)
+                # hybrid reads BM25 HYBRID_BM25_DEPTH times deeper, but only its best `depth` are
+                # candidates: the rest keep their own score only as a candidate's neighbour or a
+                # dense hit
                 cands = list(dict.fromkeys([*(bm if qvec is None else list(bm)[:depth]), *dense]))
                 prev = nxt = None
                 if kind == "turn" and neighbour_weight and cands:

@@ -90,13 +90,8 @@ def _exact(op: Any, av: Any) -> frozenset[str] | None:
     if op is _c.SUBPATTERN:
         return _exact_sequence(list(av[-1]))
     if op is _c.BRANCH:
-        out: set[str] = set()
-        for branch in av[1]:
-            found = _exact_sequence(list(branch))
-            if found is None:
-                return None
-            out |= found
-        return frozenset(out) if len(out) <= MAX_LITERALS else None
+        out = _union(av[1], _exact_sequence)
+        return out if out is not None and len(out) <= MAX_LITERALS else None
     if op is _c.MAX_REPEAT or op is _c.MIN_REPEAT:
         low, high, body = av
         if high > 1:
@@ -116,6 +111,18 @@ def _exact_sequence(items: list) -> frozenset[str] | None:
             return None
         out = frozenset(a + b for a in out for b in found)
     return out
+
+
+def _union(branches: Any, of: Any) -> frozenset[str] | None:
+    """The strings of an alternation: ``of(branch)`` of every branch together, or None when one
+    branch has none (``of``: :func:`_exact_sequence` or :func:`_alternatives`)."""
+    out: set[str] = set()
+    for branch in branches:
+        found = of(list(branch))
+        if found is None:
+            return None
+        out |= found
+    return frozenset(out)
 
 
 def _better(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -141,13 +148,7 @@ def _node(op: Any, av: Any) -> frozenset[str] | None:
     if op is _c.SUBPATTERN:
         return _alternatives(list(av[-1]))
     if op is _c.BRANCH:
-        out: set[str] = set()
-        for branch in av[1]:
-            found = _alternatives(list(branch))
-            if found is None:
-                return None
-            out |= found
-        return frozenset(out)
+        return _union(av[1], _alternatives)
     if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or op is getattr(_c, "POSSESSIVE_REPEAT", None):
         low, _high, body = av
         return _alternatives(list(body)) if low >= 1 else None
