@@ -269,3 +269,27 @@ def test_a_turn_committed_after_a_later_id_is_still_found_by_a_warm_search(pg_ur
     finally:
         reader.close()
         mf.close()
+
+
+def test_opening_waits_for_a_writer_of_a_file_still_in_rollback_mode(tmp_path):
+    """SQLite does not wait on the busy timeout when it switches a file whose write lock another
+    connection holds to WAL: it says "database is locked" at once (CI saw four schedulers race on
+    a fresh file this way). Opening retries the switch until the writer commits."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "rollback.db"
+    MemFold(path, clock=LogicalClock(), token_counter="words").close()
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    assert holder.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO meta(key, value) VALUES ('held', 'by another writer')")
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        with MemFold(path, clock=LogicalClock(), token_counter="words") as mf:  # raised StorageError before
+            assert mf.db.execute("SELECT value FROM meta WHERE key = 'held'").fetchone() == ("by another writer",)
+            assert mf.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        release.join()
+        holder.close()

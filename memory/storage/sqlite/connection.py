@@ -71,7 +71,7 @@ def precheck_file(path: str | os.PathLike, *, create: bool) -> None:
             raise StorageError(f"{target} is not a memfold database (it is empty): create it with 'memfold init {target}'")
         return
     try:
-        conn = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.DatabaseError as exc:
         raise StorageError(f"cannot open {target} as a memfold database: {exc}") from exc
     try:
@@ -103,13 +103,32 @@ def connect(path: str | os.PathLike | None) -> sqlite_utils.Database:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if target != ":memory:":
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _switch_to_wal(conn)
             if str(mode).lower() != "wal":
                 raise StorageError(f"could not switch {target} to WAL mode (got {mode!r})")
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
         raise StorageError(f"cannot open {target} as a memfold database: {exc}") from exc
     return sqlite_utils.Database(conn)
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> str:
+    """``PRAGMA journal_mode = WAL``, retried while the file is busy.
+
+    SQLite does not always wait on the busy timeout here: when another connection holds the write
+    lock of a file still in rollback mode (a fresh file that several processes open at once, or an
+    older file), the switch returns "database is locked" at once, because waiting could deadlock.
+    So the switch is retried with jitter for up to :data:`BUSY_RETRY_SECONDS`, as a write's
+    ``BEGIN IMMEDIATE`` is.
+    """
+    deadline = time.monotonic() + BUSY_RETRY_SECONDS
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.05))
 
 
 def open_database(
