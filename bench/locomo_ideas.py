@@ -274,7 +274,8 @@ def bm25_extra(c, ci, qi, q, *, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, k1=1.2
     return extra
 
 def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_w=0.0, tau=10.0, spk_w=0.0,
-           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0, len_w=0.0, len_form="cap"):
+           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0, len_w=0.0, len_form="cap",
+           extra=None):
     toks = query_tokens(q['q'])
     raw = raw_bm25(c, ci, qi, toks, k1, b, '')
     if prf_w or when_w:
@@ -305,6 +306,8 @@ def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_
         if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
     if len_w:
         s = s + len_w * top * length_prior(c.len, len_form)
+    if extra is not None:  # round 8: a prior of its own per turn (already weighted), before the session prior
+        s = s + top * extra
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
@@ -367,7 +370,7 @@ def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
 
 def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybrid', k1=1.2, b=0.75, date_w=0.0,
                tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1, raw=None, sess_cos_w=0.0,
-               sess_bm_w=0.0, len_w=0.0, len_form="log", bm_depth=None):
+               sess_bm_w=0.0, len_w=0.0, len_form="log", bm_depth=None, extra=None, extra_top=None):
     """:func:`fused2` (no PRF) with the cosine given; ``name_w`` weighs the speakers' names among
     the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates;
     ``raw`` replaces the BM25 scores (round 7's feedback); ``sess_cos_w`` / ``sess_bm_w`` add the
@@ -403,6 +406,11 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
         if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
     if len_w:
         s = s + len_w * top * length_prior(c.len, len_form)
+    if extra is not None:  # round 8: a prior of its own per turn (already weighted), before the session prior
+        if extra_top:  # only the best extra_top candidates get it (the library reads only their texts)
+            best = np.argsort(-np.where(ok, s, -np.inf), kind="stable")[:extra_top]
+            extra = np.where(np.isin(np.arange(c.N), best) & ok, extra, 0.0)
+        s = s + top * extra
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
