@@ -12,7 +12,9 @@ Turn and question vectors are computed once and cached in ``--cache`` (about 1-2
 round-6 rows (``r6_*``: which text a turn and a question are embedded as, and what was tried on
 top) add vectors of other text forms to the same cache (``locomo-ideas-extra.pkl``, about 3 minutes);
 the round-7 rows (``r7_*``: learned fusion, session features, Rocchio and PRF from the first
-ranking, a length prior) use the same vectors (``r7_learned`` needs scikit-learn and scipy).
+ranking, a length prior) use the same vectors (``r7_learned`` needs scikit-learn and scipy); so do
+the round-8 rows (``r8_*``: a time prior for "when" questions, dates shifted by a turn's time words,
+a second vector per turn with its previous one, query tokenisation variants).
 Run: ``python bench/locomo_ideas.py [--mode hybrid|bm25] [--only NAME ...] [--cache DIR]``.
 LoCoMo is CC BY-NC 4.0: evaluation only, never shipped.
 """
@@ -26,6 +28,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from memfold.memory.search import STOP_WORDS, index_tokens, query_tokens  # noqa: E402
+from memfold.memory import search as _search  # noqa: E402
+from memfold.memory.query_analysis import asks_when, mentions_time, relative_windows  # noqa: E402
 
 
 def prepare(cache: Path, data: Path) -> list:
@@ -119,8 +123,9 @@ class C:
         s.spk_arr = np.array(s.speakers)
     def tf(s, tok, prefix=True):
         key = (tok, prefix)
-        if key not in s._tf:
-            words = [w for w in s.vocab if w.startswith(tok)] if prefix else [tok]
+        if key not in s._tf:  # "a|b": either (round 8's tokenisation rows; index tokens never hold "|")
+            alts = tok.split("|")
+            words = [w for w in s.vocab if any(w.startswith(a) for a in alts)] if prefix else alts
             s._tf[key] = np.array([sum(c.get(w, 0) for w in words) for c in s.toks], float)
         return s._tf[key]
 CS: list = []
@@ -274,7 +279,8 @@ def bm25_extra(c, ci, qi, q, *, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, k1=1.2
     return extra
 
 def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_w=0.0, tau=10.0, spk_w=0.0,
-           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0, len_w=0.0, len_form="cap"):
+           sess_w=0.0, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, cand=None, nw2=0.0, len_w=0.0, len_form="cap",
+           extra=None, extra_top=None):
     toks = query_tokens(q['q'])
     raw = raw_bm25(c, ci, qi, toks, k1, b, '')
     if prf_w or when_w:
@@ -305,12 +311,22 @@ def fused2(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_
         if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
     if len_w:
         s = s + len_w * top * length_prior(c.len, len_form)
+    if extra is not None:  # round 8: a prior of its own per turn (already weighted), before the session prior
+        s = s + top * top_only(c, s, ok, extra, extra_top)
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
             m = c.sess == sv; sess_s[m] = sm[m].max()
         s = s + sess_w * sess_s
     return s, ok
+
+def top_only(c, s, ok, extra, k):
+    """``extra`` kept only for the best ``k`` candidates ``ok`` by ``s`` (all of them for ``k`` None):
+    the library reads the texts of only those (round 8's time prior)."""
+    if not k:
+        return extra
+    best = np.argsort(-np.where(ok, s, -np.inf), kind="stable")[:k]
+    return np.where(np.isin(np.arange(c.N), best) & ok, extra, 0.0)
 
 def run2(name, grid, **fixed):
     keys = [tuple(sorted(g.items())) for g in grid]
@@ -367,7 +383,7 @@ def fused3(c, ci, qi, q, *, tv="tv_np", qv="qv", nwd=None, dnorm=None, **kw):
 
 def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybrid', k1=1.2, b=0.75, date_w=0.0,
                tau=10.0, spk_w=0.0, sess_w=0.0, cand=None, name_w=1.0, sess_top=1, raw=None, sess_cos_w=0.0,
-               sess_bm_w=0.0, len_w=0.0, len_form="log", bm_depth=None):
+               sess_bm_w=0.0, len_w=0.0, len_form="log", bm_depth=None, extra=None, extra_top=None):
     """:func:`fused2` (no PRF) with the cosine given; ``name_w`` weighs the speakers' names among
     the BM25 query words, ``sess_top`` the session prior's mean of its best ``sess_top`` candidates;
     ``raw`` replaces the BM25 scores (round 7's feedback); ``sess_cos_w`` / ``sess_bm_w`` add the
@@ -403,6 +419,8 @@ def _fused_cos(c, ci, qi, q, cos, okcos, *, bw=0.4, nw=0.3, nwd=None, mode='hybr
         if len(named) == 1: s = s + spk_w * (c.spk_arr == named[0]) * top
     if len_w:
         s = s + len_w * top * length_prior(c.len, len_form)
+    if extra is not None:  # round 8: a prior of its own per turn (already weighted), before the session prior
+        s = s + top * top_only(c, s, ok, extra, extra_top)
     if sess_w:
         sess_s = np.zeros(c.N); sm = np.where(ok, s, 0)
         for sv in np.unique(c.sess):
@@ -625,6 +643,126 @@ def learned_fusion():
               f"in {ins[1] / n:.3f} {ins[5] / n:.3f} {ins[10] / n:.3f}", flush=True)
 
 
+# -- round 8 (issue 18 point 7, r8recall): time words, dates shifted by them, tokenisation, neighbour vectors
+def time_flags(c):
+    """Per turn, 1 when its text says a time word (the library's :func:`mentions_time`)."""
+    if getattr(c, "_time", None) is None:
+        c._time = np.array([mentions_time(t) for t in c.texts_np], float)
+    return c._time
+
+
+def shifted_prox(c, wins, tau):
+    """Per turn saying a time word, how close the time it names ("yesterday" -> the day before its
+    session, "two weeks ago"; :func:`relative_windows` from the turn's time) is to the question's
+    date windows (``exp(-days / tau)``); 0 for a turn naming none."""
+    if getattr(c, "_shift", None) is None:
+        c._shift = [relative_windows(t, float(w)) if f else [] for t, w, f in zip(c.texts_np, c.times, time_flags(c))]
+    out = np.zeros(c.N)
+    for i, ws in enumerate(c._shift):
+        for a, b in ws:
+            mid = (a + b) / 2
+            for qa, qb in wins:
+                out[i] = max(out[i], math.exp(-max(0.0, qa - mid, mid - qb) / 86400.0 / tau))
+    return out
+
+
+def r8_extra(c, q, time_w, shift_w, tau):
+    """Round 8's extra prior: ``time_w`` for a turn saying a time word when the question asks when
+    (:func:`asks_when`), ``shift_w`` × :func:`shifted_prox` when the question names a date."""
+    extra = np.zeros(c.N)
+    if time_w and asks_when(q["q"]):
+        extra += time_w * time_flags(c)
+    if shift_w:
+        wins = parse_dates(q["q"])
+        if wins:
+            extra += shift_w * shifted_prox(c, wins, tau)
+    return extra if extra.any() else None
+
+
+def fused8(c, ci, qi, q, *, time_w=0.0, shift_w=0.0, ctx_a=0.0, extra_top=30, **kw):
+    """Round 7's hybrid ranking (:func:`fused7` without feedback: turns without the label, the
+    names-free question) plus :func:`r8_extra` for the best ``extra_top`` candidates (the library
+    reads only their texts); ``ctx_a``: the cosine is max(the turn's, the previous turn + the
+    turn's (``tv_ctx``) - ``ctx_a``), a second vector per turn."""
+    qvec = EXTRA[ci]["qv_nn"][qi]
+    cos = c.tv_np @ qvec
+    if ctx_a:
+        cos = np.maximum(cos, EXTRA[ci]["tv_ctx"] @ qvec - ctx_a)
+    extra = r8_extra(c, q, time_w, shift_w, kw.get("tau", 10.0))
+    return _fused_cos(c, ci, qi, q, cos, cos, extra=extra, extra_top=extra_top, **kw)
+
+
+def fused8_bm25(c, ci, qi, q, *, time_w=0.0, shift_w=0.0, extra_top=30, **kw):
+    """:func:`fused2` in BM25 mode plus :func:`r8_extra`."""
+    return fused2(c, ci, qi, q, mode="bm25", extra=r8_extra(c, q, time_w, shift_w, kw.get("tau", 10.0)),
+                  extra_top=extra_top, **kw)
+
+
+def run8(name, grid, fn=fused8, base=None, **fixed):
+    """:func:`run3` over ``fn``; with ``base`` (a dict), also the same CV over the settings of the
+    grid that hold ``base`` (the figure without the idea, on the same grid)."""
+    keys = [tuple(sorted(g.items())) for g in grid]
+    rows = []
+    for ci, c in enumerate(CS):
+        for qi, q in enumerate(c.qs):
+            r = {}
+            for k, g in zip(keys, grid):
+                s, ok = fn(c, ci, qi, q, **{**fixed, **g})
+                r[k] = recall(c, q, rank_scores(s, ok))
+            rows.append((ci, r))
+    out = [(name, cv(rows, keys))]
+    if base:
+        out.append(("... the same grid without it", cv(rows, [k for k in keys if all(dict(k)[a] == v for a, v in base.items())])))
+    for label, (held, ins, best, chosen) in out:
+        print(f"{label:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | "
+              f"{dict(best)}; chosen per fold: {sorted(Counter(tuple(sorted(dict(x).items())) for x in chosen).items(), key=lambda kv: -kv[1])[:2]}",
+              flush=True)
+    return rows
+
+
+def tokenisation(variant, base=query_tokens):
+    """The query's BM25 words with one of round 8's tokenisation changes: ``plural4`` strips the
+    ``s`` of a four-letter plural (dogs -> dog), ``ies`` matches a word in ``-ies`` by its ``-y``
+    form too (hobbies -> hobby), ``ed`` a word in ``-ed`` that light_stem keeps by its root too
+    (loved -> love, hiked -> hike)."""
+    def tokens(text):
+        out = []
+        for t, p in base(text):
+            if "plural4" in variant and len(t) == 4 and t.endswith("s") and not t.endswith("ss"):
+                t = t[:-1]
+            out.append((t, p))
+        fix = {}
+        for w in _search.literal_terms(text):
+            st = _search.light_stem(w)
+            if "ies" in variant and w.endswith("ies") and len(w) > 5:
+                fix[st] = w[:-3] + "y|" + st
+            if "ed" in variant and w.endswith("ed") and st == w and len(w) >= 5:
+                fix[st] = w[:-1] + "|" + w[:-2] + "i|" + w
+        return list(dict.fromkeys((fix.get(t, t), p) for t, p in out))
+    return tokens
+
+
+def r8_tok():
+    """Round 8's tokenisation variants, hybrid (time prior on) and BM25 alone."""
+    global query_tokens
+    original = query_tokens
+    try:
+        for variant in ((), ("plural4",), ("ies",), ("ed",), ("plural4", "ies", "ed")):
+            query_tokens = tokenisation(variant) if variant else original
+            _raw.clear()
+            for c in CS:
+                c._tf = {}
+            run8(f"tokens {'+'.join(variant) or 'as built'}", P(bw=(0.3, 0.4), nw=(0.3, 0.45)), time_w=0.1, cand=100,
+                 len_w=0.3, len_form="cap", date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4)
+            run8(f"... BM25 alone", P(nw=(0.3, 0.45, 0.6)), fn=fused8_bm25, bw=1.0, time_w=0.1, cand=100, len_w=0.3,
+                 len_form="cap", date_w=0.8, tau=10.0, spk_w=0.3, sess_w=0.4)
+    finally:
+        query_tokens = original
+        _raw.clear()
+        for c in CS:
+            c._tf = {}
+
+
 def diverse(c, s, ok, lam):
     """Greedy re-rank that charges ``lam`` x the best score per result already taken from a session."""
     s = np.where(ok, s, -np.inf)
@@ -716,6 +854,16 @@ def experiments(mode: str) -> dict:
         "r7_roc": lambda: run7("dense Rocchio from the fused top-k", P(bw=BW, nw=NW2, roc_w=(0.0, 0.1, 0.2, 0.4, 0.8), roc_k=(1, 3, 5, 10), roc_norm=(False, True)), cand=100, **pri),
         "r7_prf": lambda: run7("PRF from the fused top-m", P(prf_w=(0.0, 0.05, 0.1, 0.2, 0.4), prf_m=(3, 10), prf_e=(10, 20), prf_src=("fused", "bm25")), bw=0.3, nw=0.3, cand=100, **pri),
         "r7_learned": learned_fusion,
+        # round 8 (fused8: round 7's kept ranking, length prior 0.3, and a time prior on top)
+        "r8_time": lambda: run8("+ time words for 'when' questions", P(bw=BW, nw=NW2, time_w=(0.0, 0.05, 0.1, 0.2, 0.3)), cand=100, len_w=0.3, len_form="cap", **pri),
+        "r8_time_all": lambda: run8("... every candidate, not the best 30", P(bw=BW, nw=NW2, time_w=(0.0, 0.05, 0.1, 0.2, 0.3)), cand=100, len_w=0.3, len_form="cap", extra_top=None, **pri),
+        "r8_time_grid": lambda: run8("+ time words, every prior per fold", P(bw=(0.3, 0.4), nw=(0.3, 0.45), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), len_w=(0.0, 0.2, 0.3), time_w=(0.0, 0.1, 0.2)), base=dict(time_w=0.0), cand=100, len_form="cap"),
+        "r8_time_bm25": lambda: run8("BM25 alone + time words", P(nw=(0.3, 0.45, 0.6), time_w=(0.0, 0.05, 0.1, 0.2, 0.3)), fn=fused8_bm25, bw=1.0, cand=100, len_w=0.3, len_form="cap", **pri),
+        "r8_time_bm25_01": lambda: run8("BM25 alone + time words 0.1", P(nw=(0.3, 0.45, 0.6), time_w=(0.1,)), fn=fused8_bm25, bw=1.0, cand=100, len_w=0.3, len_form="cap", **pri),
+        "r8_time_bm25_grid": lambda: run8("BM25 alone + time words, every prior per fold", P(nw=(0.3, 0.45, 0.6), date_w=(0.8, 1.6), tau=(10.0, 30.0), spk_w=(0.3, 0.5), sess_w=(0.4, 0.6), len_w=(0.0, 0.2, 0.3), time_w=(0.0, 0.1, 0.2)), fn=fused8_bm25, base=dict(time_w=0.0), bw=1.0, cand=100, len_form="cap"),
+        "r8_shift": lambda: run8("+ dates shifted by the turn's time words", P(shift_w=(0.0, 0.1, 0.2, 0.4, 0.8)), bw=0.3, nw=0.3, time_w=0.1, cand=100, len_w=0.3, len_form="cap", **pri),
+        "r8_ctx": lambda: run8("+ max(cosine, previous + turn cosine - a)", P(ctx_a=(0.0, 0.05, 0.1, 0.15)), bw=0.3, nw=0.3, time_w=0.1, cand=100, len_w=0.3, len_form="cap", **pri),
+        "r8_tok": r8_tok,
         "diverse": lambda: run_diverse("session diversity (MMR)", (0.0, 0.02, 0.05, 0.1, 0.2), bw=0.4 if hy else 1.0, nw=0.3 if hy else 0.45, mode=mode, cand=100, **pri),
     }
 
@@ -747,7 +895,7 @@ def main() -> int:
         for c in CS:
             c.toks = [Counter(light_stem(t) for t in index_tokens(text)) for text in c.texts]
             c.vocab = set().union(*c.toks)
-    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid", "r6_qnn_fusion", "r6_qnn_nwd", "r6_qcw", "r6_qnn_depth", "r6_qnn_names", "r6_qnn_sess", "r6_qnn_k1b"} or any(n.startswith("r7_") for n in (args.only or todo_names(args.mode))):  # they need the extra vectors
+    if set(args.only or todo_names(args.mode)) & {"r6_text", "r6_ctx", "r6_qnn", "r6_qnn_only", "r6_qnn_label", "r6_qnn_ctx", "r6_qnn_grid", "r6_qnn_fusion", "r6_qnn_nwd", "r6_qcw", "r6_qnn_depth", "r6_qnn_names", "r6_qnn_sess", "r6_qnn_k1b"} or any(n.startswith(("r7_", "r8_")) for n in (args.only or todo_names(args.mode))):  # they need the extra vectors
         EXTRA[:] = prepare_extra(args.cache, convs)
         if "r6_qcw" in (args.only or ()):
             add_content_questions(args.cache, convs, EXTRA)

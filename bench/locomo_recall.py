@@ -36,7 +36,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memfold import MemFold, SystemClock
-from memfold.memory.recall_priors import DATE_TAU_DAYS, DATE_WEIGHT, LENGTH_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT
+from memfold.memory.recall_priors import (DATE_TAU_DAYS, DATE_WEIGHT, LENGTH_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT,
+                                          TIME_WEIGHT)
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -102,13 +103,13 @@ def empty_stats() -> dict:
 
 #: the search settings leave-one-conversation-out cross-validation chooses among, as
 #: ``(mode, bm25_weight, neighbour_weight, date_weight, date_tau_days, speaker_weight, session_weight,
-#: length_weight)`` (the last five are the turn priors of memfold.memory.recall_priors); the library's
+#: length_weight, time_weight)`` (the last six are the turn priors of memfold.memory.recall_priors); the library's
 #: defaults are among them
 CV_PARAMS = ("bm25_weight", "neighbour_weight", "date_weight", "date_tau_days", "speaker_weight", "session_weight",
-             "length_weight")
+             "length_weight", "time_weight")
 #: (the priors' weights stay at their defaults here: a search per setting and question is slow on a
 #: loaded 2-core machine; ``bench/locomo_ideas.py`` cross-validates them too, in numpy)
-_PRIORS = [(DATE_WEIGHT, DATE_TAU_DAYS, SPEAKER_WEIGHT, SESSION_WEIGHT, LENGTH_WEIGHT)]
+_PRIORS = [(DATE_WEIGHT, DATE_TAU_DAYS, SPEAKER_WEIGHT, SESSION_WEIGHT, LENGTH_WEIGHT, TIME_WEIGHT)]
 CV_GRID = [("hybrid", bw, nw, *p) for bw in (0.3, 0.4, 0.5) for nw in (0.3, 0.45) for p in _PRIORS] + \
     [("bm25", 1.0, nw, *p) for nw in (0.3, 0.45, 0.6) for p in _PRIORS]
 

@@ -11,6 +11,9 @@ model), used by :mod:`memfold.memory.recall_priors` to re-rank a search's candid
   about his injury on 16 November, 2023?").
 * :func:`named_speakers` — which of a conversation's speakers a question names as a word
   ("What did Caroline research?" names Caroline, not Mel).
+* :func:`asks_when` — whether a question asks *when* or *how long* ("When did Melanie paint a
+  sunrise?"), and :func:`mentions_time`, whether a turn's text says a time word ("yesterday",
+  "last week", "two years ago"): the evidence of a "when" question is the turn that dates it.
 
 Nothing here raises on odd text: an unparseable or impossible date (31 February) is simply not a
 window.
@@ -210,3 +213,26 @@ def _may_match_ascii(name: str, low: str) -> bool:
     if name.isascii():
         return name.lower() in low
     return all(c.isascii() or c in _ASCII_FOLDS for c in name)
+
+
+#: a question that asks for a time: *when*, *how long*, *what year / month / day / date / time*,
+#: *which year / month / day*
+_ASKS_WHEN = re.compile(r"\b(?:when|how long|what (?:year|month|day|date|time)|which (?:year|month|day))\b",
+                        re.IGNORECASE)
+#: the words that date what a turn tells (whole index tokens: "week" but not "weekly" or "weeks";
+#: "two weeks ago" has "ago"). On LoCoMo dev 81% of the evidence turns of "when" questions hold one,
+#: 17% of all turns
+TIME_WORDS = ("yesterday", "today", "tonight", "tomorrow", "ago", "weekend", "week", "month", "year", "lately",
+              "recently")
+_TIME_WORD = re.compile(r"(?<![^\W_])(?:" + "|".join(TIME_WORDS) + r")(?![^\W_])", re.IGNORECASE)
+
+
+def asks_when(text: str) -> bool:
+    """Whether ``text`` asks for a time ("When did ...", "How long has ...", "In which year ...")."""
+    return _ASKS_WHEN.search(text) is not None
+
+
+def mentions_time(text: str) -> bool:
+    """Whether ``text`` holds one of :data:`TIME_WORDS` as a whole word (as the full-text index splits
+    words: runs of letters and digits), case-insensitive."""
+    return _TIME_WORD.search(text) is not None

@@ -45,8 +45,8 @@ from .errors import ConversationNotFound, EmbeddingError, InvalidInput
 from .fts import literal_terms
 from .records import RECORD_TYPES
 from .query_analysis import without_names
-from .recall_priors import (DATE_TAU_DAYS, DATE_WEIGHT, LENGTH_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT, TurnFacets,
-                            apply_turn_priors)
+from .recall_priors import (DATE_TAU_DAYS, DATE_WEIGHT, LENGTH_WEIGHT, SESSION_WEIGHT, SPEAKER_WEIGHT, TIME_WEIGHT,
+                            TurnFacets, apply_turn_priors)
 from .validation import check_labels
 from .storage.base import Storage
 from .storage.rows import SearchScope
@@ -703,6 +703,7 @@ class HybridSearch:
         speaker_weight: float = SPEAKER_WEIGHT,
         session_weight: float = SESSION_WEIGHT,
         length_weight: float = LENGTH_WEIGHT,
+        time_weight: float = TIME_WEIGHT,
     ) -> list[SearchHit]:
         """The best ``limit`` items for ``query``.
 
@@ -737,9 +738,10 @@ class HybridSearch:
         :param candidates: how deep BM25 looks per kind (default ``max(100, 5 × limit)``).
         :param progress: ``progress(done, total)`` while embedding new items before the search.
         :param date_weight: / :param date_tau_days: / :param speaker_weight: / :param session_weight: /
-            :param length_weight: the turn priors of :mod:`memfold.memory.recall_priors` (a date the
-            question names, a speaker it names, the best candidate of a turn's session, the turn's
-            length), each a share of the best
+            :param length_weight: / :param time_weight: the turn priors of
+            :mod:`memfold.memory.recall_priors` (a date the question names, a speaker it names, the
+            best candidate of a turn's session, the turn's length, a time word in a turn when the
+            question asks when), each a share of the best
             candidate's score; 0 turns one off. Linear fusion in ``hybrid`` and ``bm25`` modes only
             (``dense`` is the embedding ranker alone).
         :returns: hits, best first.
@@ -783,7 +785,7 @@ class HybridSearch:
         labels = None if reader_labels is None else check_labels(reader_labels, "reader_labels")
         for name, value in (("date_weight", date_weight), ("date_tau_days", date_tau_days),
                             ("speaker_weight", speaker_weight), ("session_weight", session_weight),
-                            ("length_weight", length_weight)):
+                            ("length_weight", length_weight), ("time_weight", time_weight)):
             if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) < math.inf:
                 raise InvalidInput(f"{name} must be a number >= 0, got {value!r}")
         for name, value in (("since", since), ("until", until)):
@@ -838,9 +840,9 @@ class HybridSearch:
         current = {kind: self._docs(kind) for kind in filters}
         priors = dict(date_weight=float(date_weight), date_tau_days=float(date_tau_days),
                       speaker_weight=float(speaker_weight), session_weight=float(session_weight),
-                      length_weight=float(length_weight))
+                      length_weight=float(length_weight), time_weight=float(time_weight))
         use_priors = "turn" in filters and fusion == "linear" and mode != "dense" and (
-            date_weight or speaker_weight or session_weight or length_weight)
+            date_weight or speaker_weight or session_weight or length_weight or time_weight)
         facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
         read: dict[str, dict[int, Any]] = {}  # items already read on the way, by kind
         # the storage state before the snapshot: a small scope's words kept since a search at the
@@ -926,7 +928,8 @@ class HybridSearch:
             sims = np.concatenate(sim_all)
             ok = np.concatenate(ok_all)
             if facets is not None:
-                fused = self._with_priors(query, keys, fused, ok, facets, priors, current["turn"])
+                fused = self._with_priors(query, keys, fused, ok, facets, priors, current["turn"],
+                                          read.setdefault("turn", {}))
             # ties broken by (kind, id) so the order does not depend on how candidates were gathered
             tie = np.arange(len(keys))
             tie[np.lexsort(([k[1] for k in keys], [ITEM_KINDS.index(k[0]) for k in keys]))] = np.arange(len(keys))
@@ -978,10 +981,12 @@ class HybridSearch:
         return vectors[0], {}
 
     def _with_priors(self, query: str, keys: list[tuple[str, Any]], fused: np.ndarray, ok: np.ndarray,
-                     facets: TurnFacets, priors: dict, docs: "_Docs") -> np.ndarray:
+                     facets: TurnFacets, priors: dict, docs: "_Docs", read: dict[int, Any]) -> np.ndarray:
         """``fused`` with the turn priors (:func:`~.recall_priors.apply_turn_priors`) added to the
         turn candidates; the date prior only when the clock counts POSIX seconds; the length prior
-        from ``docs``, the turns' statistics (length in index tokens)."""
+        from ``docs``, the turns' statistics (length in index tokens); the time prior from the
+        texts of its few candidates, read in this search's snapshot into ``read`` (``{id:
+        SearchItem}``, the turns read already), where the hits find them."""
         turn_at = [i for i, k in enumerate(keys) if k[0] == "turn"]
         if not turn_at or not ok.any():
             return fused
@@ -992,8 +997,12 @@ class HybridSearch:
         ids = [keys[i][1] for i in turn_at]
         pos = docs.position(np.asarray(ids, dtype=np.int64))
         lengths = np.where(pos >= 0, docs.lengths[np.maximum(pos, 0)], np.nan) if docs.n else np.full(len(ids), np.nan)
+
+        def texts(item_ids: list[int]) -> dict[int, str]:
+            read.update(self._hit_items("turn", item_ids, read))
+            return {i: read[i].text for i in item_ids if i in read}
         fused[at] = apply_turn_priors(query, ids, fused[at], ok[at], facets, top=float(fused[ok].max()), now=now,
-                                      dates=seconds, lengths=lengths, **priors)
+                                      dates=seconds, lengths=lengths, texts=texts, **priors)
         return fused
 
     def _hit_items(self, kind: str, item_ids: list[int], read: dict[int, Any]) -> dict[int, Any]:
