@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Mapping
+from typing import Any, Iterable, Protocol, Sequence
 
 from ..memory.errors import InvalidInput
 from . import prefilter
