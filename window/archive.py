@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable, Sequence
 
 from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable
 
 from ..memory.errors import InvalidInput
 from ..memory.storage.base import Storage, write_scope

@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Mapping
+from typing import Any, Iterable, Protocol, Sequence
 
 from ..memory.errors import InvalidInput
 from . import prefilter
@@ -307,10 +308,11 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
         out += [m.span() for m in re.finditer(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text)]
     if not earlier:
         return out
-    talk = any(_mentions_secret(_content(t)) for t in earlier)
+    # the last assistant turn before this one, and whether secrets are talked about: a user turn's
+    # rules read them (round 8: not worked out for other turns)
     asked = next((_content(t) for t in reversed(earlier) if (type(t) is dict or isinstance(t, Mapping)) and t.get("role") == "assistant"),
-                 "")  # the last assistant turn before this one
-    if role == "user" and talk:
+                 "") if role == "user" else ""
+    if role == "user" and any(_mentions_secret(_content(t)) for t in earlier):
         out += [m.span() for m in _PIN_SHAPED.finditer(text)]
         words = re.findall(r"[\w'-]+", text)
         other_question = asked.rstrip().endswith("?") and not _asks_secret(asked)  # it answers that one
@@ -339,14 +341,22 @@ def _answer_words(earlier: Sequence[Mapping[str, Any]]) -> set[str]:
     were whole secret replies (rules 2-3): the names a security answer gave. A word already said
     in a turn before the answer is not one: the names of the people talking ("Nate: ...") and of
     what they talk about are no security answers (and the customer's surname is no maiden name)."""
-    turns = [_role_text(t) for t in earlier]
-    if not any(_asks_secret(text) if role == "assistant" else role == "user" and _names_a_secret(text)
-               for role, text in turns):
+    for turn in earlier:
+        # the turns as :func:`_role_text` reads them, in one loop (round 8: no tuple, no call per turn)
+        if type(turn) is not dict and not isinstance(turn, Mapping):
+            continue  # no role: neither asks nor names
+        role, text = turn.get("role"), turn.get("content")
+        if role == "assistant":
+            if _asks_secret(text if isinstance(text, str) else ""):
+                break
+        elif role == "user" and _names_a_secret(text if isinstance(text, str) else ""):
+            break
+    else:
         # no secret question asked and no secret named: no reply answers one (``open_turns`` stays
         # 0) and no user turn names one, so no answer words (round 7: most appends; the per-text
         # verdicts are remembered, so this costs a lookup per turn)
         return set()
-    return _answer_words_of(turns)
+    return _answer_words_of([_role_text(t) for t in earlier])
 
 
 def _answer_words_of(turns: Sequence[tuple[Any, str]]) -> set[str]:
@@ -474,14 +484,12 @@ def _value_at(text: str, at: int, keyword: str, connected: bool) -> Span | None:
 
 
 def _values_next_to_keywords(text: str, role: Any = None) -> list[Span]:
-    numbers = [(m.start(), m.end()) for m in _NUMBER.finditer(text)]
+    numbers: list[Span] | None = None  # the text's numbers, read at the first keyword without a value
     out: list[Span] = []
     for kw in _KEYWORD.finditer(text):
         lead = _LEAD.match(text, kw.end())
         connected = bool(re.search(r"\b(?:is|was|be)\b|[:=]|^'s", lead.group(1) or ""))
         value = _value_at(text, lead.end(), kw.group(), connected)
-        after = [n for n in numbers if n[0] >= kw.end() and n[0] - kw.end() <= _REACH]
-        before = [n for n in numbers if n[1] <= kw.start() and kw.start() - n[1] <= _REACH]
         if value is not None:
             out.append(value)
             at = value[1]
@@ -492,6 +500,10 @@ def _values_next_to_keywords(text: str, role: Any = None) -> list[Span]:
                 out.append(more.span(1))
                 at = more.end()
         else:
+            if numbers is None:
+                numbers = [(m.start(), m.end()) for m in _NUMBER.finditer(text)]
+            after = [n for n in numbers if n[0] >= kw.end() and n[0] - kw.end() <= _REACH]
+            before = [n for n in numbers if n[1] <= kw.start() and kw.start() - n[1] <= _REACH]
             out.extend(before + after)
     return out
 
