@@ -315,9 +315,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
         override = _OVERRIDE.search(text)
+        reset8 = None
         if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
-                          or directives.reset_r5(text)) \
-                and not directives.reset_is_small_talk(text, override):
+                          or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))) \
+                and not directives.reset_is_small_talk(text, override or reset8):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
             form, old, _new = rep
@@ -351,6 +352,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # again, no need to stick to nonstop": both halves name what is withdrawn)
                 what = r5[0] if what is None else f"{what} {r5[0]}"
                 explicit_r5 = r5[1]
+            if (r8 := directives.withdrawn_r8(probe)) is not None:
+                # a round-8 form ("I've changed my mind about Ryanair", "That $500 expense cap no
+                # longer applies"): it names what it ends
+                what = r8[0] if what is None else f"{what} {r8[0]}"
+                explicit_r5 = True
             if what is not None and families.on(directives.F_REVOKE_R5):
                 what = directives.split_hyphens(what)  # "the no-loaner-laptops rule"
             if _CONFIRM.search(sent):
@@ -401,6 +407,15 @@ class RuleConstraintExtractor(ConstraintExtractor):
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
+        if found is None and (rest := directives.strip_lead_r8(norm)) is not None:
+            # "Just so we're clear, no more free upgrades ...": read without the lead, kept whole
+            found = self._classify_read(rest, now, clock)
+            if found is not None:
+                found = replace(found, text=sent)
+        if found is None and families.on(directives.F_LEAD_STRIP) and (c := directives.colon_clause(norm)) is not None:
+            found = self._classify_read(c, now, clock)  # "This is Marta, the support manager: I'm approving ..."
+            if found is not None:
+                found = replace(found, text=sent)
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
@@ -465,7 +480,8 @@ def _merge_r5(text: str, sents: list[str]) -> list[str]:
         if i + 1 < len(spans):
             nxt = text[spans[i + 1][0]:spans[i + 1][1]]
             if (families.on(directives.F_APPROVAL_R5) and directives.APPROVAL_INTERJECTION.match(s)
-                    and not nxt.rstrip().endswith("?")):
+                    or families.on(directives.F_APPROVAL_R8) and directives.approval_bare_r8(s)
+                    or directives.speaker_intro(s)) and not nxt.rstrip().endswith("?"):
                 merged.append((a, spans[i + 1][1]))
                 i += 2
                 continue
