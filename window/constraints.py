@@ -369,6 +369,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("complete", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
+                if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
+                    # "Cancel the no-calls-after-6pm rule": a "no-" rule is a prohibition
+                    withdrawals.append(Withdrawal("lift", sent, terms, min_overlap=1))
+                    i += 1
+                    continue
                 if terms and len(terms) < 2 and not explicit_r5 and r5 is not None and wm is None \
                         and not directives.withdraws_explicitly(probe):
                     # "Free delivery is back on the table": one content word, so only a prohibition
@@ -833,11 +838,18 @@ _NEGATIVE = re.compile(r"\b(?:never|not|no|don't|dont|avoid|refrain|off[- ]limit
 
 
 def _waiting(rec: ProtectedRecord) -> bool:
+    if families.on(directives.F_COMPLETION_R8) and rec.kind in ("prerequisite", "obligation") \
+            and _BEFORE_EVENT.search(rec.text) and not _BEFORE_ANY.search(rec.text):
+        return True  # "The security review has to be completed before go-live": one event, released when done
     return rec.metadata.get("rule") in _WAITING_RULES or (
         rec.kind == "prerequisite" and re.search(r"\buntil\b|\bwait(?:ing)? for\b", rec.text, re.I) is not None) or (
         rec.kind == "prerequisite" and families.on(directives.F_COMPLETION) and _SPECIFIC_PREREQ.match(rec.text) is not None)
 
 
+#: a condition before one named event ("before sharing the specs", "before go-live", "before it goes
+#: out"), not before every such action ("before any maintenance"): family ``completion_forms_r8``
+_BEFORE_EVENT = re.compile(r"\bbefore\s+(?:\w+ing\s+)?(?:the|my|our|we|it|they|[\w]+-[\w]+)\b", re.I)
+_BEFORE_ANY = re.compile(r"\b(?:any|every|each|all|always|whenever)\b", re.I)
 #: a prerequisite for one named action ("Before paying the contractor, get the certificate"), not a
 #: standing one ("Before refunding a subscription, check ..."): released once its condition is met
 _SPECIFIC_PREREQ = re.compile(r"^\s*(?:before|prior to|ahead of)\s+(?:\w+ing\s+)?(?:the|my|our|this|that|his|her|their)\b"

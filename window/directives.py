@@ -650,7 +650,11 @@ def classify(sentence: str) -> tuple[str, str] | None:
     if not s or not_a_directive(s):
         return None
     if _QUESTION.search(s) or advice(s):
-        return classify_r5(s) if _QUESTION.search(s) else None  # "Could you always ...?"
+        if _QUESTION.search(s):  # "Could you always ...?", "Could you make a habit of ...?"
+            return classify_r5(s) or polite_habit_r8(s)
+        return None
+    if plan_statement(s):  # "The roadmap says we build iOS first, then Android": a plan, whatever else it says
+        return "policy_state", "decision"
     return _classify_base(s) or _classify_more(s) or classify_r5(s) or classify_r8(s)
 
 
@@ -1034,7 +1038,7 @@ def go_signal(sentence: str) -> str | None:
     if _GO_EXPLICIT.search(sentence):
         return "explicit"
     if s.rstrip().endswith("!"):  # "Keep doing what makes you happy!" is cheering, not a go-ahead
-        return None
+        return "weak" if completion_r8(sentence) else None
     if _GO.search(sentence) or completion(sentence):
         return "weak"
     parts = [p.strip() for p in re.split(r"[,:;]|\bso\b", s) if p.strip()]
@@ -1667,7 +1671,8 @@ one two three four five me him them us it which what whose""".split())
 #: words ending in "s" that are no plurals
 _NOT_PLURAL_R8 = frozenset("""this is was has does us plus bus news always yes less unless address process access
 business perhaps thus series status bonus campus focus analysis basis crisis various gas lens canvas
-alias atlas chaos whereas its his hers ours yours theirs mornings's afterwards towards""".split())
+alias atlas chaos whereas its his hers ours yours theirs afterwards towards lots loads tons
+things stuffs""".split())
 _PREPOSITIONS_R8 = frozenset("for to on in with about as from of into across at via by under over".split())
 _FREQUENCY_WORD = re.compile(r"\b(?:daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|hourly|"
                              r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weekdays|mornings|evenings|"
@@ -1682,11 +1687,12 @@ def generic_plural(rest: str) -> bool:
     "on Mondays"). "Send the invoice" or "Email the report to Sam" name one thing."""
     if _FREQUENCY_WORD.search(rest):
         return True
+    words = re.findall(r"[#\w'’/-]+|[,;:.!]", rest)
     open_np, seen = True, 0
-    for raw in re.findall(r"[#\w'’/-]+|[,;:]", rest):
+    for i, raw in enumerate(words):
         w = raw.lower().replace("’", "'")
-        if w in (",", ";", ":"):
-            break
+        if w in (",", ";", ":", ".", "!", "and", "or", "but", "then"):
+            break  # a second clause ("... and work with influencers") is read on its own, if at all
         if w in _PREPOSITIONS_R8:
             open_np, seen = True, 0
             continue
@@ -1700,7 +1706,11 @@ def generic_plural(rest: str) -> bool:
                 continue
             if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ous", "'s")) \
                     and w not in _NOT_PLURAL_R8 and raw[:1].islower():
-                return True
+                # the plural ends its noun phrase: the text, a stop or a preposition follows
+                # ("starts small" is a verb; "channels and work with ..." runs on)
+                nxt = words[i + 1].lower() if i + 1 < len(words) else ""
+                if nxt in ("", ",", ";", ":", ".", "!") or nxt in _PREPOSITIONS_R8:
+                    return True
     return False
 
 
@@ -1726,8 +1736,8 @@ _LEAD_R8 = re.compile(
     r"(?:just )?to be (?:clear|safe|sure|explicit|on the safe side)|for clarity|let me be clear|"
     r"whatever happens|no matter what(?: happens)?|come what may|in any case|either way|regardless|"
     r"under any circumstances|in every case|as a rule of thumb|"
-    r"as (?:the |your |our )?(?:head|manager|director|lead|owner|chair|vp|cfo|ceo|cto|coo) of [\w' -]{2,30}?|"
-    r"as (?:the |your |our )?(?:[\w-]+ )?(?:manager|director|lead|owner|supervisor|admin|administrator)|"
+    r"as (?:the |your |our )?(?:head|manager|director|lead|owner|chair|vp|cfo|ceo|cto|coo) of [\w' -]{2,30}?\b(?=\s*,|\s+(?:i|we)\b)|"
+    r"as (?:the |your |our )?(?:[\w-]+ )?(?:manager|director|lead|owner|supervisor|admin|administrator)\b(?=\s*,|\s+(?:i|we)\b)|"
     r"(?:a )?(?:small |quick |short |brief )?(?:update|note|change|heads-up|heads up|reminder)"
     r"(?: (?:after|from|on|for|about) [\w' -]{2,40}?)?\s*:)\s*[,:;—-]?\s*", re.I)
 
@@ -1749,7 +1759,7 @@ def strip_lead_r8(sentence: str) -> str | None:
 SPEAKER_INTRO = re.compile(
     r"^(?:(?:hi|hello|hey|morning|good morning|afternoon)[,!\s]+)*(?:(?:it's|this is|i'm|i am)\s+[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)?(?:\s*,\s*(?:the |your |our )?[\w' -]{2,40}?|\s+(?:from|in|of) [\w' -]{2,30}?)?|"
-    r"(?:the |your )?(?:[\w-]+ )?(?:manager|supervisor|director|lead|owner|admin|team lead|head of [\w -]{2,20}?) here|"
+    r"(?i:(?:the |your )?(?:[\w-]+ )?(?:manager|supervisor|director|lead|owner|admin|team lead|head of [\w -]{2,20}?) here)|"
     r"[A-Z][\w'’-]+ (?:from|in|of) (?:the )?[\w' -]{2,30}?(?: here)?)\s*[.:,—-]?\s*$")
 
 
@@ -1817,7 +1827,7 @@ APPROVAL_LEAD_R8 = re.compile(r"^(?:(?:ok|okay|yes|yep|fine|sure|right|alright)[
 def _approval_r8(s: str, whole: str, main: str) -> bool:
     if _APPROVAL_R8.match(whole):
         return True
-    if _APPROVAL_TAIL.search(whole) and concrete(whole) and not re.search(r"\b(?:not|n't|never)\b", whole, re.I):
+    if _APPROVAL_TAIL.search(whole) and (concrete(whole) or _NAMED.search(whole)) and not re.search(r"\b(?:not|n't|never)\b", whole, re.I):
         return True
     m = APPROVAL_LEAD_R8.match(whole)
     if m:
@@ -1868,7 +1878,7 @@ _DECISION_MID = re.compile(r"\b(?:let's settle (?:it|this|that)|(?:so )?that's (
                            r"we've (?:agreed|decided)|(?:the )?decision(?: is)? made)\s*[:,;—-]\s*(?P<rest>\w.{8,})$", re.I | re.S)
 _DECISION_AGREED_THAT = re.compile(r"^(?:it(?:'s| has| is) been|it was|it's)\s+(?:agreed|decided|settled|confirmed|resolved)\s+"
                                    r"(?:that|to)\s+\w", re.I)
-_DECISION_AGENT_R8 = re.compile(r"^(?:the|our)\s+(?:[\w-]+\s+){1,2}?(?:team|board|committee|group|council|panel|leadership|"
+_DECISION_AGENT_R8 = re.compile(r"^(?:the|our)\s+(?:[\w-]+\s+){0,2}?(?:team|board|committee|group|council|panel|leadership|"
                                 r"management|family|partners|directors)\s+(?:has |have )?(?:decided|agreed|chose|settled on|"
                                 r"opted for|voted|resolved)\b", re.I)
 _GOING_TO_STANDING = re.compile(r"^we(?:'re| are)\s+going\s+to\s+(?P<verb>[a-z-]+)\s+", re.I)
@@ -1910,7 +1920,10 @@ def _restriction_r8(s: str, whole: str, main: str, lead: str | None) -> bool:
         return True
     if _imperative_r8(main) and _TRAILING_ONLY.search(main):
         return True
-    return bool(lead and re.match(r"^for (?:this|the|our|my) ", lead, re.I) and _JUST_LOOK.match(main))
+    if lead and re.match(r"^for (?:this|the|our|my) ", lead, re.I) and _JUST_LOOK.match(main):
+        return True
+    m = re.match(r"^(?:for|on|with) (?:this|the|our|my) [\w-]+,?\s+(?P<rest>just .+)$", whole, re.I | re.S)
+    return bool(m and _JUST_LOOK.match(m.group("rest")))
 
 
 # prohibitions (round 8): verbs that prohibit by themselves
@@ -1938,7 +1951,20 @@ _ONLY_ONCE_CAN = re.compile(r"^only\s+(?:once|after|when|if)\s+.{4,80}?\s+(?:can
 _BEFORE_GERUND = re.compile(r"\s(?:before|prior to|ahead of)\s+(?:\w+ing|any|every|each)\b", re.I)
 _PASSIVE_BEFORE = re.compile(r"^(?:the|all|every|each|any|our|your)\s+(?:[\w'’-]+\s+){0,5}?(?:must|has to|have to|needs? to|should|"
                              r"is to|are to)\s+be\s+\w+(?:ed|en)\s+(?:\w+\s+){0,3}?(?:before|prior to|ahead of)\s+\w", re.I)
-_LEAD_PREREQ = re.compile(r"^(?P<lead>(?:before|ahead of|prior to)\s+[^,]{2,80}),\s*(?P<main>.+)$", re.I | re.S)
+_LEAD_PREREQ = re.compile(r"^(?P<lead>(?:before|ahead of|prior to)\s+(?:[^,]|,(?=\d)){2,80}),\s*(?P<main>.+)$", re.I | re.S)
+_NEEDS_THING = re.compile(r"^(?:the|our|my|your|every|each|all)\s+[\w'’ -]{2,30}?\s+(?:needs|requires|must have|has to have|"
+                          r"should have)\s+(?:a|an|the|its|their|to)\b", re.I)
+_POLITE_HABIT = re.compile(r"^(?:(?:hey|hi|ok|okay|so|and|also|please)[,\s]+)*(?:could|can|would|will) you(?: please)?\s+"
+                           r"(?:make (?:a|it a) (?:habit|rule|point) (?:of|to)|get (?:into|in) the habit of|make a point of)\s+\w", re.I)
+_COMMA_BAN = re.compile(r"^(?P<head>(?!(?:i|we|you|he|she|they|it|that|this)\b)[^,]{4,60}?),\s*(?:so\s+)?(?:don't|do not|never)\s+"
+                        r"(?P<rest>[a-z]+\b.{2,})$", re.I | re.S)
+
+
+def polite_habit_r8(sentence: str) -> tuple[str, str] | None:
+    """"Could you make a habit of double-checking ...?": a standing request as a question."""
+    if families.on(F_PREREQ_R8) and _POLITE_HABIT.match(_LIGHT_LEADS.sub("", sentence.strip())):
+        return "obligation", "polite_request"
+    return None
 
 # narration of somebody else's rules (round 8): "The article says companies must ...", "Back when I
 # was a student the library made you ...", "My colleague's manager makes her submit ..."
@@ -1964,7 +1990,8 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
     if _QUESTION.search(s) or advice(s) or reported(s):
         return None
     lead, main = main_clause(s)
-    m = _LEAD_PREREQ.match(_strip(s)) if lead is None else None
+    m = _LEAD_PREREQ.match(_strip(s)) if families.on(F_PREREQ_R8) and (lead is None or re.match(
+        r"^(?:before|ahead of|prior to)\b", lead, re.I)) else None
     if m:
         lead, main = m.group("lead"), _strip(m.group("main"))
     whole = _strip(s)
@@ -1979,8 +2006,16 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
             return "prerequisite", "prerequisite_form"
         if (_imperative_r8(main) or _imperative_loose(main)) and (
                 _BEFORE_GERUND.search(" " + main) or lead and re.match(r"^(?:before|ahead of|prior to)\b", lead, re.I)):
-            if not re.match(r"^(?:let|make|have|take|give|feel|go|get|enjoy|try|see|wish|hope|thank|tell|ask)\b", main, re.I):
+            if not re.match(r"^(?:let|make|have|take|give|feel|go|enjoy|try|see|wish|hope|thank|tell|ask)\b", main, re.I) \
+                    and (not re.match(r"^get\b", main, re.I) or concrete(main)):
                 return "prerequisite", "prerequisite_form"
+        if lead and re.match(r"^(?:before|ahead of|prior to)\b", lead, re.I) and _NEEDS_THING.match(main) and (
+                concrete(s) or _NAMED.search(s) or re.search(r"\b[A-Z]{2,}\b", s)):
+            return "prerequisite", "prerequisite_form"
+    if families.on(F_PROHIBIT_R8) and not past and not exclaim:
+        b = _COMMA_BAN.match(whole)
+        if b and (_first_word(b.group("rest")) in _VERBS) and (concrete(b.group("head")) or generic_plural(b.group("head"))):
+            return "constraint", "never"
     if families.on(F_PROHIBIT_R8) and _PROHIBIT_R8.match(main) and len(main.split()) >= 4 and not past:
         return "constraint", "prohibit_verb"
     if families.on(F_APPROVAL_R8) and not exclaim and not re.search(r"\bapprove[sd]? of\b", whole, re.I):
@@ -1999,6 +2034,11 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
             return "permission", "permission_form"
         if lead and _CAN_LEAD.match(main) and re.match(r"^(?:once|twice|\w+ times) (?:a|per|each) ", lead, re.I):
             return "permission", "permission_form"
+        f = re.match(r"^(?:feel free to|you (?:can|may))\s+(?P<rest>[a-z]+\s+.+)$", main, re.I | re.S)
+        if f and _first_word(f.group("rest")) in _VERBS and not _PERMIT_SOCIAL.search(f.group("rest")) and not _INVITATION.match(main):
+            obj = re.sub(r"^[a-z]+\s+", "", f.group("rest"), flags=re.I)
+            if generic_plural(obj) and len(obj.split()) >= 2:
+                return "permission", "permission_form"
     if families.on(F_DEADLINE_R8) and not exclaim:
         if _DEADLINE_LABEL_R8.match(whole) or _GOT_UNTIL.match(whole):
             return "deadline", "deadline_form"
@@ -2038,7 +2078,7 @@ _RESET_R8 = re.compile(
     r"(?:^|[.!?]\s*)new plan\s*[,:;—-]\s*(?:ignore|forget|scrap|drop)\b", re.I)
 _DISCARD_NP = re.compile(r"^(?:(?:ok|okay|so|right|actually|no)[,\s]+)*(?:forget|disregard|ignore|scrap|ditch|drop|never ?mind|"
                          r"throw out|toss|bin)\s+(?:the|that|this|our|my)\s+(?P<what>(?:[\w$€£%'’-]+\s*){1,4}?)\s*"
-                         r"(?:[,;:—-]|\.\s+(?=[A-Z]))\s*(?P<rest>\w.{8,})$", re.I | re.S)
+                         r"(?:[,;:—]|\s-\s|\.\s+(?=[A-Z]))\s*(?P<rest>\w.{8,})$", re.I | re.S)
 _RULE_WORDS_R8 = re.compile(r"\b(?:rule|ban|restriction|requirement|limit|constraint|instruction|policy|cap|allowance|"
                             r"exception|embargo)s?\b|\b\w+-\w+\b|\bno\b", re.I)
 
