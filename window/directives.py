@@ -1661,6 +1661,7 @@ F_REVOKE_R8 = family("revoke_forms_r8", {"fresh4"})
 F_COMPLETION_R8 = family("completion_forms_r8", {"fresh4"})
 F_REPORTED = family("reported_deontic", {"fresh4"})
 F_PROHIBIT_R8 = family("prohibition_forms_r8", {"fresh4"})
+F_POLITE_HABIT = family("polite_habit_request", {"fresh4"})
 
 #: verbs a standing instruction opens with beside :data:`_VERBS` (read only by the round-8 classes)
 _VERBS_R8 = frozenset("""prefer recommend ring refrain lodge photograph weigh double-check cc bcc quote
@@ -1962,7 +1963,7 @@ _COMMA_BAN = re.compile(r"^(?P<head>(?!(?:i|we|you|he|she|they|it|that|this)\b)[
 
 def polite_habit_r8(sentence: str) -> tuple[str, str] | None:
     """"Could you make a habit of double-checking ...?": a standing request as a question."""
-    if families.on(F_PREREQ_R8) and _POLITE_HABIT.match(_LIGHT_LEADS.sub("", sentence.strip())):
+    if families.on(F_POLITE_HABIT) and _POLITE_HABIT.match(_LIGHT_LEADS.sub("", sentence.strip())):
         return "obligation", "polite_request"
     return None
 
@@ -2078,7 +2079,7 @@ _RESET_R8 = re.compile(
     r"(?:^|[.!?]\s*)new plan\s*[,:;—-]\s*(?:ignore|forget|scrap|drop)\b", re.I)
 _DISCARD_NP = re.compile(r"^(?:(?:ok|okay|so|right|actually|no)[,\s]+)*(?:forget|disregard|ignore|scrap|ditch|drop|never ?mind|"
                          r"throw out|toss|bin)\s+(?:the|that|this|our|my)\s+(?P<what>(?:[\w$€£%'’-]+\s*){1,4}?)\s*"
-                         r"(?:[,;:—]|\s-\s|\.\s+(?=[A-Z]))\s*(?P<rest>\w.{8,})$", re.I | re.S)
+                         r"(?:[,;:—]|\s-\s|\.\s+(?=[A-Z]))(?=\s*(?P<rest>\w.{8,})$)", re.I | re.S)
 _RULE_WORDS_R8 = re.compile(r"\b(?:rule|ban|restriction|requirement|limit|constraint|instruction|policy|cap|allowance|"
                             r"exception|embargo)s?\b|\b\w+-\w+\b|\bno\b", re.I)
 
