@@ -144,6 +144,18 @@ def test_a_speaker_introduction_is_read_with_what_follows(mf):
     assert _active(mf, "c2") == {text: "approval"}
 
 
+def test_a_list_under_a_standing_lead_is_one_record(mf):
+    text = "Checks for every new starter from now on:\n- copy their passport\n- add them to payroll"
+    _say(mf, text)
+    assert list(_active(mf)) == [text]
+    with families.off([d.F_LIST_UNDER_LEAD]):
+        _say(mf, text, cid="off")
+        assert list(_active(mf, "off")) == ["Checks for every new starter from now on:"]
+    # a list under a lead that states nothing standing is no record
+    _say(mf, "Shopping list for the party:\n- crisps\n- lemonade", cid="c2")
+    assert _states(mf, "c2") == {}
+
+
 def test_a_round8_reset_supersedes_the_plan_in_force(mf):
     old = "The plan is to repaint the hall in May."
     new = "Disregard the May repaint; the hall gets new wallpaper in June."
@@ -260,7 +272,7 @@ def test_every_round8_family_names_fresh4_and_only_it():
              "deadline_forms_r8", "prerequisite_forms_r8", "reset_forms_r8", "revoke_forms_r8", "completion_forms_r8",
              "reported_deontic", "prohibition_forms_r8", "polite_habit_request", "attr_abbreviation_dots",
              "attr_title_case_value", "attr_label", "attr_thats_my", "attr_qualifier_more", "attr_switch_forms_r8",
-             "attr_time_adjunct", "attr_no_longer_forms_r8"]
+             "attr_time_adjunct", "attr_no_longer_forms_r8", "list_under_lead"]
     for name in names:
         assert families.REGISTRY[name] == {"fresh4"}, name
     assert set(families.motivated_only_by("fresh4")) == set(names)

@@ -460,6 +460,14 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return None
 
 
+_LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
+
+
+def _list_item(text: str, span: tuple[int, int]) -> bool:
+    """A list item on its own line ("- weigh it", "* note the courier", "2. photograph it")."""
+    return bool(_LIST_ITEM.match(text, span[0])) and text[:span[0]].rstrip(" \t").endswith("\n")
+
+
 #: a sign-off after a request ("Can you send it by EOD? Thx") belongs to it
 _SIGN_OFF = re.compile(r"^(?:thx|thanks|thank you|thanks a lot|cheers|ta|ty|tia|much appreciated|appreciated)[.!]*$", re.I)
 
@@ -490,6 +498,15 @@ def _merge_r5(text: str, sents: list[str]) -> list[str]:
                 merged.append((a, spans[i + 1][1]))
                 i += 2
                 continue
+        if families.on(directives.F_LIST_UNDER_LEAD) and s.rstrip().endswith(":") and i + 1 < len(spans) \
+                and _list_item(text, spans[i + 1]):
+            # "Things to do on every return from now on:" and the list under it are one instruction
+            j = i + 1
+            while j < len(spans) and _list_item(text, spans[j]):
+                j += 1
+            merged.append((a, spans[j - 1][1]))
+            i = j
+            continue
         if merged and families.on(directives.F_TEXTING) and _SIGN_OFF.match(s) \
                 and text[merged[-1][0]:merged[-1][1]].rstrip().endswith("?"):
             merged[-1] = (merged[-1][0], b)

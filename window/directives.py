@@ -1662,6 +1662,7 @@ F_COMPLETION_R8 = family("completion_forms_r8", {"fresh4"})
 F_REPORTED = family("reported_deontic", {"fresh4"})
 F_PROHIBIT_R8 = family("prohibition_forms_r8", {"fresh4"})
 F_POLITE_HABIT = family("polite_habit_request", {"fresh4"})
+F_LIST_UNDER_LEAD = family("list_under_lead", {"fresh4"})
 
 #: verbs a standing instruction opens with beside :data:`_VERBS` (read only by the round-8 classes)
 _VERBS_R8 = frozenset("""prefer recommend ring refrain lodge photograph weigh double-check cc bcc quote
