@@ -374,10 +374,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     withdrawals.append(Withdrawal("lift", sent, terms, min_overlap=1))
                     i += 1
                     continue
-                if terms and len(terms) < 2 and not explicit_r5 and r5 is not None and wm is None \
-                        and not directives.withdraws_explicitly(probe):
-                    # "Free delivery is back on the table": one content word, so only a prohibition
-                    # naming it is lifted
+                if terms and len(terms) < 2 and not explicit_r5 and (r5 is not None or families.on(directives.F_REVOKE_R8)) \
+                        and wm is None and not directives.withdraws_explicitly(probe):
+                    # "Free delivery is back on the table", "PO boxes are allowed again" (round 8): one
+                    # content word, so only a prohibition naming it is lifted
                     withdrawals.append(Withdrawal("lift", sent, terms, min_overlap=1))
                 elif terms:
                     strong = wm is not None or directives.withdraws_explicitly(probe) or explicit_r5
@@ -865,7 +865,7 @@ def _waiting(rec: ProtectedRecord) -> bool:
 
 #: a condition before one named event ("before sharing the specs", "before go-live", "before it goes
 #: out"), not before every such action ("before any maintenance"): family ``completion_forms_r8``
-_BEFORE_EVENT = re.compile(r"\bbefore\s+(?:\w+ing\s+)?(?:the|my|our|we|it|they|[\w]+-[\w]+)\b", re.I)
+_BEFORE_EVENT = re.compile(r"\bbefore\s+(?:(?:\w+ing\s+)?(?:the|my|our|we|it|they|[\w]+-[\w]+)\b|\w+ing\s*[.!]?\s*$)", re.I)
 _BEFORE_ANY = re.compile(r"\b(?:any|every|each|all|always|whenever)\b", re.I)
 #: a prerequisite for one named action ("Before paying the contractor, get the certificate"), not a
 #: standing one ("Before refunding a subscription, check ..."): released once its condition is met
