@@ -159,7 +159,7 @@ _S_BARE_MY = re.compile(r"^(?:(?:just|finally|recently|also|so)\s+)*(?:switched|
 _S_ATTR_ITS = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also))*\s+(?:switched|changed)\s+(?:my\s+)?"
                          r"(?P<attr>[a-z][a-z0-9\- ]{1,40}?)\s*[,;:—-]\s*(?:and\s+)?(?:now\s+)?(?:it's|it is|it’s)\s+"
                          r"(?P<v>[^.;!?,]+?)(?=\s*(?:$|[.;!?,]))", re.I)
-_S_MOVED_FROM = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also|now))*\s+(?:moved|gone|went)(?: over| across)?"
+_S_MOVED_FROM = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also|now))*\s+(?:moved|gone|went)\s+(?:over|across)"
                            r"\s+from\s+(?P<from>[^.;!?,]+?)\s+to\s+(?P<v>[^.;!?,]+?)(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|"
                            r"since|so|which|when|after|as)\b))", re.I)
 #: "I switched to Brave, Edge kept nagging me": the old value named after the switch
