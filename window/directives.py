@@ -542,12 +542,18 @@ def _strip(sentence: str) -> str:
 
 
 def main_clause(sentence: str) -> tuple[str | None, str]:
-    """``(lead clause or None, main clause)`` of a sentence ("Whenever X, do Y" -> ("Whenever X", "do Y"))."""
+    """``(lead clause or None, main clause)`` of a sentence ("Whenever X, do Y" -> ("Whenever X", "do Y")).
+    Remembered per sentence and family state: the rules of four rounds split the same sentence."""
+    return _main_clause(sentence, families.on(F_FREQUENCY))
+
+
+@lru_cache(maxsize=2048)
+def _main_clause(sentence: str, frequency: bool) -> tuple[str | None, str]:
     s = _strip(sentence)
     m = _LEAD_CLAUSE.match(s)
     if m and not re.match(r"^(?:if|when) (?:so|not|possible|needed|you can|you want|you like)\b", m.group("lead"), re.I):
         return m.group("lead"), _strip(m.group("main"))
-    if families.on(F_FREQUENCY):
+    if frequency:
         f = _FREQUENCY_LEAD.match(s)
         if f:
             return f.group("lead"), _strip(f.group("main"))
@@ -1156,6 +1162,11 @@ def normalise(sentence: str) -> str:
     "your"), for reading only: a proposal always keeps the sentence verbatim (family ``texting_forms``)."""
     if not families.on(F_TEXTING):
         return sentence
+    return _normalised(sentence)
+
+
+@lru_cache(maxsize=2048)
+def _normalised(sentence: str) -> str:
     for pattern, word in _TEXTING:
         sentence = pattern.sub(word, sentence)
     return sentence
@@ -1792,6 +1803,10 @@ _WILL_PHRASAL = re.compile(r"^we(?:'ll| will| shall)\s+(?!(?:see|be|have|try|tal
                            re.I | re.S)
 
 
+_PLAN_PAST = re.compile(r"\b(?:was|were|had|did|ago|yesterday|last)\b", re.I)
+_GOT_TO_UNTIL = re.compile(r"\b(?:'ve |have )?got (?:to|until)\b|\bgotta\b", re.I)
+
+
 def plan_statement(sentence: str) -> bool:
     """A plan stated for the task (family ``plan_statement``): a plan label ("Plan: ...", "Our
     plan: ...", "Plan A: ...", "Plan for the move: ..."), a plan noun as subject ("The itinerary
@@ -1800,7 +1815,7 @@ def plan_statement(sentence: str) -> bool:
     if not families.on(F_PLAN_STATEMENT):
         return False
     s = _strip(sentence.strip())
-    if _QUESTION.search(s) or s.endswith("!") or re.search(r"\b(?:was|were|had|did|ago|yesterday|last)\b", s, re.I):
+    if _QUESTION.search(s) or s.endswith("!") or _PLAN_PAST.search(s):
         return False
     if _PLAN_LABEL.match(s) or _PLAN_SUBJECT.match(s):
         return True
@@ -1953,6 +1968,7 @@ _ONLY_ONCE_CAN = re.compile(r"^only\s+(?:once|after|when|if)\s+.{4,80}?\s+(?:can
 _BEFORE_GERUND = re.compile(r"\s(?:before|prior to|ahead of)\s+(?:\w+ing|any|every|each)\b", re.I)
 _PASSIVE_BEFORE = re.compile(r"^(?:the|all|every|each|any|our|your)\s+(?:[\w'’-]+\s+){0,5}?(?:must|has to|have to|needs? to|should|"
                              r"is to|are to)\s+be\s+\w+(?:ed|en)\s+(?:\w+\s+){0,3}?(?:before|prior to|ahead of)\s+\w", re.I)
+_BEFORE_LEAD = re.compile(r"^(?:before|ahead of|prior to)\b", re.I)
 _LEAD_PREREQ = re.compile(r"^(?P<lead>(?:before|ahead of|prior to)\s+(?:[^,]|,(?=\d)){2,80}),\s*(?P<main>.+)$", re.I | re.S)
 _NEEDS_THING = re.compile(r"^(?:the|our|my|your|every|each|all)\s+[\w'’ -]{2,30}?\s+(?:needs|requires|must have|has to have|"
                           r"should have)\s+(?:a|an|the|its|their|to)\b", re.I)
@@ -1989,7 +2005,7 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
     """The round-8 phrasing classes for a sentence none of the earlier rules read (each a family
     of :mod:`memfold.memory.families`, written from the misses of ``fresh4``)."""
     s = sentence.strip()
-    if _QUESTION.search(s) or advice(s) or reported(s):
+    if _QUESTION.search(s) or advice(s):  # :func:`classify` has turned down reported rules and plans
         return None
     lead, main = main_clause(s)
     m = _LEAD_PREREQ.match(_strip(s)) if families.on(F_PREREQ_R8) and (lead is None or re.match(
@@ -1997,7 +2013,7 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
     if m:
         lead, main = m.group("lead"), _strip(m.group("main"))
     whole = _strip(s)
-    past = bool(_PAST.search(re.sub(r"\b(?:'ve |have )?got (?:to|until)\b|\bgotta\b", " ", whole, flags=re.I)))
+    past = bool(_PAST.search(_GOT_TO_UNTIL.sub(" ", whole)))
     exclaim = s.rstrip().endswith("!")
     if exclaim and not concrete(s):
         return None
@@ -2007,11 +2023,11 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
         if _PASSIVE_BEFORE.match(whole):
             return "prerequisite", "prerequisite_form"
         if (_imperative_r8(main) or _imperative_loose(main)) and (
-                _BEFORE_GERUND.search(" " + main) or lead and re.match(r"^(?:before|ahead of|prior to)\b", lead, re.I)):
+                _BEFORE_GERUND.search(" " + main) or lead and _BEFORE_LEAD.match(lead)):
             if not re.match(r"^(?:let|make|have|take|give|feel|go|enjoy|try|see|wish|hope|thank|tell|ask)\b", main, re.I) \
                     and (not re.match(r"^get\b", main, re.I) or concrete(main)):
                 return "prerequisite", "prerequisite_form"
-        if lead and re.match(r"^(?:before|ahead of|prior to)\b", lead, re.I) and _NEEDS_THING.match(main) and (
+        if lead and _BEFORE_LEAD.match(lead) and _NEEDS_THING.match(main) and (
                 concrete(s) or _NAMED.search(s) or re.search(r"\b[A-Z]{2,}\b", s)):
             return "prerequisite", "prerequisite_form"
     if families.on(F_PROHIBIT_R8) and not past and not exclaim:
@@ -2051,8 +2067,6 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
     if families.on(F_EVIDENCE_R8) and not exclaim and _evidence_r8(s, whole):
         return "evidence", "evidence"
     if families.on(F_DECISION_R8) and not exclaim and len(whole.split()) >= 5 and _decision_r8(s, whole):
-        return "policy_state", "decision"
-    if families.on(F_PLAN_STATEMENT) and plan_statement(s):
         return "policy_state", "decision"
     if families.on(F_GENERIC_IMPERATIVE) and not past and not exclaim and _imperative_r8(main):
         rest = re.sub(_PRE_VERB + r"[a-z-]+\s*", "", main, flags=re.I)
