@@ -122,6 +122,10 @@ NEAR_MISSES = [
     "My cousin only eats pasta and nothing else.",
     "The gym wants a photo for the membership card.",
     "My sister confirmed she is coming on the 12th.",
+    # one-off requests with a plural object: one batch, a task, no standing instruction
+    "Add eggs to the shopping list.",
+    "Check flights to Rome for next week.",
+    "Print labels for the parcels.",
 ]
 
 

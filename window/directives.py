@@ -1693,21 +1693,27 @@ _FREQUENCY_WORD = re.compile(r"\b(?:daily|nightly|weekly|fortnightly|monthly|qua
                              re.I)
 
 
-def generic_plural(rest: str) -> bool:
+#: verbs whose plural object names a kind of things ("Escalate legal threats to Jo")
+_KIND_VERBS = frozenset("""escalate route forward redirect refer prefer avoid tag label flag cc bcc treat prioritise
+prioritize triage decline reject refuse""".split())
+
+
+def generic_plural(rest: str, verb: str | None = None) -> bool:
     """The words after an imperative's verb name a kind of things rather than one thing: a bare
     plural, at the start or after a preposition, with no determiner before it ("legal threats",
     "for replies", "to new accounts", "on Sunday mornings"), or a frequency word ("weekly",
-    "on Mondays"). "Send the invoice" or "Email the report to Sam" name one thing."""
+    "on Mondays"). "Send the invoice" or "Email the report to Sam" name one thing. With ``verb``
+    (the imperative's), a plural right after it counts only for :data:`_KIND_VERBS`."""
     if _FREQUENCY_WORD.search(rest):
         return True
     words = re.findall(r"[#\w'’/-]+|[,;:.!]", rest)
-    open_np, seen = True, 0
+    open_np, seen, direct = True, 0, True
     for i, raw in enumerate(words):
         w = raw.lower().replace("’", "'")
         if w in (",", ";", ":", ".", "!", "and", "or", "but", "then"):
             break  # a second clause ("... and work with influencers") is read on its own, if at all
         if w in _PREPOSITIONS_R8:
-            open_np, seen = True, 0
+            open_np, seen, direct = True, 0, False
             continue
         if w in _DETERMINERS_R8 or w.endswith("'s") or w[:1].isdigit() or w.startswith("#"):
             open_np = False
@@ -1723,7 +1729,11 @@ def generic_plural(rest: str) -> bool:
                 # ("starts small" is a verb; "channels and work with ..." runs on)
                 nxt = words[i + 1].lower() if i + 1 < len(words) else ""
                 if nxt in ("", ",", ";", ":", ".", "!") or nxt in _PREPOSITIONS_R8:
-                    return True
+                    # a plural object of the verb is a kind of things only for a routing, format or
+                    # preference verb ("Escalate legal threats to Jo", "Write dates as ..."); after
+                    # another verb it is one batch ("Add eggs to the list", "Check flights to Rome")
+                    if verb is None or not direct or nxt == "as" or verb in _KIND_VERBS:
+                        return True
     return False
 
 
@@ -2070,7 +2080,7 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
         return "policy_state", "decision"
     if families.on(F_GENERIC_IMPERATIVE) and not past and not exclaim and _imperative_r8(main):
         rest = re.sub(_PRE_VERB + r"[a-z-]+\s*", "", main, flags=re.I)
-        if generic_plural(rest) and len(main.split()) >= 3:
+        if generic_plural(rest, _first_word(main)) and len(main.split()) >= 3:
             if _PROHIBIT_VERB.match(main):
                 return "constraint", "prohibit_verb"
             return "obligation", "generic_imperative"
