@@ -47,8 +47,11 @@ STANDING = [
     (d.F_PASSIVE_DEONTIC, "Sharing customer addresses with third parties is strictly prohibited.", "constraint"),
     (d.F_POLITE_QUESTION, "Could you always put the ticket number in the subject line?", "obligation"),
     (d.F_LEAD_BARE_VERB, "When a parcel goes missing, open a claim with the courier.", "obligation"),
-    (d.F_LEAD_BARE_VERB, "Before renewing a contract, check that the supplier's insurance is current.", "prerequisite"),
-    (d.F_RULE_LABEL, "House rule: label every invoice with the client code.", "obligation"),
+    # round 8 reads some round-5 sentences too (its lead prerequisites, rule labels before a colon,
+    # sources before a comma): those families are off beside the round-5 one
+    ((d.F_LEAD_BARE_VERB, d.F_PREREQ_R8), "Before renewing a contract, check that the supplier's insurance is current.",
+     "prerequisite"),
+    ((d.F_RULE_LABEL, d.F_LEAD_STRIP), "House rule: label every invoice with the client code.", "obligation"),
     (d.F_QUANT_AGENT, "Every PR you open needs a screenshot.", "obligation"),
     (d.F_RESTRICT_R5, "At most two drinks each at the bar.", "constraint"),
     (d.F_RESTRICT_R5, "Confine the experiments to the sandbox cluster.", "constraint"),
@@ -60,7 +63,7 @@ STANDING = [
     (d.F_PREREQ_R5, "Without a signed waiver, do not let anyone on the climbing wall.", "prerequisite"),
     (d.F_APPROVAL_R5, "The landlord has approved the sublet.", "approval"),
     (d.F_APPROVAL_R5, "Sign-off received from the board for the new logo.", "approval"),
-    (d.F_EVIDENCE_R5, "Per the courier's email, the parcel left Leeds at 9:40.", "evidence"),
+    ((d.F_EVIDENCE_R5, d.F_EVIDENCE_R8), "Per the courier's email, the parcel left Leeds at 9:40.", "evidence"),
     (d.F_EVIDENCE_R5, "I verified that the serial number matches the delivery note.", "evidence"),
     (d.F_EVIDENCE_R5, "The claim reference for the flood damage is HX-20931.", "evidence"),
     (d.F_DECISION_R5, "Resolved: we keep the old company name.", "policy_state"),
@@ -254,4 +257,5 @@ def test_every_round5_family_names_the_sets_it_was_written_from():
     for name in names:
         assert families.REGISTRY[name] and families.REGISTRY[name] <= {"fresh3", "r5own", "r5own2"}, name
     assert set(families.motivated_only_by("fresh3")) >= {"texting_forms", "rule_label", "emphatic_no"}
-    assert "fresh4" not in {s for origin in families.REGISTRY.values() for s in origin}
+    # fresh4 (blind in round 5) is tuned on since round 8 (tests/test_phrasing_classes_r8.py), never by a round-5 family
+    assert not any("fresh4" in families.REGISTRY[name] for name in names)

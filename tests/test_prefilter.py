@@ -57,7 +57,8 @@ def _swap(value, unfilter: bool):
 
 
 def _clear_caches() -> None:
-    directives._strip.cache_clear()
+    for fn in (directives._strip, directives._main_clause, directives._normalised):
+        fn.cache_clear()
     for fn in (secrets._asks_secret, secrets._mentions_secret, secrets._names_a_secret, secrets._tokens):
         fn.cache_clear()
 

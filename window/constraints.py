@@ -315,9 +315,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
         override = _OVERRIDE.search(text)
+        reset8 = None
         if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
-                          or directives.reset_r5(text)) \
-                and not directives.reset_is_small_talk(text, override):
+                          or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))) \
+                and not directives.reset_is_small_talk(text, override or reset8):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
             form, old, _new = rep
@@ -351,6 +352,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # again, no need to stick to nonstop": both halves name what is withdrawn)
                 what = r5[0] if what is None else f"{what} {r5[0]}"
                 explicit_r5 = r5[1]
+            if (r8 := directives.withdrawn_r8(probe)) is not None:
+                # a round-8 form ("I've changed my mind about Ryanair", "That $500 expense cap no
+                # longer applies"): it names what it ends
+                what = r8[0] if what is None else f"{what} {r8[0]}"
+                explicit_r5 = True
             if what is not None and families.on(directives.F_REVOKE_R5):
                 what = directives.split_hyphens(what)  # "the no-loaner-laptops rule"
             if _CONFIRM.search(sent):
@@ -363,10 +369,15 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("complete", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
-                if terms and len(terms) < 2 and not explicit_r5 and r5 is not None and wm is None \
-                        and not directives.withdraws_explicitly(probe):
-                    # "Free delivery is back on the table": one content word, so only a prohibition
-                    # naming it is lifted
+                if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
+                    # "Cancel the no-calls-after-6pm rule": a "no-" rule is a prohibition
+                    withdrawals.append(Withdrawal("lift", sent, terms, min_overlap=1))
+                    i += 1
+                    continue
+                if terms and len(terms) < 2 and not explicit_r5 and (r5 is not None or families.on(directives.F_REVOKE_R8)) \
+                        and wm is None and not directives.withdraws_explicitly(probe):
+                    # "Free delivery is back on the table", "PO boxes are allowed again" (round 8): one
+                    # content word, so only a prohibition naming it is lifted
                     withdrawals.append(Withdrawal("lift", sent, terms, min_overlap=1))
                 elif terms:
                     strong = wm is not None or directives.withdraws_explicitly(probe) or explicit_r5
@@ -401,6 +412,15 @@ class RuleConstraintExtractor(ConstraintExtractor):
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
+        if found is None and (rest := directives.strip_lead_r8(norm)) is not None:
+            # "Just so we're clear, no more free upgrades ...": read without the lead, kept whole
+            found = self._classify_read(rest, now, clock)
+            if found is not None:
+                found = replace(found, text=sent)
+        if found is None and families.on(directives.F_LEAD_STRIP) and (c := directives.colon_clause(norm)) is not None:
+            found = self._classify_read(c, now, clock)  # "This is Marta, the support manager: I'm approving ..."
+            if found is not None:
+                found = replace(found, text=sent)
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
@@ -440,6 +460,14 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return None
 
 
+_LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
+
+
+def _list_item(text: str, span: tuple[int, int]) -> bool:
+    """A list item on its own line ("- weigh it", "* note the courier", "2. photograph it")."""
+    return bool(_LIST_ITEM.match(text, span[0])) and text[:span[0]].rstrip(" \t").endswith("\n")
+
+
 #: a sign-off after a request ("Can you send it by EOD? Thx") belongs to it
 _SIGN_OFF = re.compile(r"^(?:thx|thanks|thank you|thanks a lot|cheers|ta|ty|tia|much appreciated|appreciated)[.!]*$", re.I)
 
@@ -465,10 +493,20 @@ def _merge_r5(text: str, sents: list[str]) -> list[str]:
         if i + 1 < len(spans):
             nxt = text[spans[i + 1][0]:spans[i + 1][1]]
             if (families.on(directives.F_APPROVAL_R5) and directives.APPROVAL_INTERJECTION.match(s)
-                    and not nxt.rstrip().endswith("?")):
+                    or families.on(directives.F_APPROVAL_R8) and directives.approval_bare_r8(s)
+                    or directives.speaker_intro(s)) and not nxt.rstrip().endswith("?"):
                 merged.append((a, spans[i + 1][1]))
                 i += 2
                 continue
+        if families.on(directives.F_LIST_UNDER_LEAD) and s.rstrip().endswith(":") and i + 1 < len(spans) \
+                and _list_item(text, spans[i + 1]):
+            # "Things to do on every return from now on:" and the list under it are one instruction
+            j = i + 1
+            while j < len(spans) and _list_item(text, spans[j]):
+                j += 1
+            merged.append((a, spans[j - 1][1]))
+            i = j
+            continue
         if merged and families.on(directives.F_TEXTING) and _SIGN_OFF.match(s) \
                 and text[merged[-1][0]:merged[-1][1]].rstrip().endswith("?"):
             merged[-1] = (merged[-1][0], b)
@@ -817,11 +855,18 @@ _NEGATIVE = re.compile(r"\b(?:never|not|no|don't|dont|avoid|refrain|off[- ]limit
 
 
 def _waiting(rec: ProtectedRecord) -> bool:
+    if families.on(directives.F_COMPLETION_R8) and rec.kind in ("prerequisite", "obligation") \
+            and _BEFORE_EVENT.search(rec.text) and not _BEFORE_ANY.search(rec.text):
+        return True  # "The security review has to be completed before go-live": one event, released when done
     return rec.metadata.get("rule") in _WAITING_RULES or (
         rec.kind == "prerequisite" and re.search(r"\buntil\b|\bwait(?:ing)? for\b", rec.text, re.I) is not None) or (
         rec.kind == "prerequisite" and families.on(directives.F_COMPLETION) and _SPECIFIC_PREREQ.match(rec.text) is not None)
 
 
+#: a condition before one named event ("before sharing the specs", "before go-live", "before it goes
+#: out"), not before every such action ("before any maintenance"): family ``completion_forms_r8``
+_BEFORE_EVENT = re.compile(r"\bbefore\s+(?:(?:\w+ing\s+)?(?:the|my|our|we|it|they|[\w]+-[\w]+)\b|\w+ing\s*[.!]?\s*$)", re.I)
+_BEFORE_ANY = re.compile(r"\b(?:any|every|each|all|always|whenever)\b", re.I)
 #: a prerequisite for one named action ("Before paying the contractor, get the certificate"), not a
 #: standing one ("Before refunding a subscription, check ..."): released once its condition is met
 _SPECIFIC_PREREQ = re.compile(r"^\s*(?:before|prior to|ahead of)\s+(?:\w+ing\s+)?(?:the|my|our|this|that|his|her|their)\b"

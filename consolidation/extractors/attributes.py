@@ -74,6 +74,15 @@ F_NOT_MY = family("attr_not_my_anymore", {"fresh3"})
 F_NEG_FILLER = family("attr_negation_after_filler", {"fresh3", "r5own"})
 F_FILLER_MORE = family("attr_filler_more", {"r5own"})
 F_SWITCH_VERBS = family("attr_switch_verbs", {"r5own"})
+# round 8 (issue 20, point 11): from the misses of fresh4 (measured once blind, then tuned on)
+F_ABBREVIATION = family("attr_abbreviation_dots", {"fresh4"})
+F_TITLE_VALUE = family("attr_title_case_value", {"fresh4"})
+F_LABEL = family("attr_label", {"fresh4"})
+F_THATS_MY = family("attr_thats_my", {"fresh4"})
+F_QUALIFIER_MORE = family("attr_qualifier_more", {"fresh4"})
+F_SWITCH_R8 = family("attr_switch_forms_r8", {"fresh4"})
+F_TIME_ADJUNCT = family("attr_time_adjunct", {"fresh4"})
+F_NO_LONGER_R8 = family("attr_no_longer_forms_r8", {"fresh4"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -99,7 +108,8 @@ class AttributeStatement:
     fallback_key: str | None = None
 
 
-_FILLER = (r"now|actually|currently|still|honestly|really|officially|definitely|truly|seriously|just|"
+_FILLER = (r"now|actually|currently|still|honestly|really|officially|definitely|truly|seriously|just|nowadays|"
+           r"completely|altogether|entirely|for good|"
            r"these days|at the moment|right now|at present|lately|for now|again|back|anymore|any more|too|"
            r"as of (?:this|last|today|now)(?: week| month| year)?|by a mile|by far|hands down|though|then|instead|"
            r"obviously|of course")
@@ -109,18 +119,60 @@ _TRAIL_FILLER = re.compile(r"(?:[\s,;—-]+(?:" + _FILLER + r"|last (?:week|mont
 _PAREN = re.compile(r",\s*(?:" + _FILLER + r"|as of [^,]+|at least for now|i think|i guess)\s*,", re.I)
 #: more parenthetical time words ("My favourite beach is, for the moment, Porthcurno.")
 _PAREN_MORE = re.compile(r",\s*(?:for the (?:moment|time being)|at this (?:point|stage)|for the foreseeable future|"
-                         r"as things stand)\s*,", re.I)
+                         r"as things stand|by the way|btw|for what it's worth|to be honest|if i'm honest|if you must know)\s*,",
+                         re.I)
 # where a value ends: punctuation, a comma, or a clause word
 _VALUE = r"(?P<v>[^.;!?,]+?)"
-_VALUE_END = (r"(?=\s*(?:$|[.;!?,]|\s(?:but|because|since|so|which|who|when|after|before|if|though|although|as|"
+_VALUE_END = (r"(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|since|so|which|who|when|after|before|if|though|although|as|"
               r"while|whereas|by a mile|by far)\b))")
 _FAV = r"(?:favou?rite|fave|fav)"
 _MODS = r"(?:(?:new|current|all-time|all time|absolute|top|personal|very|own|ultimate|go-to)\s+)*"
-_ATTR = r"(?P<attr>[a-z][a-z\- ]{0,40}?)"
+_ATTR = r"(?P<attr>[a-z][a-z0-9\- ]{0,40}?)"
 _COPULA = r"(?:is|are|'s|’s|has (?:always |now |recently )?been|have (?:always )?been|has become|:|=)"
 _NOT_ATTR = re.compile(r"^(?:is|are|was|were|one|thing|things|part|of|to|and|or|has|been|will|would|might|may)\b", re.I)
 _CONTACT = re.compile(r"\b(?:contact|communication|channel)\b", re.I)
 _QUALIFIER = re.compile(r"\s+(?:on|of|in|at|from|for|to|these|right|at|this|that|ever|of all time|in the world)\b.*$", re.I)
+#: more qualifiers after an attribute ("my favourite band since uni")
+_QUALIFIER_R8 = re.compile(r"\s+(?:since|ever since|growing up|as a kid|as a child|nowadays|these days|lately|right now)\b.*$",
+                           re.I)
+#: a full stop inside a value: an initial before a name ("Ursula K. Le Guin"), letters with stops
+#: ("D.C."), "No." before a number ("Chanel No. 5"), titles ("Dr. Who")
+_ABBREV_DOT = re.compile(r"(?<=\b[A-Z])\.(?=[A-Z]\.|\s+[A-Z][a-z])|(?:(?<=\bNo)|(?<=\bDr)|(?<=\bSt)|(?<=\bMr)|(?<=\bMs)|"
+                         r"(?<=\bMt)|(?<=\bJr)|(?<=\bSr)|(?<=\bVol)|(?<=\bPt))\.(?=\s+[A-Z0-9])|(?<=\b[A-Z]\u2024[A-Z])\.")
+_HELD_DOT = "\u2024"  # ONE DOT LEADER stands for a protected full stop while the rules read
+#: a label naming the attribute ("Fave snack: salted almonds.")
+_F_LABEL = re.compile(r"^(?:my\s+)?(?:(?:all-time|all time|current|new|top|absolute)\s+)?(?:favou?rite|fave|fav)\s+"
+                      r"(?P<attr>[a-z][a-z0-9\- ]{0,30}?)\s*[:—=]\s*(?P<v>[^.;!?,]+?)\s*[.!]?$", re.I)
+#: "Definitely autumn, that's my favourite season, all those leaves."
+_F_THATS_MY = re.compile(r"^(?P<v>[^,;:.!?]+?)\s*[,;—-]\s*(?:that's|that is|it's|it is|which is)\s+(?:(?:easily|definitely|"
+                         r"still|really|probably)\s+)?my\s+(?:(?:all-time|current|absolute|new)\s+)?(?:favou?rite|fave|fav)\s+"
+                         r"(?P<attr>[a-z][a-z0-9\- ]{0,30}?)(?=\s*(?:$|[.;!?,]))", re.I)
+#: a time adjunct after a value ("Smarty in October", "Zed over the holidays")
+_TIME_ADJUNCT = re.compile(r"\s+(?:in|on|over|during|since|back in|at the (?:start|end) of|last|this)\s+(?:the\s+)?"
+                           r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                           r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|holidays?|summer|winter|spring|autumn|"
+                           r"fall|weekend|new year|christmas|easter|break|\d{4})\b.*$", re.I)
+# switches (round 8)
+_S_BARE_MY = re.compile(r"^(?:(?:just|finally|recently|also|so)\s+)*(?:switched|changed|swapped|moved)(?: over)?\s+my\s+"
+                        r"(?P<attr>[a-z][a-z0-9\- ]{1,40}?)(?: from (?P<from>[^.;!?,]+?))?\s+to\s+(?P<v>[^.;!?,]+?)" + 
+                        r"(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|since|so|which|when|after|as)\b))", re.I)
+_S_ATTR_ITS = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also))*\s+(?:switched|changed)\s+(?:my\s+)?"
+                         r"(?P<attr>[a-z][a-z0-9\- ]{1,40}?)\s*[,;:—-]\s*(?:and\s+)?(?:now\s+)?(?:it's|it is|it’s)\s+"
+                         r"(?P<v>[^.;!?,]+?)(?=\s*(?:$|[.;!?,]))", re.I)
+_S_MOVED_FROM = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also|now))*\s+(?:moved|gone|went)\s+(?:over|across)"
+                           r"\s+from\s+(?P<from>[^.;!?,]+?)\s+to\s+(?P<v>[^.;!?,]+?)(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|"
+                           r"since|so|which|when|after|as)\b))", re.I)
+#: "I switched to Brave, Edge kept nagging me": the old value named after the switch
+_S_TO_THEN_OLD = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also))*\s+switched\s+to\s+(?P<v>[^.;!?,]+?)\s*"
+                            r"[,;—-]\s*(?:because\s+|since\s+|as\s+)?(?P<old>(?-i:[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*))\s+"
+                            r"(?:kept|was|is|had|has|got|keeps|became)\b", re.I)
+# retirements (round 8)
+_N_GIVEN_UP = re.compile(r"\bi(?:'ve| have)?\s+(?:given up|gave up|quit|ditched|dropped|cancell?ed|canceled|ended)\s+"
+                         r"(?!(?:on|my|the idea|trying|it|that|this|them)\b)(?P<v>[^.;!?,]+?)" + _VALUE_END, re.I)
+_N_NOT_A_FAN = re.compile(r"\bi(?:'m| am)\s+(?:no longer|not)\s+(?:a|an)\s+(?P<v>[^.;!?,]+?)\s+(?:fan|user|customer|member|"
+                          r"subscriber|regular)(?:\s+(?:anymore|any more|any longer))?" + _VALUE_END, re.I)
+_N_THESE_DAYS = re.compile(r"\bi (?:don't|do not) (?P<verb>use|drink|eat|watch|listen to|read|play|wear|drive|fly with|take|"
+                           r"shop at|go to|buy)\s+(?P<v>[^.;!?,]+?)\s+(?:these days|nowadays|now)\b", re.I)
 _PRONOUN = re.compile(r"(?:it|that|this|which|what|who|he|she|they|them|one|mine|yours|his|hers|theirs|"
                       r"something|anything|nothing|everything|hard to say|that one|this one|the one)", re.I)
 _HEDGE = re.compile(r"\b(?:might|may|could|would|probably|maybe|perhaps|if i had|not sure)\b", re.I)
@@ -264,6 +316,8 @@ def singular(word: str) -> str:
 def _attribute(raw: str) -> str | None:
     """The attribute slug from the words naming it, or None when they name none."""
     words = _QUALIFIER.sub("", " " + raw.strip()).strip()
+    if families.on(F_QUALIFIER_MORE):
+        words = _QUALIFIER_R8.sub("", " " + words).strip()
     words = re.sub(r"^" + _MODS, "", words, flags=re.I).strip()
     if not words or _NOT_ATTR.match(words) or len(words.split()) > 4 or _CONTACT.search(words):
         return None
@@ -285,9 +339,12 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
     nothing identifying is left (a pronoun, a hedge). A value after a copula ("my favourite
     breakfast is eggs on toast") keeps its own phrases and loses only a situational qualifier."""
     v = raw.strip().strip("\"'“”‘’")
+    # "No Such Thing As A Fish": a capitalised "No" opening a title is part of it
+    title_no = families.on(F_TITLE_VALUE) and re.match(r"^No\s+(?-i:[A-Z])", v)
     for _ in range(3):
         before = v
-        v = _LEAD_FILLER.sub("", v).strip()
+        if not title_no:
+            v = _LEAD_FILLER.sub("", v).strip()
         v = _TRAIL_FILLER.sub("", v).strip()
         if v == before:
             break
@@ -299,6 +356,8 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
     if families.on(F_PROGRESSIVE) and re.match(r"^\w+ing\s+(?:to|up|over|back|home|here|there|well|great|better|"
                                                r"married|soon|by|in|out|along|round|around|tomorrow|next)\b", v, re.I):
         return None  # "My favourite uncle is coming to visit": an event, not a value
+    if families.on(F_TIME_ADJUNCT):
+        v = _TIME_ADJUNCT.sub("", v)
     v = v.strip(" -—:,")
     if not v or _PRONOUN.fullmatch(v) or re.match(r"^(?:it|which|what|who)\b", v, re.I) or _HEDGE.search(v) \
             or len(v.split()) > 8:
@@ -327,6 +386,9 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
 
     :param sentence: one sentence in the first person (narration already turned into it).
     """
+    if families.on(F_ABBREVIATION):
+        sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)
+        sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)  # "D.C." needs its first stop held first
     s = _PAREN.sub(" ", sentence.strip())
     if families.on(F_FILLER_MORE):
         s = _PAREN_MORE.sub(" ", s)
@@ -334,7 +396,14 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
     if not s or s.rstrip().endswith("?") or re.match(r"^\s*(?:if|what|which|who|is|are|do|does|tell me)\b", s, re.I):
         return []
     out: list[AttributeStatement] = []
+    found = _statements(s, out)
+    if families.on(F_ABBREVIATION):
+        unhold = lambda v: v.replace(_HELD_DOT, ".") if v else v  # noqa: E731
+        found = [AttributeStatement(o.op, o.key, unhold(o.value), unhold(o.slot_of), o.fallback_key) for o in found]
+    return found
 
+
+def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatement]:
     def add(op: str, family: str, raw_attr: str | None, raw_value: str | None, *, copula: bool = True,
             **extra: str | None) -> None:
         attr = _attribute(raw_attr) if raw_attr is not None else None
@@ -403,6 +472,10 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
                     add("write", family, m.group("attr"), m.group("v"))
     for m in _F_GOT.finditer(s):
         add("write", "user.favourite.", m.group("attr"), m.group("v"))
+    if not out and families.on(F_LABEL) and (m := _F_LABEL.match(s)):
+        add("write", "user.favourite.", m.group("attr"), m.group("v"))
+    if not out and families.on(F_THATS_MY) and (m := _F_THATS_MY.match(s)) and not _HEDGE.search(m.group("v")):
+        add("write", "user.favourite.", m.group("attr"), m.group("v"))
     for pattern in (_P_CHOICE, _P_THE_I_PREFER):
         for m in pattern.finditer(s):
             add("write", "user.preferred.", m.group("attr"), m.group("v"))
@@ -428,7 +501,14 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
         if value and source:
             out.append(AttributeStatement("write", None, value, slot_of=source))
     m = _S_MY.search(s) or _S_PLURAL.search(s) or (more and _S_MY_MORE.search(s)) or (
-        families.on(F_SWITCH_VERBS) and _S_MY_VERBS.search(s))
+        families.on(F_SWITCH_VERBS) and _S_MY_VERBS.search(s)) or (
+        families.on(F_SWITCH_R8) and not out and (_S_BARE_MY.match(s) or _S_ATTR_ITS.search(s)))
+    if families.on(F_SWITCH_R8) and not out and not m and (t := _S_TO_THEN_OLD.search(s) or _S_MOVED_FROM.search(s)):
+        value = clean_value(t.group("v"))
+        source = clean_value(t.group("old") if "old" in t.groupdict() else t.group("from"))
+        if value and source:
+            out.append(AttributeStatement("write", None, value, slot_of=source))
+            return out
     if m:
         add("write", "user.preferred.", m.group("attr"), m.group("v"), copula=False)
     elif (m := _S_TO.search(s) or (more and _S_TO_MORE.search(s))):
@@ -452,7 +532,8 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
             return out
     if not out:
         patterns = (_N_NO_LONGER_MORE, _N_ANYMORE_MORE) if families.on(F_NO_LONGER_MORE) else (_N_NO_LONGER, _N_ANYMORE)
-        for pattern in patterns + (_N_STOPPED, _N_NOT_ON):
+        more_r8 = (_N_GIVEN_UP, _N_NOT_A_FAN, _N_THESE_DAYS) if families.on(F_NO_LONGER_R8) else ()
+        for pattern in patterns + (_N_STOPPED, _N_NOT_ON) + more_r8:
             m = pattern.search(s)
             if m:
                 value = clean_value(m.group("v"))

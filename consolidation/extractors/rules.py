@@ -106,7 +106,7 @@ from typing import Mapping, Sequence
 from ...window.secrets import ASKS_SECRET, SECRET_MASK
 
 from ...memory import families
-from .attributes import F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, attribute_statements, holds
+from .attributes import F_ABBREVIATION, F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, _ABBREV_DOT, _HELD_DOT, attribute_statements, holds
 from .base import Episode, Extractor, Proposal
 
 #: default policy windows in days, per topic (overridable: ``RulesExtractor(windows=...)``)
@@ -265,6 +265,9 @@ def _slug(text: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
+    if families.on(F_ABBREVIATION):  # "Chanel No. 5", "Ursula K. Le Guin", "Fontaines D.C." end no sentence
+        held = _ABBREV_DOT.sub(_HELD_DOT, _ABBREV_DOT.sub(_HELD_DOT, text))
+        return [s.strip().replace(_HELD_DOT, ".") for s in _SENTENCE_END.split(held) if s and s.strip()]
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
