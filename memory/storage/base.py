@@ -378,6 +378,12 @@ class FullTextStorage(Protocol):
         ids ascending and distinct, counts >= 1. What a scoped BM25 reads for a large scope (no
         Python object per occurrence)."""
 
+    def term_frequencies_after(self, kind: str, tokens: Sequence[tuple[str, bool]],
+                               after_id: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each ``(token, prefix)`` of ``tokens``, :meth:`term_frequencies` restricted to the
+        indexed items with an id above ``after_id``: what a search keeping a word's counts in
+        memory reads for the items written since (issue 18, point 1)."""
+
     def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (labels included)."""
 

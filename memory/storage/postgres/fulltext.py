@@ -310,6 +310,17 @@ class PostgresFullText:
     def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`occurrences` counted per item: ``(ids, counts)``, ``(n,) int64`` arrays, ids
         ascending (the per-item sums :meth:`occurrences` expands)."""
+        return self._term_frequencies(kind, token, prefix, 0)
+
+    def term_frequencies_after(self, kind: str, tokens: Sequence[tuple[str, bool]],
+                               after_id: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each ``(token, prefix)`` of ``tokens``, :meth:`term_frequencies` over the indexed
+        items with an id above ``after_id`` only (GIN finds the items, the id range bounds them):
+        what a search that keeps a word's counts in memory reads for the items written since."""
+        _fts(kind)
+        return [self._term_frequencies(kind, token, prefix, int(after_id)) for token, prefix in tokens]
+
+    def _term_frequencies(self, kind: str, token: str, prefix: bool, after_id: int) -> tuple[np.ndarray, np.ndarray]:
         fts = _fts(kind)
         folded = tokens(token)
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
@@ -319,8 +330,8 @@ class PostgresFullText:
         exact, like = phrase.lexeme_filter()
         rows = self.c.all(
             f"SELECT f.id, SUM(cardinality(u.positions))::bigint FROM {fts} f, unnest(f.tsv) u "
-            f"WHERE f.tsv @@ %s::tsquery AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) GROUP BY f.id "
-            f"ORDER BY f.id", [phrase.tsquery(), exact, like])
+            f"WHERE f.tsv @@ %s::tsquery AND f.id > %s AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) "
+            f"GROUP BY f.id ORDER BY f.id", [phrase.tsquery(), after_id, exact, like])
         rows = [(int(i), int(n or 0)) for i, n in rows if n]
         if not rows:
             return empty
