@@ -171,6 +171,7 @@ class _Docs:
         self.postings: "OrderedDict[tuple[str, bool], tuple[int, np.ndarray, np.ndarray]]" = OrderedDict()
         self.posting_count = 0
         self.postings_lock = threading.Lock()
+        self.labelled = np.zeros(0, dtype=np.int64)  # ids (ascending) of the items requiring a label
         self.n = 0
         self.mark = 0
         self._ids = np.zeros(0, dtype=np.int64)
@@ -558,6 +559,10 @@ class HybridSearch:
             if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
                 docs = self._doc_stats[kind] = _Docs(self._erasures)
                 rows = self.fulltext.documents(kind, 0)
+            if rows and kind in ("turn", "card"):  # labels never change on turns and cards
+                labelled = self.fulltext.labelled(kind, docs.mark, int(rows[-1][0]))
+                if labelled:
+                    docs.labelled = np.concatenate([docs.labelled, np.asarray(labelled, dtype=np.int64)])
             docs.add(rows)
             return docs
 
@@ -767,6 +772,18 @@ class HybridSearch:
                 # visible ones (one read of at most SMALL_SCOPE ids). Larger scopes still count them.
                 seen = self.fulltext.visible(kind, flt, docs.ids[rows].tolist())
                 rows = rows[np.isin(docs.ids[rows], np.fromiter(seen, dtype=np.int64, count=len(seen)))]
+            elif flt.reader_labels is not None and len(rows) and kind in ("turn", "card"):
+                # a larger scope: only its items that require a label can be refused (kept in
+                # memory with the statistics), so only they are checked, and the refused ones
+                # leave the statistics too
+                pos = docs.position(docs.labelled)
+                at = docs.scope_index(rows, pos[pos >= 0])
+                asking = docs.ids[rows[at[at >= 0]]]
+                if len(asking):
+                    seen = self.fulltext.visible(kind, flt, asking.tolist())
+                    refused = asking[~np.isin(asking, np.fromiter(seen, dtype=np.int64, count=len(seen)))]
+                    if len(refused):
+                        rows = rows[~np.isin(docs.ids[rows], refused)]
             if not len(rows):
                 continue
             bm_depth = (HYBRID_BM25_DEPTH if dense else BM25_ONLY_DEPTH) * depth

@@ -1611,6 +1611,26 @@ def test_fulltext_term_frequencies_count_each_items_occurrences(storage):
     assert storage.fulltext.term_frequencies("card", "parcel")[0].dtype == np.int64
 
 
+@covers("fulltext.labelled", "erasure.blank_turns")
+def test_fulltext_labelled_lists_the_items_requiring_a_label(storage):
+    ids = search_fixture(storage)
+    assert storage.fulltext.labelled("turn") == [ids["r2"]]
+    assert storage.fulltext.labelled("turn", ids["r2"]) == []
+    assert storage.fulltext.labelled("turn", 0, ids["r1"]) == []
+    more = add_turn(storage, "beta", 2, "parcel for staff", at=6.0, labels=["staff", "pii"])
+    add_turn(storage, "beta", 3, "parcel for all", at=7.0)
+    assert storage.fulltext.labelled("turn") == [ids["r2"], more]
+    assert storage.fulltext.labelled("turn", ids["r2"], more) == [more]
+    assert storage.fulltext.labelled("turn", ids["r2"], more - 1) == []
+    assert storage.fulltext.labelled("card") == []
+    assert storage.fulltext.labelled("record") == [ids["ep"]]
+    with storage.transaction():  # an erased turn leaves the index
+        storage.erasure.blank_turns([ids["r2"]])
+    assert storage.fulltext.labelled("turn") == [more]
+    with pytest.raises(InvalidInput):
+        storage.fulltext.labelled("protected")
+
+
 @covers("fulltext.term_frequencies_after", "fulltext.term_frequencies", "erasure.blank_turns")
 def test_fulltext_term_frequencies_after_counts_only_the_newer_items(storage):
     ids = search_fixture(storage)

@@ -364,6 +364,11 @@ class FullTextStorage(Protocol):
         """One item id per occurrence of the index token ``token`` (any token starting with it when
         ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
 
+    def labelled(self, kind: str, after_id: int = 0, upto_id: int | None = None) -> list[int]:
+        """Ids (ascending) of the items of ``kind`` in the full-text index with an id above
+        ``after_id`` (and at most ``upto_id``) that require any label: the only ones a reader
+        may be refused, which a search leaves out of a large scope's statistics (issue 18)."""
+
     def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops
         it): what a search keeping a small scope's words between calls re-checks (issue 18)."""

@@ -307,6 +307,17 @@ class PostgresFullText:
             [phrase.tsquery(), exact, like])
         return [item_id for item_id, n in rows for _ in range(int(n or 0))]
 
+    def labelled(self, kind: str, after_id: int = 0, upto_id: int | None = None) -> list[int]:
+        """Ids (ascending) of the items of ``kind`` in the full-text index with an id above
+        ``after_id`` (and at most ``upto_id``) whose labels (a JSON list) are not empty: the only
+        items a reader may be refused."""
+        fts = _fts(kind)
+        table = {"turn": "turns", "card": "cards", "record": "records"}[kind]
+        upper, params = ("", [int(after_id)]) if upto_id is None else (" AND f.id <= %s", [int(after_id), int(upto_id)])
+        return [int(r[0]) for r in self.c.all(
+            f"SELECT f.id FROM {fts} f JOIN {table} x ON x.id = f.id WHERE f.id > %s{upper} "
+            f"AND COALESCE(x.labels::jsonb, '[]'::jsonb) <> '[]'::jsonb ORDER BY f.id", params)]
+
     def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`occurrences` counted per item: ``(ids, counts)``, ``(n,) int64`` arrays, ids
         ascending (the per-item sums :meth:`occurrences` expands)."""

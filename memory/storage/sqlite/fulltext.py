@@ -246,6 +246,18 @@ class SqliteFullText:
                           [int(after_id)])
         return [(r[0], _varint(r[1]), r[2], r[3]) for r in rows]
 
+    def labelled(self, kind: str, after_id: int = 0, upto_id: int | None = None) -> list[int]:
+        """Ids (ascending) of the items of ``kind`` in the full-text index with an id above
+        ``after_id`` (and at most ``upto_id``) whose labels (a JSON list) are not empty: the only
+        items a reader may be refused. A primary-key range of FTS5's ``docsize`` table, like
+        :meth:`documents`."""
+        fts = _fts(kind)
+        table, _ = _CONTENT[kind]
+        upper, params = ("", [int(after_id)]) if upto_id is None else (" AND d.id <= ?", [int(after_id), int(upto_id)])
+        return [r[0] for r in self.c.all(
+            f"SELECT d.id FROM {fts}_docsize d JOIN {table} x ON x.id = d.id WHERE d.id > ?{upper} "
+            f"AND COALESCE(json_array_length(x.labels), 0) > 0 ORDER BY d.id", params)]
+
     def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops an
         item's entry): one primary-key probe of FTS5's ``docsize`` table per id, one read per
