@@ -1026,12 +1026,15 @@ class HybridSearch:
                 has_vec = np.array([i in sims for i in cands], dtype=bool)
                 bn, sm = raw / bm_max, cos
                 if prev is not None:
-                    def around(values: dict, i: int) -> float:
-                        p, q = prev.get(i), nxt.get(i)
-                        return ((values.get(p, 0.0) if p in live else 0.0) + (values.get(q, 0.0) if q in live else 0.0))
-                    bn = bn + neighbour_weight * np.array([around(bm, i) for i in cands]) / bm_max
+                    # each candidate's live neighbours (None when absent or not visible), found once
+                    # for both signals; a missing one adds 0.0, as the visible ones' sum always did
+                    before = [p if p in live else None for p in map(prev.get, cands)]
+                    after = [q if q in live else None for q in map(nxt.get, cands)]
+                    bn = bn + neighbour_weight * np.array([bm.get(p, 0.0) + bm.get(q, 0.0)
+                                                           for p, q in zip(before, after)]) / bm_max
                     if qvec is not None:
-                        sm = cos + neighbour_weight * np.array([around(sims, i) for i in cands])
+                        sm = cos + neighbour_weight * np.array([sims.get(p, 0.0) + sims.get(q, 0.0)
+                                                                for p, q in zip(before, after)])
                 if qvec is None:
                     fused, ok = bn, raw > 0
                 elif mode == "dense":
