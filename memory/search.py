@@ -85,6 +85,12 @@ SMALL_SCOPE_TOKENS = 12_000
 #: how many small scopes keep their words between searches (:class:`_ScopeTerms`, least recently
 #: searched dropped first; at most :data:`SMALL_SCOPE_TOKENS` occurrences of 8 bytes each a scope)
 SCOPE_TERMS_CACHED = 64
+#: how many query words' counts (:meth:`HybridSearch._term_positions`) a kind's statistics keep
+#: between searches, least recently used dropped first, and how many postings (item, count) in
+#: all: 16 bytes each, at most 32 MB a kind
+POSTINGS_CACHED_TERMS = 1_024
+POSTINGS_CACHED = 2_000_000
+_UNREAD = object()  # no erasure count read (nothing kept may be used)
 #: the ``meta`` key counting the erasures of a file (:meth:`memfold.window.erasure.Eraser.erase` raises
 #: it in its transaction): a searcher whose in-memory statistics were read at another count drops
 #: them, since an erased item's length, time and speaker must not weigh in later searches
@@ -152,9 +158,20 @@ def query_tokens(text: str, *, stop_words: frozenset[str] = STOP_WORDS) -> list[
 class _Docs:
     """The indexed items of one kind in memory: ``ids`` (ascending), ``lengths`` (index tokens),
     ``groups`` (codes of a turn's or card's conversation, a record's namespace), ``seqs``;
-    ``mark`` is the largest id read. About 40 bytes per item plus the (group, seq) map of turns."""
+    ``mark`` is the largest id read. About 40 bytes per item plus the (group, seq) map of turns.
 
-    def __init__(self) -> None:
+    ``postings`` keeps query words' counts between searches (:meth:`HybridSearch._term_positions`):
+    ``(token, prefix) -> (covered, positions, counts)``, the positions (ascending) of the items
+    among the first ``covered`` the word occurs in and how often. ``erasures`` is the file's
+    erasure count (:data:`ERASURES_KEY`) these statistics were started at: a search uses the kept
+    counts only while its snapshot still reads that count (an erasure drops the whole object)."""
+
+    def __init__(self, erasures: Any = None) -> None:
+        self.erasures = erasures
+        self.postings: "OrderedDict[tuple[str, bool], tuple[int, np.ndarray, np.ndarray]]" = OrderedDict()
+        self.posting_count = 0
+        self.postings_lock = threading.Lock()
+        self.labelled = np.zeros(0, dtype=np.int64)  # ids (ascending) of the items requiring a label
         self.n = 0
         self.mark = 0
         self._ids = np.zeros(0, dtype=np.int64)
@@ -217,17 +234,35 @@ class _Docs:
         return np.where(rows[at] == pos, at, -1)
 
     def neighbours(self, ids: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int | None]]:
-        """Each turn's previous and next turn in its conversation (by seq), ``None`` when unknown."""
+        """Each turn's previous and next turn in its conversation (by seq), ``None`` when unknown.
+
+        A conversation's turns mostly come one after the other in id order, so the item just
+        before (after) a turn's position is checked first, for all turns at once; only the turns
+        whose neighbour is elsewhere are looked up by (conversation, seq). A (conversation, seq)
+        names one turn, so both ways give the same turn."""
+        ids = list(ids)
         pos = self.position(np.asarray(ids, dtype=np.int64))
-        prev: dict[int, int | None] = {}
-        nxt: dict[int, int | None] = {}
-        for i, p in zip(ids, pos):
-            if p < 0:
-                prev[i] = nxt[i] = None
-                continue
+        n = self.n
+        prev_ids = np.full(len(ids), -1, dtype=np.int64)
+        next_ids = np.full(len(ids), -1, dtype=np.int64)
+        known = pos >= 0
+        for out, step in ((prev_ids, -1), (next_ids, 1)):
+            other = pos + step
+            ok = known & (other >= 0) & (other < n)
+            at, there = pos[ok], other[ok]
+            same = (self._groups[there] == self._groups[at]) & (self._seqs[there] == self._seqs[at] + step)
+            hit = np.flatnonzero(ok)[same]
+            out[hit] = self._ids[there[same]]
+        prev_list, next_list = prev_ids.tolist(), next_ids.tolist()
+        for k in np.flatnonzero(known & ((prev_ids < 0) | (next_ids < 0))).tolist():
+            p = pos[k]
             g, q = int(self._groups[p]), int(self._seqs[p])
-            prev[i] = self.at.get((g, q - 1))
-            nxt[i] = self.at.get((g, q + 1))
+            if prev_list[k] < 0:
+                prev_list[k] = self.at.get((g, q - 1), -1)
+            if next_list[k] < 0:
+                next_list[k] = self.at.get((g, q + 1), -1)
+        prev = {i: (p if p >= 0 else None) for i, p in zip(ids, prev_list)}
+        nxt = {i: (q if q >= 0 else None) for i, q in zip(ids, next_list)}
         return prev, nxt
 
 
@@ -517,11 +552,17 @@ class HybridSearch:
         # settled: no id below the mark may commit after it is read (PostgreSQL's writers of
         # different conversations commit side by side); storage first, then the statistics' lock
         with self.storage.settled(), self._docs_lock:
-            docs = self._doc_stats.setdefault(kind, _Docs())
+            docs = self._doc_stats.get(kind)
+            if docs is None:
+                docs = self._doc_stats[kind] = _Docs(self._erasures)
             rows = self.fulltext.documents(kind, docs.mark)
             if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
-                docs = self._doc_stats[kind] = _Docs()
+                docs = self._doc_stats[kind] = _Docs(self._erasures)
                 rows = self.fulltext.documents(kind, 0)
+            if rows and kind in ("turn", "card"):  # labels never change on turns and cards
+                labelled = self.fulltext.labelled(kind, docs.mark, int(rows[-1][0]))
+                if labelled:
+                    docs.labelled = np.concatenate([docs.labelled, np.asarray(labelled, dtype=np.int64)])
             docs.add(rows)
             return docs
 
@@ -554,14 +595,16 @@ class HybridSearch:
 
     def _bm25_rows(self, kind: str, docs: "_Docs", rows: np.ndarray, tokens: list[tuple[str, bool]],
                    n: int, read: dict[int, Any] | None = None, *, scope_key: Any = None,
-                   state: Any = None) -> dict[int, float]:
+                   state: Any = None, known: int | None = None, keep: bool = False) -> dict[int, float]:
         """BM25 (Robertson & Zaragoza 2009, k1 1.2, b 0.75, FTS5's idf floor) of the items at
         ``rows`` with the statistics of those items alone (their count, mean length and document
         frequencies): ``{id: score > 0}`` for the best ``n``.
 
         Term frequencies come from the scope's own texts when the scope is small (at most
         :data:`SMALL_SCOPE` items of :data:`SMALL_SCOPE_TOKENS` tokens in all: one read, whatever
-        the file's size), else from the index's per-item counts (:meth:`FullTextStorage.term_frequencies`).
+        the file's size), else from the index's per-item counts (:meth:`_term_positions`: ``known``
+        is how many of ``docs``' items were known before this search's snapshot, ``keep`` whether
+        the counts kept between searches may be used).
         A small scope's items, read for that, are added to ``read`` (``{id: SearchItem}``) when
         given, so the hits among them are not read again. With ``scope_key`` (what identifies the
         scope) and ``state`` (the storage's :meth:`~MetaStorage.state_version`, read before this
@@ -589,7 +632,7 @@ class HybridSearch:
             tfs = [(np.flatnonzero(tf), tf[tf > 0])
                    for tf in _small_scope_term_frequencies(docs.ids[rows].tolist(), texts, tokens)]
         else:
-            tfs = [self._scope_term_frequencies(kind, docs, rows, token, prefix) for token, prefix in tokens]
+            tfs = self._scope_term_frequencies(kind, docs, rows, tokens, docs.n if known is None else known, keep)
         return _bm25_top(docs.ids[rows], lengths, avgdl, tfs, n)
 
     def _scope_terms_of(self, kind: str, scope_key: Any, state: Any, ids: np.ndarray,
@@ -629,46 +672,125 @@ class HybridSearch:
                 self._scope_terms.popitem(last=False)
             return [entry.frequencies(token, prefix) for token, prefix in tokens]
 
-    def _scope_term_frequencies(self, kind: str, docs: "_Docs", rows: np.ndarray, token: str,
-                                prefix: bool) -> tuple[np.ndarray, np.ndarray]:
-        """``(at, tf)``: the indexes into ``rows`` (distinct) of the items in which ``token`` (as a
-        prefix when ``prefix``) occurs, and how often (float64), from the index's per-item counts
-        (:meth:`FullTextStorage.term_frequencies`). A scope holding every known item (one
-        conversation that is the whole file) skips the look-up of positions inside the scope."""
-        ids, counts = self.fulltext.term_frequencies(kind, token, prefix=prefix)
+    def _scope_term_frequencies(self, kind: str, docs: "_Docs", rows: np.ndarray,
+                                tokens: Sequence[tuple[str, bool]], known: int,
+                                keep: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query ``(token, prefix)``, ``(at, tf)``: the indexes into ``rows`` (distinct) of the
+        items in which the token occurs, and how often (float64), from :meth:`_term_positions`.
+        A scope holding every known item (one conversation that is the whole file) skips the
+        look-up of positions inside the scope."""
         n_scope = len(rows)
-        if not len(ids):
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        pos = docs.position(ids)  # -1 when not a known item
-        known = pos >= 0
-        pos, counts = pos[known], counts[known]
-        at = pos if n_scope == docs.n else docs.scope_index(rows, pos)  # index into rows, -1 outside
-        inside = (at >= 0) & (at < n_scope)  # (an item another thread's search added since is outside)
-        return at[inside], counts[inside].astype(np.float64)
+        out = []
+        for pos, tf in self._term_positions(kind, docs, tokens, known, keep):
+            at = pos if n_scope == known else docs.scope_index(rows, pos)  # index into rows, -1 outside
+            inside = (at >= 0) & (at < n_scope)
+            out.append((at[inside], tf[inside]))
+        return out
+
+    def _term_positions(self, kind: str, docs: "_Docs", tokens: Sequence[tuple[str, bool]], known: int,
+                        keep: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query ``(token, prefix)``, ``(positions, tf)``: the positions in ``docs`` (ascending,
+        below ``known``) of the items the token occurs in, and how often (float64), from the
+        index's per-item counts (:meth:`FullTextStorage.term_frequencies`). Call inside the
+        search's snapshot; ``known`` is ``docs.n`` read before it (every item below it is in the
+        snapshot).
+
+        With ``keep`` (turns and cards, which never change in place, outside a caller's
+        transaction, while the snapshot reads the erasure count ``docs`` started at) a word's
+        counts are kept in ``docs.postings`` between searches: a word searched before reads only
+        the items written since (:meth:`FullTextStorage.term_frequencies_after`, one read for
+        every such word), so a conversation's recurring words (its speakers' names, which occur
+        in a large share of its turns) are not walked again on every search. An erasure drops
+        ``docs`` and what it keeps (:meth:`_forget_erased`); the counts are those a fresh read
+        gives (tests/test_search_postings.py)."""
+        out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(tokens)
+        kept: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
+        if keep:
+            with docs.postings_lock:
+                for k, token in enumerate(tokens):
+                    entry = docs.postings.get(token)
+                    if entry is not None:
+                        docs.postings.move_to_end(token)
+                        kept[k] = entry
+        behind = [k for k, (covered, _, _) in kept.items() if covered < known]
+        if behind:
+            since = min(kept[k][0] for k in behind)
+            after_id = int(docs.ids[since - 1]) if since else 0
+            fresh = self.fulltext.term_frequencies_after(kind, [tokens[k] for k in behind], after_id)
+            for k, (ids, counts) in zip(behind, fresh):
+                covered, pos0, tf0 = kept[k]
+                pos = docs.position(ids)
+                new = (pos >= covered) & (pos < known)
+                kept[k] = (known, np.concatenate([pos0, pos[new]]), np.concatenate([tf0, counts[new].astype(np.float64)]))
+        for k, (covered, pos, tf) in kept.items():
+            upto = int(np.searchsorted(pos, known)) if covered > known else len(pos)
+            out[k] = (pos[:upto], tf[:upto])
+        for k, (token, prefix) in enumerate(tokens):
+            if out[k] is not None:
+                continue
+            ids, counts = self.fulltext.term_frequencies(kind, token, prefix=prefix)
+            pos = docs.position(ids)  # -1 when not a known item
+            inside = (pos >= 0) & (pos < known)  # (an item another thread's search added since is outside)
+            out[k] = (pos[inside], counts[inside].astype(np.float64))
+            if keep:
+                kept[k] = (known, *out[k])
+        if keep and kept:
+            with docs.postings_lock:
+                for k, entry in kept.items():
+                    old = docs.postings.pop(tokens[k], None)
+                    if old is not None and old[0] > entry[0]:
+                        entry = old  # another search read further meanwhile
+                    docs.posting_count += len(entry[1]) - (len(old[1]) if old is not None else 0)
+                    docs.postings[tokens[k]] = entry
+                while docs.postings and (len(docs.postings) > POSTINGS_CACHED_TERMS
+                                         or docs.posting_count > POSTINGS_CACHED):
+                    _, dropped = docs.postings.popitem(last=False)
+                    docs.posting_count -= len(dropped[1])
+        return out  # type: ignore[return-value]
 
     def _bm25_phase(self, filters: dict[str, SearchScope], current: dict[str, "_Docs"],
                     tokens: list[tuple[str, bool]], depth: int, dense: bool,
-                    read: dict[str, dict[int, Any]], state: Any) -> dict[str, tuple[np.ndarray, dict[int, float]]]:
+                    read: dict[str, dict[int, Any]], state: Any,
+                    known: dict[str, int]) -> dict[str, tuple[np.ndarray, dict[int, float]]]:
         """``{kind: (scope rows, {id: BM25})}`` for the kinds whose scope holds any item (call in a
         snapshot; ``state`` as for :meth:`_bm25_rows`). BM25 alone looks deeper than ``depth``: a
         turn past the depth would lose its own score (and with it its place) when it is only a
         neighbour of a hit (LoCoMo dev, BM25 recall@10 0.637 -> 0.681 on the first conversation;
         BM25_ONLY_DEPTH); with a dense ranker :data:`HYBRID_BM25_DEPTH` times as deep."""
         out = {}
+        # the counts kept between searches only while no erasure committed since they were
+        # started, as this snapshot reads it; never inside a caller's transaction
+        erasures = self.storage.meta.get(ERASURES_KEY) if state is not None and tokens else _UNREAD
         for kind, flt in filters.items():
             docs = current[kind]
+            n_known = known.get(kind, docs.n)
             rows = self._scope_rows(kind, docs, flt)
+            rows = rows[rows < n_known] if len(rows) and rows[-1] >= n_known else rows
             if flt.reader_labels is not None and 0 < len(rows) <= SMALL_SCOPE:
                 # a small scope's statistics count only what this reader may see: a hidden turn's
                 # words must not move the rarity (idf) of a query word, nor the mean length, of the
                 # visible ones (one read of at most SMALL_SCOPE ids). Larger scopes still count them.
                 seen = self.fulltext.visible(kind, flt, docs.ids[rows].tolist())
                 rows = rows[np.isin(docs.ids[rows], np.fromiter(seen, dtype=np.int64, count=len(seen)))]
+            elif flt.reader_labels is not None and len(rows) and kind in ("turn", "card"):
+                # a larger scope: only its items that require a label can be refused (kept in
+                # memory with the statistics), so only they are checked, and the refused ones
+                # leave the statistics too
+                pos = docs.position(docs.labelled)
+                at = docs.scope_index(rows, pos[pos >= 0])
+                asking = docs.ids[rows[at[at >= 0]]]
+                if len(asking):
+                    seen = self.fulltext.visible(kind, flt, asking.tolist())
+                    refused = asking[~np.isin(asking, np.fromiter(seen, dtype=np.int64, count=len(seen)))]
+                    if len(refused):
+                        rows = rows[~np.isin(docs.ids[rows], refused)]
             if not len(rows):
                 continue
             bm_depth = (HYBRID_BM25_DEPTH if dense else BM25_ONLY_DEPTH) * depth
+            keep = kind in ("turn", "card") and erasures is not _UNREAD and erasures == docs.erasures
             out[kind] = (rows, self._bm25_rows(kind, docs, rows, tokens, bm_depth, read.setdefault(kind, {}),
-                                               scope_key=(kind, flt), state=state) if tokens else {})
+                                               scope_key=(kind, flt), state=state, known=n_known,
+                                               keep=keep) if tokens else {})
         return out
 
     def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
@@ -838,6 +960,7 @@ class HybridSearch:
         # the document statistics are brought up to date first, outside the snapshot: a settled
         # read (on PostgreSQL it waits for the writers in flight, which a snapshot cannot see end)
         current = {kind: self._docs(kind) for kind in filters}
+        known = {kind: docs.n for kind, docs in current.items()}  # every item below is in the snapshots
         priors = dict(date_weight=float(date_weight), date_tau_days=float(date_tau_days),
                       speaker_weight=float(speaker_weight), session_weight=float(session_weight),
                       length_weight=float(length_weight), time_weight=float(time_weight))
@@ -854,12 +977,12 @@ class HybridSearch:
             # and the hits read a second one, taken after the new vectors are stored. A small
             # scope's texts read for BM25 are not reused for the hits (read them where they are checked)
             with self.storage.snapshot():
-                ranked = self._bm25_phase(filters, current, tokens, depth, True, {}, state)
+                ranked = self._bm25_phase(filters, current, tokens, depth, True, {}, state, known)
             qvec, qvecs = self._as_query_vectors(query, qtexts, job.wait())
         with self.storage.snapshot():
             per_kind = []
             if job is None:
-                ranked = self._bm25_phase(filters, current, tokens, depth, False, read, state)
+                ranked = self._bm25_phase(filters, current, tokens, depth, False, read, state, known)
             for kind, flt in filters.items():
                 docs = current[kind]
                 if kind not in ranked:
@@ -905,12 +1028,15 @@ class HybridSearch:
                 has_vec = np.array([i in sims for i in cands], dtype=bool)
                 bn, sm = raw / bm_max, cos
                 if prev is not None:
-                    def around(values: dict, i: int) -> float:
-                        p, q = prev.get(i), nxt.get(i)
-                        return ((values.get(p, 0.0) if p in live else 0.0) + (values.get(q, 0.0) if q in live else 0.0))
-                    bn = bn + neighbour_weight * np.array([around(bm, i) for i in cands]) / bm_max
+                    # each candidate's live neighbours (None when absent or not visible), found once
+                    # for both signals; a missing one adds 0.0, as the visible ones' sum always did
+                    before = [p if p in live else None for p in map(prev.get, cands)]
+                    after = [q if q in live else None for q in map(nxt.get, cands)]
+                    bn = bn + neighbour_weight * np.array([bm.get(p, 0.0) + bm.get(q, 0.0)
+                                                           for p, q in zip(before, after)]) / bm_max
                     if qvec is not None:
-                        sm = cos + neighbour_weight * np.array([around(sims, i) for i in cands])
+                        sm = cos + neighbour_weight * np.array([sims.get(p, 0.0) + sims.get(q, 0.0)
+                                                                for p, q in zip(before, after)])
                 if qvec is None:
                     fused, ok = bn, raw > 0
                 elif mode == "dense":

@@ -1611,6 +1611,60 @@ def test_fulltext_term_frequencies_count_each_items_occurrences(storage):
     assert storage.fulltext.term_frequencies("card", "parcel")[0].dtype == np.int64
 
 
+@covers("fulltext.labelled", "erasure.blank_turns")
+def test_fulltext_labelled_lists_the_items_requiring_a_label(storage):
+    ids = search_fixture(storage)
+    assert storage.fulltext.labelled("turn") == [ids["r2"]]
+    assert storage.fulltext.labelled("turn", ids["r2"]) == []
+    assert storage.fulltext.labelled("turn", 0, ids["r1"]) == []
+    more = add_turn(storage, "beta", 2, "parcel for staff", at=6.0, labels=["staff", "pii"])
+    add_turn(storage, "beta", 3, "parcel for all", at=7.0)
+    assert storage.fulltext.labelled("turn") == [ids["r2"], more]
+    assert storage.fulltext.labelled("turn", ids["r2"], more) == [more]
+    assert storage.fulltext.labelled("turn", ids["r2"], more - 1) == []
+    assert storage.fulltext.labelled("card") == []
+    assert storage.fulltext.labelled("record") == [ids["ep"]]
+    with storage.transaction():  # an erased turn leaves the index
+        storage.erasure.blank_turns([ids["r2"]])
+    assert storage.fulltext.labelled("turn") == [more]
+    with pytest.raises(InvalidInput):
+        storage.fulltext.labelled("protected")
+
+
+@covers("fulltext.term_frequencies_after", "fulltext.term_frequencies", "erasure.blank_turns")
+def test_fulltext_term_frequencies_after_counts_only_the_newer_items(storage):
+    ids = search_fixture(storage)
+    # ASCII texts (SQLite splits them itself) and a text with diacritics and case to fold (SQLite
+    # walks the occurrence lists): the same counts as term_frequencies over the newer ids, either way
+    texts = ["Parcel, PARCEL: parcels delivered", "no match here", "Ré-livraison du parcel: Réponse reçue",
+             "refund_parcel42 re re"]
+    tokens = [("parcel", False), ("parcel", True), ("re", True), ("re", False), ("reponse", False),
+              ("nothinglikethis", True)]
+    for after_key, extra in (("b1", texts[:2] + texts[3:]), ("r3", texts)):
+        for text in extra:
+            add_turn(storage, "beta", 10 + len(storage.fulltext.documents("turn")), text, at=20.0)
+        after = ids[after_key]
+        got = storage.fulltext.term_frequencies_after("turn", tokens, after)
+        assert len(got) == len(tokens)
+        for (token, prefix), (found, counts) in zip(tokens, got):
+            every, n = storage.fulltext.term_frequencies("turn", token, prefix=prefix)
+            assert found.dtype == np.int64 and counts.dtype == np.int64
+            assert found.tolist() == [i for i in every.tolist() if i > after], (token, prefix)
+            assert counts.tolist() == [c for i, c in zip(every.tolist(), n.tolist()) if i > after], (token, prefix)
+    newest = storage.fulltext.documents("turn")[-1][0]
+    assert all(len(f) == 0 for f, _ in storage.fulltext.term_frequencies_after("turn", tokens, newest))
+    [(found, counts)] = storage.fulltext.term_frequencies_after("turn", [("parcel", False)], ids["b1"])
+    first = found.tolist()[0]
+    assert counts.tolist()[0] == 2  # "Parcel, PARCEL: parcels": two of the word, "parcels" is another
+    with storage.transaction():  # an erased turn leaves the index, and so the newer counts
+        storage.erasure.blank_turns([first])
+    assert first not in storage.fulltext.term_frequencies_after("turn", [("parcel", False)], ids["b1"])[0][0].tolist()
+    assert storage.fulltext.term_frequencies_after("card", [("parcel", False)], 0)[0][0].tolist() == [ids["card"]]
+    assert storage.fulltext.term_frequencies_after("turn", [], 0) == []
+    with pytest.raises(InvalidInput):
+        storage.fulltext.term_frequencies_after("protected", [("parcel", False)], 0)
+
+
 @covers("fulltext.indexed", "erasure.blank_turns", "erasure.blank_records", "erasure.blank_cards", "cards.mark_stale")
 def test_fulltext_indexed_says_which_items_have_an_index_entry(storage):
     ids = search_fixture(storage)

@@ -364,6 +364,11 @@ class FullTextStorage(Protocol):
         """One item id per occurrence of the index token ``token`` (any token starting with it when
         ``prefix``) over the whole index of ``kind``: BM25's term frequencies, unscored."""
 
+    def labelled(self, kind: str, after_id: int = 0, upto_id: int | None = None) -> list[int]:
+        """Ids (ascending) of the items of ``kind`` in the full-text index with an id above
+        ``after_id`` (and at most ``upto_id``) that require any label: the only ones a reader
+        may be refused, which a search leaves out of a large scope's statistics (issue 18)."""
+
     def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops
         it): what a search keeping a small scope's words between calls re-checks (issue 18)."""
@@ -377,6 +382,12 @@ class FullTextStorage(Protocol):
         """:meth:`occurrences` counted per item, as arrays: ``(ids, counts)``, both ``(n,) int64``,
         ids ascending and distinct, counts >= 1. What a scoped BM25 reads for a large scope (no
         Python object per occurrence)."""
+
+    def term_frequencies_after(self, kind: str, tokens: Sequence[tuple[str, bool]],
+                               after_id: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each ``(token, prefix)`` of ``tokens``, :meth:`term_frequencies` restricted to the
+        indexed items with an id above ``after_id``: what a search keeping a word's counts in
+        memory reads for the items written since (issue 18, point 1)."""
 
     def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (labels included)."""

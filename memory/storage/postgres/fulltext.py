@@ -307,9 +307,31 @@ class PostgresFullText:
             [phrase.tsquery(), exact, like])
         return [item_id for item_id, n in rows for _ in range(int(n or 0))]
 
+    def labelled(self, kind: str, after_id: int = 0, upto_id: int | None = None) -> list[int]:
+        """Ids (ascending) of the items of ``kind`` in the full-text index with an id above
+        ``after_id`` (and at most ``upto_id``) whose labels (a JSON list) are not empty: the only
+        items a reader may be refused."""
+        fts = _fts(kind)
+        table = {"turn": "turns", "card": "cards", "record": "records"}[kind]
+        upper, params = ("", [int(after_id)]) if upto_id is None else (" AND f.id <= %s", [int(after_id), int(upto_id)])
+        return [int(r[0]) for r in self.c.all(
+            f"SELECT f.id FROM {fts} f JOIN {table} x ON x.id = f.id WHERE f.id > %s{upper} "
+            f"AND COALESCE(x.labels::jsonb, '[]'::jsonb) <> '[]'::jsonb ORDER BY f.id", params)]
+
     def term_frequencies(self, kind: str, token: str, *, prefix: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`occurrences` counted per item: ``(ids, counts)``, ``(n,) int64`` arrays, ids
         ascending (the per-item sums :meth:`occurrences` expands)."""
+        return self._term_frequencies(kind, token, prefix, 0)
+
+    def term_frequencies_after(self, kind: str, tokens: Sequence[tuple[str, bool]],
+                               after_id: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each ``(token, prefix)`` of ``tokens``, :meth:`term_frequencies` over the indexed
+        items with an id above ``after_id`` only (GIN finds the items, the id range bounds them):
+        what a search that keeps a word's counts in memory reads for the items written since."""
+        _fts(kind)
+        return [self._term_frequencies(kind, token, prefix, int(after_id)) for token, prefix in tokens]
+
+    def _term_frequencies(self, kind: str, token: str, prefix: bool, after_id: int) -> tuple[np.ndarray, np.ndarray]:
         fts = _fts(kind)
         folded = tokens(token)
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
@@ -319,8 +341,8 @@ class PostgresFullText:
         exact, like = phrase.lexeme_filter()
         rows = self.c.all(
             f"SELECT f.id, SUM(cardinality(u.positions))::bigint FROM {fts} f, unnest(f.tsv) u "
-            f"WHERE f.tsv @@ %s::tsquery AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) GROUP BY f.id "
-            f"ORDER BY f.id", [phrase.tsquery(), exact, like])
+            f"WHERE f.tsv @@ %s::tsquery AND f.id > %s AND (u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s)) "
+            f"GROUP BY f.id ORDER BY f.id", [phrase.tsquery(), after_id, exact, like])
         rows = [(int(i), int(n or 0)) for i, n in rows if n]
         if not rows:
             return empty

@@ -13,6 +13,7 @@ scoping SQL with the BM25 queries.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -45,6 +46,27 @@ def _varint(blob: bytes | None) -> int:
         if not byte & 0x80:
             return value
     return value
+
+
+def _counted(text: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, counts)`` of a ``group_concat`` of item ids (one per occurrence): each id once,
+    ascending, with how often it occurs. The occurrence lists come in runs of ascending ids (one
+    run per matching term), so a stable sort (timsort, linear on such runs) and the run
+    boundaries count them, several times faster than ``np.unique``."""
+    if not text:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    docs = np.sort(np.fromstring(text, dtype=np.int64, sep=","), kind="stable")
+    starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+    return docs[starts], np.diff(np.append(starts, len(docs))).astype(np.int64)
+
+
+#: the content table and its indexed column, per item kind
+_CONTENT = {"turn": ("turns", "content"), "record": ("records", "content"), "card": ("cards", "text")}
+#: how many items written since a search's last look :meth:`SqliteFullText.term_frequencies_after`
+#: splits in Python at most (past that it walks the occurrence lists)
+_SPLIT_AT_MOST = 1_000
+#: an ASCII text's index tokens (FTS5 ``unicode61``: runs of ASCII letters and digits, lower-cased)
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _missing(kind: str, item_id: int) -> Exception:
@@ -224,6 +246,18 @@ class SqliteFullText:
                           [int(after_id)])
         return [(r[0], _varint(r[1]), r[2], r[3]) for r in rows]
 
+    def labelled(self, kind: str, after_id: int = 0, upto_id: int | None = None) -> list[int]:
+        """Ids (ascending) of the items of ``kind`` in the full-text index with an id above
+        ``after_id`` (and at most ``upto_id``) whose labels (a JSON list) are not empty: the only
+        items a reader may be refused. A primary-key range of FTS5's ``docsize`` table, like
+        :meth:`documents`."""
+        fts = _fts(kind)
+        table, _ = _CONTENT[kind]
+        upper, params = ("", [int(after_id)]) if upto_id is None else (" AND d.id <= ?", [int(after_id), int(upto_id)])
+        return [r[0] for r in self.c.all(
+            f"SELECT d.id FROM {fts}_docsize d JOIN {table} x ON x.id = d.id WHERE d.id > ?{upper} "
+            f"AND COALESCE(json_array_length(x.labels), 0) > 0 ORDER BY d.id", params)]
+
     def indexed(self, kind: str, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` have an entry in the full-text index of ``kind`` (erasure drops an
         item's entry): one primary-key probe of FTS5's ``docsize`` table per id, one read per
@@ -277,10 +311,47 @@ class SqliteFullText:
                                 [token, token + "\U0010ffff"])
         else:
             text = self.c.value(f"SELECT group_concat(doc) FROM {view} WHERE term = ?", [token])
-        if not text:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        ids, counts = np.unique(np.fromstring(text, dtype=np.int64, sep=","), return_counts=True)
-        return ids.astype(np.int64), counts.astype(np.int64)
+        return _counted(text)
+
+    def term_frequencies_after(self, kind: str, tokens: Sequence[tuple[str, bool]],
+                               after_id: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each ``(token, prefix)`` of ``tokens``, :meth:`term_frequencies` over the indexed
+        items with an id above ``after_id`` only: what a search that keeps a word's counts in
+        memory reads for the items written since (issue 18, point 1).
+
+        FTS5 keeps no list of an item's words, so at most :data:`_SPLIT_AT_MOST` new items are
+        read (one statement for every token) and split here when their texts are ASCII, where
+        ``unicode61 remove_diacritics 2`` splits exactly at every character that is not an ASCII
+        letter or digit and folds only case; otherwise each token's occurrence list is walked
+        with the ids restricted."""
+        fts = _fts(kind)
+        table, column = _CONTENT[kind]
+        rows = self.c.all(f"SELECT d.id, x.{column} FROM {fts}_docsize d JOIN {table} x ON x.id = d.id "
+                          f"WHERE d.id > ? ORDER BY d.id LIMIT ?", [int(after_id), _SPLIT_AT_MOST + 1])
+        if len(rows) <= _SPLIT_AT_MOST and all(text is None or text.isascii() for _, text in rows):
+            split = [(item_id, _ASCII_WORD.findall(text.lower())) for item_id, text in rows if text]
+            out = []
+            for token, prefix in tokens:
+                found: list[int] = []
+                counts: list[int] = []
+                for item_id, words in split:
+                    n = sum(1 for w in words if w.startswith(token)) if prefix else words.count(token)
+                    if n:
+                        found.append(item_id)
+                        counts.append(n)
+                out.append((np.array(found, dtype=np.int64), np.array(counts, dtype=np.int64)))
+            return out
+        view = self._instances(kind)
+        out = []
+        for token, prefix in tokens:
+            if prefix:
+                text = self.c.value(f"SELECT group_concat(doc) FROM {view} WHERE term >= ? AND term < ? AND doc > ?",
+                                    [token, token + "\U0010ffff", int(after_id)])
+            else:
+                text = self.c.value(f"SELECT group_concat(doc) FROM {view} WHERE term = ? AND doc > ?",
+                                    [token, int(after_id)])
+            out.append(_counted(text))
+        return out
 
     def visible(self, kind: str, scope: SearchScope, item_ids: Sequence[int]) -> set[int]:
         """Which of ``item_ids`` are live items of ``kind`` inside ``scope`` (the check every

@@ -1,0 +1,90 @@
+"""A/B timing of search on a bench_scale file: wall and thread CPU p50/p95 and a digest of the hits.
+
+Runs in one process per call, on a fresh copy of ``--db`` (a file ``bench/bench_scale.py`` built),
+the same 60 LoCoMo questions as bench_scale (seed 7), in a conversation of the file's layout
+(``c0`` for ``one``, the middle one for ``many``). Modes: ``bm25``, ``hybrid`` and ``after``
+(hybrid right after an append). Run it with two checkouts taking turns in the same minute, e.g.
+``PYTHONPATH=A python bench/bench_search_ab.py --db one-100000.db --modes bm25 --tag A`` then the
+same with B, and compare the figures and the ``hits`` digests (equal digests: the same hits and
+scores to 9 decimals). ``--profile MODE`` prints cProfile's top functions for that mode. Say the
+load average (printed) beside any figure: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import os
+import pstats
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_scale as bs  # noqa: E402
+
+import memfold  # noqa: E402
+from memfold import WindowSettings  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", type=Path, required=True, help="a bench_scale file (one-N.db or many-N.db)")
+    parser.add_argument("--modes", default="bm25,hybrid,after")
+    parser.add_argument("--tag", default="")
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--profile", default=None, help="a mode to profile")
+    args = parser.parse_args()
+    layout, size = args.db.stem.split("-")
+    size = int(size)
+    modes = args.modes.split(",")
+    texts, questions = bs.locomo_texts()
+    qs = random.Random(7).sample(questions, args.queries)
+    out = {}
+    prof = cProfile.Profile() if args.profile else None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.db"
+        shutil.copy(args.db, path)
+        emb = "default" if any(m != "bm25" for m in modes) else None
+        mf = memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder=emb,
+                             window=WindowSettings(**bs.settings_kwargs()))
+        target = "c0" if layout == "one" else f"c{(size // bs.CONV_TURNS) // 2}"
+        conv = mf.conversation(target, namespace="bench")
+        if emb:
+            mf.embedder.embed_batch(["warm up"])
+        conv.context()
+        for mode in modes:
+            search_mode = "hybrid" if mode == "after" else mode
+            mf.search("warm up query", conversation_id=target, kinds=("turn", "card"), mode=search_mode)
+            wall, cpu, hits = [], [], []
+            for i, q in enumerate(qs if mode != "after" else qs[: max(10, args.queries // 4)]):
+                if mode == "after":
+                    conv.append({"role": "user", "content": texts[(size + 200 + i) % len(texts)]})
+                t0, c0 = time.perf_counter(), time.thread_time()
+                if prof is not None and args.profile == mode:
+                    prof.enable()
+                r = mf.search(q, conversation_id=target, kinds=("turn", "card"), mode=search_mode, limit=10)
+                if prof is not None and args.profile == mode:
+                    prof.disable()
+                cpu.append(time.thread_time() - c0)
+                wall.append(time.perf_counter() - t0)
+                hits.append([(h.kind, h.id, round(h.score, 9)) for h in r])
+            out[mode] = (wall, cpu, hits)
+        mf.close()
+    load = os.getloadavg()[0]
+    for mode, (wall, cpu, hits) in out.items():
+        digest = hashlib.md5(json.dumps(hits).encode()).hexdigest()[:10]
+        print(f"{args.tag:5} {args.db.stem} {mode:7} wall p50 {bs.percentile(wall, 50) * 1e3:6.2f} "
+              f"p95 {bs.percentile(wall, 95) * 1e3:6.2f} | main-thread cpu p50 {bs.percentile(cpu, 50) * 1e3:6.2f} "
+              f"p95 {bs.percentile(cpu, 95) * 1e3:6.2f} | hits {digest} | load {load:.2f}", flush=True)
+    if prof is not None:
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+
+
+if __name__ == "__main__":
+    main()
