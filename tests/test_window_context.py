@@ -9,6 +9,7 @@ import pytest
 import memfold
 from memfold import BudgetError, WindowSettings
 from memfold.window.catalog import is_contiguous_cover
+from memfold.window.constraints import ConstraintExtractor, Extraction
 
 
 @pytest.fixture
@@ -60,8 +61,28 @@ def test_memories_section_counts_and_stays_small(mf):
     assert small.sections["memories"] == 0
 
 
+class NoStandingInstructions(ConstraintExtractor):
+    """An extractor part that reads no standing instruction from any text."""
+
+    id = "none"
+
+    def extract(self, text, *, now=None, clock=None):
+        return Extraction()
+
+
 def test_fits_budget_after_each_of_2000_appends(sqlite_path):  # SQLite only: 80 s on PostgreSQL here, same engine path
-    mf = tiny_mf(sqlite_path, budget_tokens=60, hot_turns=3)
+    """Folding keeps every compiled context within a 60-token budget over 2,000 random turns.
+
+    The protected channel is never folded, so whether a word salad happens to read as a standing
+    instruction is not this test's subject: since round 8 the rules read turn 786 of this stream
+    ("email ships to Elm to will ships", an imperative on a bare plural) as an obligation, whose
+    record alone leaves no room for a card at this budget (BudgetError, as designed). The
+    extractor part is therefore one that reads none; the rules' own precision is measured on
+    LoCoMo small talk (``bench/phrasing_retention.py``) and tested in tests/test_phrasing*.py."""
+    mf = memfold.MemFold(sqlite_path, clock=memfold.LogicalClock(), token_counter="words",
+                         constraint_extractor=NoStandingInstructions(),
+                         window=WindowSettings(budget_tokens=60, output_reserve_tokens=0, hot_turns=3, rollup_fanin=3,
+                                               leaf_chunk_tokens=20, card_target_tokens=8))
     conv = mf.conversation("long")
     rnd = random.Random(7)
     for n in range(2000):
