@@ -72,11 +72,10 @@ def _same_as_fresh(mf, path, **kw):
 
 # --- 1. kept counts and labelled items ---------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="a turn relabelled after the statistics were read is not in "
-                   "_Docs.labelled ('labels never change on turns and cards' is false: MemFold.relabel), so a "
-                   "large scope keeps its words in the statistics of a reader who may not see it; a fresh "
-                   "open leaves them out and ranks differently")
 def test_a_turn_relabelled_by_another_process_leaves_a_large_scopes_statistics(tmp_path):
+    """A turn relabelled after a search read the statistics was not in ``_Docs.labelled`` (read once,
+    "labels never change on turns and cards"), so a large scope kept its words for a reader who may
+    not see it; a fresh open left them out and ranked differently. Fixed: relabel counts as an erasure."""
     path = tmp_path / "m.db"
     mf = _open(path)
     conv = _fill(mf)
