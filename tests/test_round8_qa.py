@@ -203,3 +203,104 @@ def test_a_bad_time_weight_is_refused_naming_it(tmp_path, value):
     assert mf.db.execute("SELECT count(*) FROM events").fetchone() == state
     assert mf.search("When did I paint a sunrise?", time_weight=0.5, mode="bm25")
     mf.close()
+
+
+# --- 3. the round-8 phrasing families: small talk in their shapes ---------------------------------
+
+def _records_of(tmp_path, text):
+    with _open(tmp_path / "p.db") as mf:
+        mf.conversation("c", namespace="n").append({"role": "user", "content": text})
+        return [(r.kind, r.text) for r in mf.protected.active_for("c")]
+
+
+#: small talk that round 8's families made protected records (none was one at e9fa801, before round 8)
+ROUND8_FALSE_RECORDS = [
+    "Plan: pizza tonight lol",                                       # policy_state (plan label)
+    "Plan for tonight: pizza and a movie lol",                       # policy_state
+    "Our plan for Saturday: sleep in lol",                           # policy_state
+    "My plan: do nothing this weekend haha",                         # policy_state
+    "Schedule: nap, snack, nap.",                                    # policy_state
+    "Agenda for today: nothing lol",                                 # policy_state
+    "Route: home, couch, bed.",                                      # policy_state
+    "It's been agreed that Friday is the best day of the week haha",  # policy_state (decision)
+    "So that's settled, we're friends now lol",                      # policy_state (decision)
+    "Let's settle this: cats are better than dogs.",                 # policy_state (decision)
+    "Deadline for the cake: whenever haha",                          # deadline
+    "Refrain from laughing, please lol",                             # constraint (prohibition)
+]
+
+
+@pytest.mark.xfail(strict=True, reason="round 8's plan/decision/deadline/prohibition families read small talk "
+                   "in their shapes (a joking 'Plan: pizza tonight lol', 'Route: home, couch, bed.') as a "
+                   "protected record; no laughter or casual-tail veto; left to r8phrase (a veto must be "
+                   "measured on the phrasing sets)")
+@pytest.mark.parametrize("text", ROUND8_FALSE_RECORDS)
+def test_round8_shapes_in_small_talk_make_no_protected_record(tmp_path, text):
+    assert _records_of(tmp_path, text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Manager here. How's your weekend?", "Manager here, just saying hi.", "Doctor here, how are you doing?",
+    "Per my mum, the cake was amazing.", "According to Sam, the film is great.", "We only live once!",
+    "Only you would say that!", "Just look at this sunset!", "Got until Friday to decide what to wear lol",
+    "Evidence: I ate all the cookies lol", "Context: my dog ate my homework lol", "Before dinner, I went for a walk.",
+    "Prior to this job I was a chef.", "Customers only, the sign said lol", "My cat is now live on Instagram lol",
+    "Signed off for the weekend, see you Monday!", "We're going to have so much fun!", "Every cat needs a nap.",
+])
+def test_small_talk_that_held(tmp_path, text):
+    assert _records_of(tmp_path, text) == []
+
+
+def _rep(unit, n=50_000):
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+@pytest.mark.parametrize("unit", ["plan ", ",", "- only the customer\n", "before ", "a", "before 1,",
+                                  "only once a ", "é’ "])
+def test_a_50kb_pathological_turn_makes_no_record(tmp_path, unit):
+    """Speed is measured by a script (the report); here the output: a 50 KB turn of one repeated
+    shape is stored whole and makes no protected record."""
+    with _open(tmp_path / "p.db") as mf:
+        conv = mf.conversation("c", namespace="n")
+        tid = conv.append({"role": "user", "content": _rep(unit)})
+        assert mf.archive.get(tid).content == _rep(unit)
+        assert [r.text[:40] for r in mf.protected.active_for("c")] == []
+
+
+@pytest.mark.xfail(strict=True, reason="no length bound on a record's sentence: a 50 KB run-on paste that starts "
+                   "like a rule becomes one protected record of 10,000 characters (the scanned half), kept verbatim "
+                   "in every context; old families did this already ('Never share the x x x ...'), round 8's plan "
+                   "and deadline labels add 'Plan: ...' and 'Deadline for X: ...'; the bound is a design call")
+@pytest.mark.parametrize("text", [_rep("Plan: "), "Plan: " + _rep("x "), "Deadline for the launch: " + _rep("x "),
+                                  "Never share the " + _rep("x ")])
+def test_a_run_on_paste_makes_no_huge_protected_record(tmp_path, text):
+    assert all(len(t) <= 2_000 for _, t in _records_of(tmp_path, text))
+
+
+# --- 4. many processes opening one fresh file -------------------------------------------------------
+
+_OPENER = r"""
+import sys, time
+from memfold import MemFold, LogicalClock
+path, start, me = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+while time.time() < start:
+    pass
+mf = MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None, secrets="off", preload_embedder=False)
+mf.conversation("c" + me, namespace="n").append({"role": "user", "content": "hello from " + me})
+mf.close()
+"""
+
+
+def test_a_dozen_processes_open_a_fresh_file_at_once(tmp_path):
+    import time
+
+    for loop in range(2):
+        path = tmp_path / f"fresh{loop}.db"
+        start = time.time() + 3.0  # every process imported before the race starts
+        procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), str(start), str(i)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(12)]
+        errors = [p.communicate(timeout=300)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 12, [e.strip().splitlines()[-1:] for e in errors if e.strip()]
+        with _open(path) as mf:
+            assert mf.db.execute("SELECT count(*) FROM turns").fetchone() == (12,)
+            assert mf.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
