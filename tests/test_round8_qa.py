@@ -304,3 +304,28 @@ def test_a_dozen_processes_open_a_fresh_file_at_once(tmp_path):
         with _open(path) as mf:
             assert mf.db.execute("SELECT count(*) FROM turns").fetchone() == (12,)
             assert mf.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_kept_counts_after_appends_of_odd_ascii_and_unicode_texts(tmp_path):
+    path = tmp_path / "m.db"
+    mf = _open(path)
+    conv = _fill(mf)
+    queries = ["zebra crossing", "crossing2026 zebra", "ZEBRA_CROSSING", "straße zebra", "İstanbul crossing",
+               "zebra*", "cross", "日本 zebra", "crossingcrossing"]
+    for q in queries:
+        _hits(mf, q, conversation_id="c")
+    odd = ["zebra\tcrossing\r\nZEBRA", "ZEBRA_crossing zebra-crossing zebra.crossing", "crossing2026 zebra2026 2026",
+           "x" * 300 + " crossing", "crossingcrossing crossing'crossing", "zebra\u00a0crossing\u2003zebra",
+           "straße STRASSE zebra", "İstanbul ıstanbul crossing", "日本 zebra 日本語", "zebra 🦓 crossing",
+           "ZEBRA CROSSING " * 50]
+    ascii_only = [t for t in odd if t.isascii()] + ["a\x7fzebra\x1bcrossing"]
+    for batch in (ascii_only, [t for t in odd if not t.isascii()]):  # ASCII texts are split in Python
+        _in_other_process(path, f"""
+            c = mf.conversation("c", namespace="n")
+            for t in {batch!r}:
+                c.append({{"role": "user", "content": t}})
+        """)
+        for q in queries:
+            assert _hits(mf, q, conversation_id="c") == _fresh_hits(path, q, conversation_id="c"), q
+            assert _hits(mf, q) == _fresh_hits(path, q), q
+    mf.close()
