@@ -93,7 +93,8 @@ POSTINGS_CACHED = 2_000_000
 _UNREAD = object()  # no erasure count read (nothing kept may be used)
 #: the ``meta`` key counting the erasures of a file (:meth:`memfold.window.erasure.Eraser.erase` raises
 #: it in its transaction): a searcher whose in-memory statistics were read at another count drops
-#: them, since an erased item's length, time and speaker must not weigh in later searches
+#: them, since an erased item's length, time and speaker must not weigh in later searches (a turn's
+#: relabel, :func:`memfold.window.staleness.relabel`, raises it too: the labelled items are read anew)
 ERASURES_KEY = "erasures"
 
 #: English function words dropped from BM25 OR queries (kept when a query has nothing else).
@@ -559,7 +560,7 @@ class HybridSearch:
             if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
                 docs = self._doc_stats[kind] = _Docs(self._erasures)
                 rows = self.fulltext.documents(kind, 0)
-            if rows and kind in ("turn", "card"):  # labels never change on turns and cards
+            if rows and kind in ("turn", "card"):  # a turn's relabel counts as an erasure (ERASURES_KEY): read anew
                 labelled = self.fulltext.labelled(kind, docs.mark, int(rows[-1][0]))
                 if labelled:
                     docs.labelled = np.concatenate([docs.labelled, np.asarray(labelled, dtype=np.int64)])

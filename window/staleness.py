@@ -112,6 +112,13 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
         put(item, label_list)
         log_event(storage, at=at, kind="relabel", subject=ref, cause=cause,
                   details={"from": before, "to": label_list})
+        if before != label_list and kind == "turn":
+            # a search's in-memory statistics list the turns and cards that require a label once,
+            # when read (HybridSearch._docs): counted as an erasure, the change makes every searcher
+            # (any process) read them again, so a relabelled turn leaves a large scope's statistics
+            from ..memory.search import ERASURES_KEY
+
+            storage.meta.set(ERASURES_KEY, str(int(storage.meta.get(ERASURES_KEY) or 0) + 1))
         if before != label_list and kind in ("turn", "record"):
             propagate_labels(storage, f"{kind}:{item}", before, label_list, at=at, cause=f"relabel {ref}")
         if kind == "turn" and before != label_list:
