@@ -237,20 +237,29 @@ def fused(c, ci, qi, q, *, bw=0.4, nw=0.3, mode='hybrid', k1=1.2, b=0.75, date_w
             sess_s[m] = s[m].max() if sess_agg == 'max' else np.sort(s[m])[-3:].mean()
         s = s + sess_w * sess_s
     return s, ok
-def run(name, grid, **fixed):
-    """grid: list of dicts of params"""
+def _grid_rows(fn, grid, fixed):
+    """Recall of every question under each setting of ``grid`` (dicts of ``fn``'s parameters, over
+    ``fixed``): ``(keys, [(conversation index, {key: recall})])``, the rows :func:`cv` reads."""
     keys = [tuple(sorted(g.items())) for g in grid]
     rows = []
     for ci, c in enumerate(CS):
         for qi, q in enumerate(c.qs):
-            r = {}
-            for k, g in zip(keys, grid):
-                s, ok = fused(c, ci, qi, q, **{**fixed, **g})
-                r[k] = recall(c, q, rank_scores(s, ok))
-            rows.append((ci, r))
+            rows.append((ci, {k: recall(c, q, rank_scores(*fn(c, ci, qi, q, **{**fixed, **g})))
+                              for k, g in zip(keys, grid)}))
+    return keys, rows
+
+
+def _run_grid(fn, name, grid, fixed):
+    """The grid over ``fn``, cross-validated: prints LOO and in-sample, returns the rows."""
+    keys, rows = _grid_rows(fn, grid, fixed)
     held, ins, best, chosen = cv(rows, keys)
     print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
     return rows
+
+
+def run(name, grid, **fixed):
+    """grid: list of dicts of params"""
+    return _run_grid(fused, name, grid, fixed)
 
 TEMPORAL = ['yesterday', 'last', 'ago', 'week', 'weekend', 'month', 'year', 'today', 'tomorrow', 'next', 'recent', 'just', 'few', 'since', 'before', 'after']
 def bm25_extra(c, ci, qi, q, *, prf_w=0.0, prf_m=5, prf_e=10, when_w=0.0, k1=1.2, b=0.75, base_raw=None):
@@ -329,18 +338,7 @@ def top_only(c, s, ok, extra, k):
     return np.where(np.isin(np.arange(c.N), best) & ok, extra, 0.0)
 
 def run2(name, grid, **fixed):
-    keys = [tuple(sorted(g.items())) for g in grid]
-    rows = []
-    for ci, c in enumerate(CS):
-        for qi, q in enumerate(c.qs):
-            r = {}
-            for k, g in zip(keys, grid):
-                s, ok = fused2(c, ci, qi, q, **{**fixed, **g})
-                r[k] = recall(c, q, rank_scores(s, ok))
-            rows.append((ci, r))
-    held, ins, best, chosen = cv(rows, keys)
-    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
-    return rows
+    return _run_grid(fused2, name, grid, fixed)
 
 
 
@@ -451,18 +449,7 @@ def session_best(c, values, ok):
 
 def run3(name, grid, **fixed):
     """:func:`run2` over :func:`fused3`; prints LOO and in-sample, returns the rows."""
-    keys = [tuple(sorted(g.items())) for g in grid]
-    rows = []
-    for ci, c in enumerate(CS):
-        for qi, q in enumerate(c.qs):
-            r = {}
-            for k, g in zip(keys, grid):
-                s, ok = fused3(c, ci, qi, q, **{**fixed, **g})
-                r[k] = recall(c, q, rank_scores(s, ok))
-            rows.append((ci, r))
-    held, ins, best, chosen = cv(rows, keys)
-    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
-    return rows
+    return _run_grid(fused3, name, grid, fixed)
 
 # -- round 7 (issue 18 point 7, r7recall): feedback from the first ranking, learned fusion ---------
 def fused7(c, ci, qi, q, *, roc_w=0.0, roc_k=3, roc_norm=False, prf_w=0.0, prf_m=5, prf_e=10, prf_src="fused", **kw):
@@ -510,18 +497,7 @@ def fused7(c, ci, qi, q, *, roc_w=0.0, roc_k=3, roc_norm=False, prf_w=0.0, prf_m
 
 def run7(name, grid, **fixed):
     """:func:`run3` over :func:`fused7`."""
-    keys = [tuple(sorted(g.items())) for g in grid]
-    rows = []
-    for ci, c in enumerate(CS):
-        for qi, q in enumerate(c.qs):
-            r = {}
-            for k, g in zip(keys, grid):
-                s, ok = fused7(c, ci, qi, q, **{**fixed, **g})
-                r[k] = recall(c, q, rank_scores(s, ok))
-            rows.append((ci, r))
-    held, ins, best, chosen = cv(rows, keys)
-    print(f"{name:<28} LOO {held[1]:.3f} {held[5]:.3f} {held[10]:.3f} | in {ins[1]:.3f} {ins[5]:.3f} {ins[10]:.3f} | {dict(best)}", flush=True)
-    return rows
+    return _run_grid(fused7, name, grid, fixed)
 
 
 #: round 7's per-candidate features for learned fusion (:func:`learned_fusion`)
@@ -701,15 +677,7 @@ def fused8_bm25(c, ci, qi, q, *, time_w=0.0, shift_w=0.0, extra_top=30, **kw):
 def run8(name, grid, fn=fused8, base=None, **fixed):
     """:func:`run3` over ``fn``; with ``base`` (a dict), also the same CV over the settings of the
     grid that hold ``base`` (the figure without the idea, on the same grid)."""
-    keys = [tuple(sorted(g.items())) for g in grid]
-    rows = []
-    for ci, c in enumerate(CS):
-        for qi, q in enumerate(c.qs):
-            r = {}
-            for k, g in zip(keys, grid):
-                s, ok = fn(c, ci, qi, q, **{**fixed, **g})
-                r[k] = recall(c, q, rank_scores(s, ok))
-            rows.append((ci, r))
+    keys, rows = _grid_rows(fn, grid, fixed)
     out = [(name, cv(rows, keys))]
     if base:
         out.append(("... the same grid without it", cv(rows, [k for k in keys if all(dict(k)[a] == v for a, v in base.items())])))
