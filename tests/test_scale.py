@@ -199,11 +199,12 @@ def test_vectors_replaced_by_another_process_reach_a_running_index(tmp_path):
 # -- scoped BM25 --------------------------------------------------------------------------------
 def _bm25_by_hand(docs: list[list[str]], query: list[str]) -> list[float]:
     n, avgdl = len(docs), sum(len(d) for d in docs) / len(docs)
+    dfs = {q: sum(1 for x in docs if any(t.startswith(q) for t in x)) for q in query}  # documents holding q
     out = []
     for d in docs:
         score = 0.0
         for q in query:
-            df = sum(1 for x in docs if any(t.startswith(q) for t in x))
+            df = dfs[q]
             tf = sum(1 for t in d if t.startswith(q))
             if not df or not tf:
                 continue
