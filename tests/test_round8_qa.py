@@ -294,7 +294,7 @@ mf.close()
 def test_a_dozen_processes_open_a_fresh_file_at_once(tmp_path):
     import time
 
-    for loop in range(2):
+    for loop in range(1):  # one race; the deterministic case is tests/test_concurrency.py's rollback-mode writer
         path = tmp_path / f"fresh{loop}.db"
         start = time.time() + 3.0  # every process imported before the race starts
         procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), str(start), str(i)],
