@@ -7,8 +7,9 @@ evidence turn is searched within its conversation, and the top-k turns are compa
 evidence ``dia_id``s (normalised as the data's README says: split on ``[;\\s]+``, ``D:`` -> ``D``,
 strip leading zeros, drop ids not in the conversation).
 
-Modes: ``fts5`` is the plain baseline (the recall tool's search without an embedder: FTS5 bm25()
-over the literal OR of the question's words); ``bm25``, ``dense`` and ``hybrid`` are
+Modes: ``fts5`` is the recall tool's search (``conv.search``) on a second handle without an
+embedder; it was plain FTS5 bm25() over the literal OR of the question's words before round 4 and
+now ranks with the same BM25 as ``bm25``, so the two columns agree (the README says so); ``bm25``, ``dense`` and ``hybrid`` are
 :meth:`memfold.MemFold.search` modes (stemmed, stop-word-free BM25 with in-scope term statistics;
 cosine over all-MiniLM-L6-v2 vectors; both fused; all three with neighbouring-turn support).
 
