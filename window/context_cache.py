@@ -33,6 +33,7 @@ import hashlib
 import pickle
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any, Hashable
 
 #: entries kept by default (one per conversation, settings and reader in use)
@@ -68,8 +69,7 @@ class ContextCache:
 
         clock = parts.clock
         tick = clock.now() if isinstance(clock, LogicalClock) else None
-        return (ref.id, parts.storage.meta.state_version(), tuple(sorted(settings.to_dict().items())),
-                reader_fingerprint(reader), tick)
+        return (ref.id, parts.storage.meta.state_version(), _settings_key(settings), reader_fingerprint(reader), tick)
 
     def get(self, key: Hashable, now: float) -> Any | None:
         """A copy of the context cached under ``key``, or ``None`` (also when a deadline it shows is due)."""
@@ -105,6 +105,21 @@ class ContextCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _settings_key(settings: Any) -> tuple:
+    """The settings' part of a key: every field, sorted by name. Worked out once per distinct
+    settings value (``dataclasses.asdict`` at each compile's two keys cost more than the cache
+    hit it found); settings that cannot be hashed are read each time."""
+    try:
+        return _settings_key_of(settings)
+    except TypeError:
+        return tuple(sorted(settings.to_dict().items()))
+
+
+@lru_cache(maxsize=64)
+def _settings_key_of(settings: Any) -> tuple:
+    return tuple(sorted(settings.to_dict().items()))
 
 
 def _frozen(compiled: Any) -> Any:
