@@ -145,8 +145,8 @@ _RESTRICT_VERB = re.compile(
     r"(?:respond|reply|answer|write) (?:only )?in\b)", re.I)
 _MODAL_YOU = re.compile(
     r"^(?:you(?:'ll| will)? (?:must|have to|need to|are required to|are expected to|ought to|should|"
-    r"will need to|are to|have got to|'ve got to|got to)|you're (?:required|expected|to)\b|"
-    r"you're required to|(?:i|we) (?:need|want|'d like|would like|expect|require) you to|"
+    r"will need to|are to|have got to|got to)|you've got to|you're (?:required|expected|to)\b|"
+    r"you're required to|(?:i|we) (?:need|want|would like|expect|require) you to|"
     r"(?:i|we)(?:'d| would) (?:like|love|prefer) you to|"
     r"(?:i|we)(?:'d| would)? (?:need|want|like|expect) (?:all|every|each|any|the|your) )\s*", re.I)
 _MODAL_YOU_NOT = re.compile(
@@ -183,7 +183,7 @@ _LIMIT = re.compile(
 _PERMIT = re.compile(
     r"^(?:you(?:'re| are) (?:free|welcome|allowed|permitted|authori[sz]ed|cleared|entitled|fine) to|"
     r"consider yourself (?:cleared|free|authori[sz]ed|allowed) to|"
-    r"you (?:have|'ve got|got) (?:my |the |full )?(?:permission|green light|go-ahead|go ahead|blessing|ok|okay|"
+    r"you(?: have| have got|'ve got| got) (?:my |the |full )?(?:permission|green light|go-ahead|go ahead|blessing|ok|okay|"
     r"clearance|authority) to|(?:i|we) (?:give|grant) you (?:the |my |full )?(?:go-ahead|go ahead|green light|"
     r"permission|ok|okay|authority|clearance)|permission (?:granted|given)|"
     r"it(?:'s| is) (?:fine|ok|okay|alright|all right|acceptable) (?:for you )?to|"
@@ -275,9 +275,9 @@ _RESET = re.compile(
     r"(?:^|[.!?]\s*)clean slate\b|"
     r"disregard (?:everything|all|what we|what i|the (?:earlier|previous|old) (?:plan|decision)s?)|"
     r"ignore (?:all|everything) (?:the )?(?:previous|earlier|before|up to now|so far)|"
-    r"(?:let's|let us) (?:reset|rethink)\b(?! and)|full reset|reset:|throw out the (?:plan|idea)|change of plan|"
+    r"(?:let's|let us) (?:reset|rethink)\b(?! and)|full reset|reset:(?=\s*\w)|throw out the (?:plan|idea)|change of plan|"
     r"back to square one|tear it up|(?:everything|all) (?:we|i)(?:'ve)? (?:discussed|said|agreed|decided)\b.*\boff the table|"
-    r"cancel everything|drop the (?:earlier|previous|old|original) plan|new plan(?: replacing|:)|"
+    r"cancel everything|drop the (?:earlier|previous|old|original) plan|new plan(?: replacing|:(?=\s*\w))|"
     r"new direction|replacing the old one|everything up to now)\b", re.I)
 
 
@@ -659,9 +659,9 @@ def classify(sentence: str) -> tuple[str, str] | None:
         if _QUESTION.search(s):  # "Could you always ...?", "Could you make a habit of ...?"
             return classify_r5(s) or polite_habit_r8(s)
         return None
-    if plan_statement(s):  # "The roadmap says we build iOS first, then Android": a plan, whatever else it says
+    if plan_statement(s) or plan_statement_r9(s):  # "The roadmap says we build iOS first, then Android": a plan
         return "policy_state", "decision"
-    return _classify_base(s) or _classify_more(s) or classify_r5(s) or classify_r8(s)
+    return _classify_base(s) or _classify_more(s) or classify_r5(s) or classify_r8(s) or classify_r9(s)
 
 
 def _imperative_loose(clause: str) -> bool:
@@ -1453,7 +1453,7 @@ _RECOMMEND = re.compile(r"^(?:(?:oh|and|also|but)[,\s]+)*(?:make sure|be sure)\s
 def not_a_directive(sentence: str) -> bool:
     """Narration about the speaker's people, a concessive "approved or not", or a recommendation
     to enjoy something (family ``narrated_third_party``): small talk whatever its shape."""
-    if reported(sentence):  # "The article says companies must report breaches within 72 hours."
+    if reported(sentence) or narrated_r9(sentence):  # "The article says companies must report breaches within 72 hours."
         return True
     if not families.on(F_NARRATED):
         return False
@@ -2196,6 +2196,486 @@ _APPROVAL_BARE_R8 = re.compile(r"^(?:(?:ok|okay|yes|yep|fine|sure|right|alright)
 
 def approval_bare_r8(sentence: str) -> bool:
     return families.on(F_APPROVAL_R8) and bool(_APPROVAL_BARE_R8.match(sentence.strip()))
+
+
+# -- round 9: phrasing classes from the blind set fresh5 (issue 20, point 10) ------------------------
+# ``fresh5`` was written blind in round 8 and measured once (70.5% of its protected items); its misses
+# were then read for the class of phrasing each stands for, and each class below is one family
+# registered with it. Every family has a test with a new sentence of its class and a near miss
+# (``tests/test_phrasing_classes_r9.py``). Each function first tests for a few literals of its class
+# in the lowercased text, so the ordinary chat of an append skips its patterns.
+F_LEAD_R9 = family("lead_strip_r9", {"fresh5"})
+F_SO_TAIL = family("so_tail_clause", {"fresh5"})
+F_PROHIBIT_R9 = family("prohibition_forms_r9", {"fresh5"})
+F_RESTRICT_R9 = family("restriction_forms_r9", {"fresh5"})
+F_PERMIT_R9 = family("permission_forms_r9", {"fresh5"})
+F_DEADLINE_R9 = family("deadline_forms_r9", {"fresh5"})
+F_PREREQ_R9 = family("prerequisite_forms_r9", {"fresh5"})
+F_APPROVAL_R9 = family("approval_forms_r9", {"fresh5"})
+F_EVIDENCE_R9 = family("evidence_forms_r9", {"fresh5"})
+F_DECISION_R9 = family("decision_forms_r9", {"fresh5"})
+F_PLAN_R9 = family("plan_statement_r9", {"fresh5"})
+F_RESET_R9 = family("reset_forms_r9", {"fresh5"})
+F_REVOKE_R9 = family("revoke_forms_r9", {"fresh5"})
+F_RESTORE_R9 = family("restore_forms_r9", {"fresh5"})
+F_CONDITION_MET = family("condition_met", {"fresh5"})
+F_NARRATED_R9 = family("narrated_forms_r9", {"fresh5"})
+F_INITIAL_QUOTED = family("initial_in_quotes", {"fresh5"})
+
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DATE_R9 = (r"(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:\s+\d{4})?|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?\b"
+            r"(?:,?\s+\d{4})?|(?:the\s+)?end of (?:q[1-4]|the (?:quarter|financial year|tax year|year|month|week|sprint))|"
+            r"q[1-4]\b)")
+
+# leads (family ``lead_strip_r9``): an interjection before "and" ("Oh, and never ..."), a lead clause
+# before a round-8 lead ("For the Paris trip, just so we're clear, keep ..."), a narrative lead
+# ("In the end we agreed ..."), a frequency lead with a time ("Each morning at 7:30, send ...")
+_INTERJECTION_AND = re.compile(r"^(?:oh|ah|and|also|plus|btw|one more thing|last thing|ps|p\.s\.)\s*,\s*(?:and\s+)?(?:also\s+)?"
+                               r"(?P<rest>\w.{6,})$|^(?:oh|ah)\s+and\s*,?\s*(?P<rest2>\w.{6,})$", re.I | re.S)
+_NARRATIVE_LEAD = re.compile(r"^(?:in the end|ultimately|finally|eventually|after (?:a lot of|much|some) (?:debate|discussion|"
+                             r"back and forth|thought)|all things considered|on balance|long story short)\s*,?\s*"
+                             r"(?P<rest>(?:we|i|the|management|leadership)\b.{6,})$", re.I | re.S)
+_TIMED_LEAD = re.compile(r"^(?:every|each)\s+(?:[\w'-]+\s+){0,2}?(?:morning|evening|night|day|weekday|monday|tuesday|wednesday|"
+                         r"thursday|friday|saturday|sunday|week|month)\s+(?:at|around|by|before)\s+[\w:.]+(?:\s*(?:am|pm))?\s*,\s*"
+                         r"(?P<rest>\w.{6,})$|^from\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+                         r"next (?:week|month)|the (?:\d{1,2}(?:st|nd|rd|th)?|first))\s+(?:on|onwards|onward)\s*,\s*(?P<rest2>\w.{6,})$",
+                         re.I | re.S)
+
+
+def clauses_r9(sentence: str) -> list[str]:
+    """The clauses of a sentence that may hold its instruction once a round-9 lead is set aside
+    (family ``lead_strip_r9``), and the clause after ", so" (family ``so_tail_clause``: "We ship
+    only within the EU, so only offer delivery to EU addresses."). The caller keeps the sentence."""
+    out: list[str] = []
+    s = sentence.strip()
+    low = s.lower()
+    if families.on(F_LEAD_R9):
+        for pat in (_INTERJECTION_AND, _NARRATIVE_LEAD, _TIMED_LEAD):
+            m = pat.match(s)
+            if m:
+                rest = m.group("rest") or m.groupdict().get("rest2")
+                if rest:
+                    out.append(rest[:1].upper() + rest[1:])
+        if "," in s:
+            lead, main = main_clause(s)
+            if lead is not None and (r := strip_lead_r8(main)) is not None:
+                out.append(r)
+    if families.on(F_SO_TAIL) and (", so " in low or "; so " in low):
+        tail = so_tail(s)
+        if tail is not None:
+            out.append(tail)
+    return out
+
+
+_SO_TAIL = re.compile(r"^(?P<head>[^,;]{8,120}?)[,;]\s+so\s+(?P<tail>\w.{6,})$", re.I | re.S)
+
+
+def so_tail(sentence: str) -> str | None:
+    """The clause after a reason ("Gareth has left, so you can stop cc'ing him." -> "you can stop
+    cc'ing him."), or None."""
+    if not families.on(F_SO_TAIL):
+        return None
+    m = _SO_TAIL.match(sentence.strip())
+    if not m:
+        return None
+    tail = m.group("tail")
+    return tail[:1].upper() + tail[1:]
+
+
+def so_head(sentence: str) -> str:
+    """The reason before ", so" (empty when there is none)."""
+    m = _SO_TAIL.match(sentence.strip())
+    return m.group("head") if m else ""
+
+
+# prohibitions
+_PROHIBIT_R9 = re.compile(
+    r"^(?:never|don't|dont|do not)\s*,\s*ever\s*,?\s+(?P<v1>[a-z][a-z-]+)\s+\w|"
+    r"^(?:never|don't|dont|do not)\s+ever\s+(?P<v2>[a-z]+-[a-z]+)\s+\w|"
+    r"^(?:never|don't|dont|do not)\s+(?:ever\s+)?let\s+(?:anyone|anybody|any(?:\s+\w+)?\s+(?:customers?|guests?|staff|users?|"
+    r"callers?|visitors?)|customers|guests|visitors|staff|users|callers|people)\s+(?P<v3>[a-z]+)\s+\w", re.I)
+
+
+# restrictions: a verb, then "only" ("Search only the 2024 policy documents", "Recommend only products that ...")
+_VERB_ONLY = re.compile(r"^(?:please\s+)?(?P<verb>[a-z]+)\s+only\s+(?:the|my|our|from|in|to|with|on|\w+s\b|\d)", re.I)
+
+
+# permissions
+_PARTY_CAN_NOW = re.compile(r"^(?P<party>(?:the\s+)?(?:support|staff|agents?|team leads?|managers?|the team|ops|sales|"
+                            r"customers?|members?|users?|tenants?|guests?|interns?|contractors?|drivers?|reception|"
+                            r"the front desk|admins?)(?:\s+\w+)?)\s+(?:can|may)\s+now\s+(?P<rest>[a-z]+\s+\w.{4,})$", re.I | re.S)
+_PASSIVE_MAY = re.compile(r"^(?P<subject>(?!(?:it|this|that|he|she|they|we|i|you|there|which|what)\b)[\w'’$€£%/-]+"
+                          r"(?:\s+[\w'’$€£%/-]+){0,6}?)\s+(?:can|may)\s+(?:also\s+)?be\s+(?:given|offered|applied|issued|used|"
+                          r"shared|sent|booked|refunded|waived|extended|upgraded|added|granted|accepted|approved|"
+                          r"claimed|redeemed|combined|stacked|moved|changed|cancelled|canceled)\b(?P<rest>.*)$", re.I | re.S)
+_FINE_TAIL = re.compile(r"[,;—-]\s*(?:that's|that is|it's|it is|this is)\s+(?:fine|ok|okay|allowed|acceptable|all right|alright)"
+                        r"(?: (?:by|with) me)?\s*[.!]?\s*$", re.I)
+_YOU_CAN_WHEN = re.compile(r"^you\s+(?:can|may)\s+(?!only\b|never\b|not\b)(?P<rest>[a-z]+\b.{4,}?)\s+(?:when|whenever|if|as long as)\s+"
+                           r"you(?:'re| are)?\b", re.I | re.S)
+
+
+# deadlines
+_HAVE_UNTIL = re.compile(r"^(?:we|you|i|they)\s+(?:have|'ve got|have got)\s+until\s+(?P<when>.{2,40}?)\s+to\s+\w", re.I)
+_DATE_DEADLINE = re.compile(r"\b(?:no later than|by|before|until|due(?: on| by)?)\s+(?:the\s+)?" + _DATE_R9, re.I)
+_DEADLINE_NP = re.compile(r"^(?:the\s+)?(?:final|last|closing|cut-?off)\s+(?:date|day|deadline)\s+(?:for|to|of)\s+[\w'’ -]{3,60}?"
+                          r"\s+(?:is|will be|falls on)\s+(?:the\s+)?(?:" + _DATE_R9 + r"|\d{1,2}(?:st|nd|rd|th)\b|"
+                          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))", re.I)
+_DEONTIC_R9 = re.compile(r"\b(?:must|has to|have to|needs?(?: to)?|should|is to|are to|required|due|deadline)\b", re.I)
+
+
+# prerequisites: a thing that cannot happen until a condition ("The new hire can't start until her
+# references are back"), a state kept until a condition ("Keep the account frozen until ...")
+_CANNOT_UNTIL = re.compile(r"^(?P<subject>(?!(?:i|we|it|that|this|you)\b)(?:the|our|my|your|this|that|any|no|new)\b[\w'’ -]{2,40}?)\s+"
+                           r"(?:can't|cannot|can not|mustn't|must not|shouldn't|should not|won't|will not|may not|isn't to|"
+                           r"is not to|aren't to)\s+(?:be\s+)?[a-z]+\b[^.!?]*?\s+(?:until|till|before|unless)\s+\w", re.I)
+_KEEP_UNTIL = re.compile(r"^(?:please\s+)?(?:keep|leave|hold)\s+(?:the|my|our|this|that|their|his|her|all|every)\s+[\w'’ -]{2,40}?\s+"
+                         r"(?:frozen|locked|closed|paused|suspended|blocked|open|on hold|offline|disabled|unpublished|"
+                         r"hidden|in draft|as (?:is|they are|it is))\s+until\s+\w", re.I)
+
+
+# approvals
+_APPROVAL_TAIL_R9 = re.compile(r"[,;—-]\s*(?:that's|that is|it's|it is)\s+(?:fine|ok|okay|good|alright|all right)\s+(?:by|with)\s+"
+                               r"(?:me|us)\s*[.!]?\s*$", re.I)
+_APPROVAL_LEAD_R9 = re.compile(r"^(?:(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+)?(?:go for it|do it|let's do it|sure thing|"
+                               r"you've got it|absolutely)\s*[,:;.!—-]\s*(?P<rest>\w.{6,})$", re.I | re.S)
+_APPROVAL_PROGRESSIVE = re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+|hereby\s+)?(?:ok'?ing|okaying|okay'?ing|approving|"
+                                   r"authori[sz]ing|greenlighting|green-lighting|signing off on|sanctioning|rubber-stamping)\s+"
+                                   r"(?:the|this|that|your|his|her|their|a|an|it|mr|ms|mrs|\w+'s)\b", re.I)
+_APPROVAL_YES = re.compile(r"^(?:that's|that is|it's|it is|consider (?:it|that))\s+a\s+(?:yes|go|green light|thumbs up)\s+"
+                           r"(?:from (?:me|us|my side|our side)\s+)?(?:on|for|to)\s+\w", re.I)
+_PROCEED = re.compile(r"\byou\s+(?:may|can)\s+(?:now\s+)?(?:proceed|go ahead)\s+(?:with|and)\s+\w", re.I)
+#: a bare approval after the action it grants ("Yes, buy the tickets, both of them. Approved.")
+APPROVAL_AFTER_R9 = re.compile(r"^(?:(?:and\s+)?(?:that's|that is|it's|it is)\s+)?(?:approved|authori[sz]ed|signed off|green-?lit)"
+                               r"(?:\s+(?:by|from)\s+me)?\s*[.!]?\s*$", re.I)
+
+
+def approval_after_r9(sentence: str) -> bool:
+    return families.on(F_APPROVAL_R9) and bool(APPROVAL_AFTER_R9.match(sentence.strip()))
+
+
+# evidence
+_SOURCE_TAIL = re.compile(r",\s*(?:according to|as per|per|going by|as (?:shown|stated|recorded) (?:on|in|by))\s+"
+                          r"(?:the|their|his|her|its|our|my)\s+[\w'’ -]{2,30}?\s*[.!]?\s*$", re.I)
+_ATTACHED_LABEL = re.compile(r"^(?:the\s+)?(?:receipt|invoice|photos?|pictures?|screenshots?|proof|statement|certificate|"
+                             r"confirmation|contract|letter|email|report|copy(?: of [\w' -]{2,20})?)\s+(?:attached|enclosed|below|"
+                             r"here|uploaded)\s*[:—-]\s*(?P<fact>\w.{8,})$", re.I | re.S)
+_READING = re.compile(r"^(?:the|my|our|their|his|her)\s+(?:[\w'’-]+\s+){0,3}?(?:meter|gas|electricity|odometer|mileage)?\s*"
+                      r"(?:reading|serial number|reference(?: number)?|tracking number|order number|account number|"
+                      r"policy number|case number|claim number|invoice number|balance|mileage|odometer)\b[^.!?]{0,40}?\s+"
+                      r"(?:was|is|reads|read|showed|shows)\s+(?P<value>[\w$€£.,:/-]*\d[\w$€£.,:/-]*)", re.I)
+_CONFIRMED_BY = re.compile(r"^(?:the|our|their|his|her)\s+(?:[\w'’-]+\s+){0,3}?(?:confirmed|reported|stated|verified|admitted|"
+                           r"acknowledged|told us|told me|said)\s+(?:(?:by|in|over|on|via)\s+(?:the\s+)?[\w'’-]+\s+){1,3}that\s+\w", re.I)
+_RECORD_VERB = re.compile(r"^(?:the|their|his|her|our|its)\s+(?:[\w'’-]+\s+){0,3}?(?:timestamp|footage|cctv|log|logs|record|records|"
+                          r"notice|letter|email|receipt|statement|certificate|report|tracker|tracking|gps|screenshot|photo|"
+                          r"invoice|system|portal|website|app)\s+(?:clearly\s+)?(?:says|states|shows|puts|places|records|"
+                          r"indicates|confirms|lists|has)\s+(?P<fact>\w.{8,})$", re.I | re.S)
+_FWIW = re.compile(r"^(?:fwiw|for what it'?s worth|for reference|for info|for your info|fyi|for the avoidance of doubt)\s*[,:—-]?\s*"
+                   r"(?P<fact>\w.{8,})$", re.I | re.S)
+
+
+# decisions
+_DECIDER = (r"(?:we|i|my (?:partner|wife|husband|boss|team) and i|[A-Z][a-z]+ and i|management|leadership|the board|"
+            r"the (?:committee|council|panel|team|client|company|directors|partners|family)|head office|hq|legal|finance|ops|sales|"
+            r"the (?:steering|product|management|exec|executive) (?:group|committee|council|team))")
+_DECISION_VERB_R9 = re.compile(
+    r"^" + _DECIDER + r"(?:'ve|'s| have| has)\s+(?:now\s+|finally\s+|formally\s+|officially\s+)?(?:settled on|opted (?:for|to)|"
+    r"gone (?:for|with)|plumped for|landed on|concluded that|agreed (?:that|on|to)|resolved to|chosen|picked|"
+    r"decided (?:on|that|against))\s+\w|"
+    r"^" + _DECIDER + r"(?:'re| are)\s+(?:now\s+)?(?:going ahead with|pressing ahead with|moving forward with|proceeding with|"
+    r"sticking with|locking in)\s+(?:the|our|a|an|this|that)\s+\w|"
+    r"^we\s+(?:agreed|concluded|resolved)\s+that\s+\w", re.I)
+_MIND_MADE = re.compile(r"^(?:i've|i have|we've|we have)\s+made up (?:my|our) minds?\s*[,:;—-]\s*(?P<rest>\w.{6,})$|"
+                        r"^(?:my|our) minds? (?:is|are) made up\s*[,:;—-]\s*(?P<rest2>\w.{6,})$", re.I | re.S)
+_CHOSEN_NP = re.compile(r"^the\s+(?:chosen|agreed|selected|final|confirmed|winning|preferred)\s+(?:venue|date|option|supplier|vendor|"
+                        r"design|name|colour|color|candidate|plan|route|hotel|approach|provider|caterer|quote|bid|location)\b"
+                        r"[\w'’ -]{0,40}?\s+(?:is|will be)\s+\w", re.I)
+_OUTCOME_LABEL = re.compile(r"^(?:the\s+)?(?:outcome|ruling|verdict|resolution|conclusion|upshot|decision|result)\s+"
+                            r"(?:of|from)\s+[\w'’ -]{3,40}?\s*:\s*(?P<rest>\w.{6,})$", re.I | re.S)
+
+
+def _evidence_r9(s: str) -> bool:
+    if _QUESTION.search(s):
+        return False
+    m = _ATTACHED_LABEL.match(s) or _FWIW.match(s)
+    if m and concrete(m.group("fact")):
+        return True
+    if _SOURCE_TAIL.search(s) and concrete(s) and re.search(r"\d", s):
+        return True
+    if _READING.match(s) or _CONFIRMED_BY.match(s):
+        return True
+    r = _RECORD_VERB.match(s)
+    return bool(r and re.search(r"\d", r.group("fact")))
+
+
+def _decision_r9(s: str) -> bool:
+    if _QUESTION.search(s):
+        return False
+    if _DECISION_VERB_R9.match(s):
+        return not re.search(r"\b(?:in \d{4}|years? ago|last (?:year|month|week|night)|back then|when i was|yesterday|"
+                             r"the other day)\b", s, re.I)
+    m = _MIND_MADE.match(s)
+    if m:
+        return True
+    if _CHOSEN_NP.match(s):
+        return True
+    o = _OUTCOME_LABEL.match(s)
+    return bool(o)
+
+
+#: narration of another's rule or approval: "The teacher told the kids they must ...", "My manager
+#: approved my holiday last year ..."
+_NARRATED_R9 = re.compile(
+    r"\b(?:told|tells|asked|warned|reminded|ordered)\s+(?:the|my|his|her|their|our|all the)\s+[\w'’-]+\s+(?:that\s+)?"
+    r"(?:they|he|she|we)\s+(?:must|have to|had to|need to|needed to|should|were to|are to)\b|"
+    r"^(?:my|his|her|their|our|the)\s+[\w'’-]+\s+(?:approved|signed off|authori[sz]ed|okayed|ok'd)\b.*\b(?:last (?:year|month|week|"
+    r"time)|years? ago|months? ago|back then|in \d{4}|once)\b", re.I)
+
+
+def narrated_r9(sentence: str) -> bool:
+    """Somebody else's rule or approval narrated (family ``narrated_forms_r9``)."""
+    return families.on(F_NARRATED_R9) and bool(_NARRATED_R9.search(sentence.strip()))
+
+
+def classify_r9(sentence: str) -> tuple[str, str] | None:
+    """The round-9 phrasing classes for a sentence none of the earlier rules read (each a family
+    of :mod:`memfold.memory.families`, written from the misses of ``fresh5``)."""
+    s = _strip(sentence.strip())
+    if not s or _QUESTION.search(s):
+        return None
+    low = s.lower()
+    past = bool(_PAST.search(s))
+    if families.on(F_PROHIBIT_R9) and ("never" in low or "don" in low or "do not" in low):
+        m = _PROHIBIT_R9.match(s)
+        if m:
+            verb = (m.group("v1") or m.group("v2") or m.group("v3") or "").lower()
+            if verb in _VERBS or verb in _VERBS_R8 or "-" in verb:
+                return "constraint", "never"
+    if families.on(F_RESTRICT_R9) and " only " in low:
+        m = _VERB_ONLY.match(s)
+        if m and (m.group("verb").lower() in _VERBS or m.group("verb").lower() in _VERBS_R8 or
+                  m.group("verb").lower() in ("recommend", "search", "consider", "accept", "stock", "sell", "serve")):
+            return "constraint", "only"
+    if families.on(F_PREREQ_R9) and ("until" in low or "till" in low or "before" in low or "unless" in low) and not past:
+        if _CANNOT_UNTIL.match(s) or _KEEP_UNTIL.match(s):
+            return "prerequisite", "until"
+    if families.on(F_PERMIT_R9) and ("can" in low or "may" in low) and not past:
+        m = _PARTY_CAN_NOW.match(s)
+        if m and (_first_word(m.group("rest")) in _VERBS or _first_word(m.group("rest")) in _VERBS_R8):
+            return "permission", "permission_form"
+        m = _PASSIVE_MAY.match(s)
+        if m and (_names_task_noun(m.group("subject")) or _FINE_TAIL.search(s) or concrete(m.group("subject"))):
+            return "permission", "permission_form"
+        m = _YOU_CAN_WHEN.match(s)
+        if m and _names_task_noun(s) and not _PERMIT_SOCIAL.search(s):
+            return "permission", "permission_form"
+    if families.on(F_DEADLINE_R9):
+        if ("until" in low and _HAVE_UNTIL.match(s)) or _DEADLINE_NP.match(s):
+            return "deadline", "deadline_form"
+        if _DATE_DEADLINE.search(s) and _DEONTIC_R9.search(s) and _names_task_noun(s) and not past \
+                and not _SELF_NARRATION_R9.match(s):
+            return "deadline", "deadline_form"
+    if families.on(F_APPROVAL_R9) and not re.search(r"\bapprove[sd]? of\b|\b(?:not|n't|never)\b", low):
+        if _APPROVAL_TAIL_R9.search(s) and (imperative(_strip(re.sub(r"^(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+", "", s, flags=re.I)))
+                                            or concrete(s)):
+            return "approval", "approval_statement"
+        m = _APPROVAL_LEAD_R9.match(s)
+        if m and (imperative(m.group("rest")) or _first_word(m.group("rest")) in _VERBS_R8):
+            return "approval", "approval_statement"
+        if _APPROVAL_PROGRESSIVE.search(s) or _APPROVAL_YES.match(s) or _PROCEED.search(s):
+            return "approval", "approval_statement"
+        parts = re.split(r"(?<=[.!])\s+", s)
+        if len(parts) >= 2 and APPROVAL_AFTER_R9.match(parts[-1]) and (imperative(_strip(re.sub(
+                r"^(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+", "", parts[0], flags=re.I))) or concrete(parts[0])):
+            return "approval", "approval_statement"
+    if families.on(F_EVIDENCE_R9) and _evidence_r9(s):
+        return "evidence", "evidence"
+    if families.on(F_DECISION_R9) and _decision_r9(s):
+        return "policy_state", "decision"
+    return None
+
+
+_SELF_NARRATION_R9 = re.compile(r"^(?:i|we)\s+(?:had|was|were|used)\b", re.I)
+
+
+# plan statements (family ``plan_statement_r9``): "Here's the plan: ...", "The roadmap is: ...",
+# "Plan is we ...", "The idea is that ...", "We plan to / We're going to <do the X> in three waves ..."
+_PLAN_NOUN_R9 = r"(?:plan|itinerary|roadmap|schedule|timeline|agenda|arrangement|approach|strategy|programme|program|route|idea|routine)"
+_PLAN_HERE = re.compile(r"^(?:here's|here is)\s+(?:the|our|my)\s+(?:new\s+)?" + _PLAN_NOUN_R9 + r"(?:\s+(?:for|on)\s+[\w' -]{2,30}?)?"
+                        r"\s*:\s*\w", re.I)
+_PLAN_IS = re.compile(r"^(?:(?:the|our|my)\s+(?:[\w-]+\s+)?)?" + _PLAN_NOUN_R9 + r"(?:\s+(?:for|on)\s+[\w' -]{2,30}?)?\s+"
+                      r"(?:is|was)\s*(?::\s*|\s+(?:that\s+)?)(?P<rest>\w.{6,})$", re.I | re.S)
+_PLAN_INTEND = re.compile(r"^(?:we|i)(?:'re| are|'m| am)?\s+(?:going to|planning to|plan to|intend to|aim to|are going to)\s+"
+                          r"(?:do|run|hold|split|roll out|stage|phase|handle|organi[sz]e|structure)\s+(?:the|our|my|this)\s+"
+                          r"[\w' -]{2,40}?\s+(?:in|on|over|across|with|by|as)\s+\w", re.I)
+_PLAN_SHAPE = re.compile(r"\d|\b(?:first|then|starting with|waves?|phases?|stages?|weeks?|days?|months?|quarters?|"
+                         r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|mornings?|evenings?|weekly|daily|monthly|"
+                         r"two|three|four|five|six|q[1-4])\b", re.I)
+
+
+def plan_statement_r9(sentence: str) -> bool:
+    if not families.on(F_PLAN_R9):
+        return False
+    s = _strip(sentence.strip())
+    low = s.lower()
+    if _QUESTION.search(s) or s.endswith("!"):
+        return False
+    if not any(w in low for w in ("plan", "itinerary", "roadmap", "schedule", "timeline", "agenda", "arrangement", "approach",
+                                  "strategy", "program", "route", "idea", "routine", "going to")):
+        return False
+    if _PLAN_HERE.match(s):
+        return True
+    m = _PLAN_IS.match(s)
+    if m and not re.search(r"\b(?:was|were|had|did|ago|yesterday)\b", s, re.I) and (
+            _PLAN_SHAPE.search(m.group("rest")) or _NAMED.search(s)):
+        return True
+    return bool(_PLAN_INTEND.match(s) and _PLAN_SHAPE.search(s) and not _PLAN_PAST.search(s))
+
+
+# resets (family ``reset_forms_r9``)
+_DISCARD_R9 = r"(?:scrap|ditch|drop|bin|rip up|tear up|throw out|toss out|forget|ignore|disregard|shelve|cancel)"
+_RESET_R9 = re.compile(
+    r"(?:^|[.!?;:,—]\s*)" + _DISCARD_R9 + r"\s+(?:the|our|my|that)\s+(?:[\w'’/-]+\s+){0,3}?" + _PLAN_NOUN_R9 +
+    r"\b(?:\s+(?:we|i)\s+(?:agreed|discussed|made|had|sent|said))?(?:\s+(?:entirely|completely|altogether))?\s*[.;:,—-]|"
+    r"\b" + _PLAN_NOUN_R9 + r"s?\s+(?:has been|have been|was|is|are|'s been)\s+(?:now\s+)?(?:thrown out|scrapped|dropped|ditched|"
+    r"binned|shelved|cancell?ed|history|dead|off)\b|"
+    r"^(?:the|our|my)\s+(?:[\w'’/-]+\s+){1,3}?(?:is|are|has been)\s+(?:now\s+)?(?:off|history|scrapped|cancell?ed|dropped)\s*"
+    r"(?:[.;:—]|,\s*(?:and\s+)?(?:instead|now|we|everyone|it))|"
+    r"\bnone of (?:what|the things)\s+(?:we|i)(?:'ve| have)?\s+(?:planned|said|agreed|discussed|decided)\b|"
+    r"\b(?:ignore|forget|disregard|scrap|drop)\s+(?:all (?:of )?(?:that|this|the above)|everything (?:above|so far|i said|we said))\b|"
+    r"\b(?:we've|i've|we have|i have)\s+(?:rethought|reconsidered|re-thought|reworked|redone)\s+(?:the whole thing|everything|"
+    r"it all|the (?:whole |entire )?(?:[\w-]+\s+)?" + _PLAN_NOUN_R9 + r")\b|"
+    r"\bplan [a-z] it is\b|"
+    r"\bchange of (?:everything|all (?:of )?(?:it|that|the plans?))\b|"
+    r"\b(?:this|that|the following|what follows)\s+replaces\s+(?:what (?:i|we) (?:said|wrote|planned|agreed)|everything|"
+    r"the (?:earlier|previous|old|original) (?:one|plan|version))\b", re.I)
+
+
+def reset_r9(text: str) -> "re.Match[str] | None":
+    """A reset of the plan in a round-9 form (family ``reset_forms_r9``): a discard verb on a plan
+    noun ("Rip up the Italy itinerary.", "Throw out the roadmap we agreed."), a plan declared
+    thrown out ("The hiring plan has been thrown out; ...", "The phased office move is off."),
+    "none of what we planned stands", "ignore all that", "we've rethought the whole thing", "Plan
+    B it is", "change of everything", "this replaces what I said before"; never a rule's name."""
+    if not families.on(F_RESET_R9):
+        return None
+    m = _RESET_R9.search(text)
+    if not m or _QUESTION.search(text.strip()):
+        return None
+    if _RULE_WORDS_R8.search(m.group(0)) and not re.search(_PLAN_NOUN_R9, m.group(0), re.I):
+        return None
+    rest = text[m.end():]
+    if not rest.strip() or not (concrete(rest) or _NAMED.search(rest) or _PLAN_SHAPE.search(rest) or re.search(
+            r"\b(?:we(?:'re| are|'ll| will|'ve)|it's|instead|now|everyone|everything)\b", rest, re.I)):
+        return None
+    return m
+
+
+# revocations (family ``revoke_forms_r9``)
+_WITHDRAW_R9 = re.compile(
+    r"^(?:the|my|our|that|this)\s+(?P<what>[\w$€£%'’/ -]{2,40}?)\s+(?:no longer|doesn't|does not|don't|do not)\s+(?:need|have)s?\s+"
+    r"to\s+(?P<what2>[^.;!?]{2,60})|"
+    r"^(?:the|that|this|my|our)\s+(?P<what3>[\w$€£%'’/ -]{2,40}?)\s+(?:doesn't|does not|don't|do not|won't|will not)\s+"
+    r"(?:apply|stand|hold)\s+(?:any ?more|any longer|now)\b|"
+    r"^(?:the|that|this|my|our)\s+(?P<what4>[\w$€£%'’/ -]{2,40}?)\s+(?:can|could)\s+(?:go|be dropped|be scrapped|be removed|"
+    r"be lifted|come off|be binned)\s*(?:now\s*)?(?:[.;,—-]|$)|"
+    r"\bthe\s+(?:ban|rule|restriction|limit|embargo|block|requirement)\s+(?:on|about|against)\s+(?P<what5>[^.;!?]{2,40}?)\s+"
+    r"(?:is|has been)\s+(?:now\s+)?(?:lifted|over|gone|cancell?ed|removed|dropped|off)\b|"
+    r"\b(?:scratch|forget|drop|ignore|never mind|scrap|skip)\s+the\s+(?P<what6>[\w$€£%'’/ -]{2,30}?)\s+(?:thing|bit|part|one)\b|"
+    r"\b(?:i'm|i am|we're|we are)\s+(?:withdrawing|dropping|scrapping|cancell?ing|lifting|removing)\s+the\s+(?:rule|requirement|"
+    r"restriction|ban|limit|instruction)\s+that\s+(?P<what7>[^.;!?]{2,80})|"
+    r"\bno (?:more )?need for\s+(?:the|my|those|these|any)\s+(?P<what8>[^.;!?]{2,50}?)\s+(?:any ?more|any longer|now)\b|"
+    r"\b(?:you can|you may|please)\s+stop\s+(?P<what9>\w+ing\b[^.;!?]{0,40})", re.I)
+#: restorations lift a prohibition ("We're reinstating the admin fee", "dairy recipes are back on
+#: the menu", "Let's go back to English", "trial users can now be told about pricing")
+_RESTORE_R9 = re.compile(
+    r"\b(?:we're|we are|i'm|i am)\s+(?:reinstating|restoring|bringing back|re-?introducing|re-?enabling)\s+(?P<what>[^.;!?]{3,60})|"
+    r"^(?P<what2>(?!it\b|that\b|this\b|they\b)[\w$€£%'’/ -]{3,40}?)\s+(?:is|are)\s+(?:back on the (?:menu|table|list|cards)|"
+    r"back in|allowed again|fine again|ok again|okay again)\b|"
+    r"\b(?:let's|let us|we'll|we will|please)\s+(?:go|switch|change|move)\s+back\s+to\s+(?P<what3>[^.;!?,]{2,40})|"
+    r"^(?P<what4>(?!it\b|that\b|this\b|they\b|i\b|we\b|you\b)[\w$€£%'’/ -]{3,40}?)\s+can\s+now\s+be\s+(?P<verb>\w+(?:ed|en|ld|d|t))\b"
+    r"(?P<what5>[^.;!?]{0,40})", re.I)
+
+
+def withdrawn_r9(sentence: str) -> tuple[str, str] | None:
+    """``(words naming what is withdrawn, action)`` for a round-9 form: ``revoke`` (family
+    ``revoke_forms_r9``) or ``lift`` (a restoration, family ``restore_forms_r9``, which only ends
+    a prohibition naming it), else None. A reason before ", so" adds its words (family
+    ``so_tail_clause``: "Gareth has left, so you can stop cc'ing him")."""
+    s = _strip(normalise(sentence))
+    low = s.lower()
+    head = ""
+    probes = [s]
+    if families.on(F_SO_TAIL) and (", so " in low or "; so " in low) and (t := so_tail(s)) is not None:
+        probes.append(t)
+        head = so_head(s)
+    c = _COLON_CLAUSE.match(s)
+    if c and not re.search(r"\d", c.group("lead")):
+        probes.append(c.group("rest"))
+        head = f"{head} {c.group('lead')}"
+    for probe in probes:
+        if families.on(F_REVOKE_R9):
+            m = _WITHDRAW_R9.search(probe)
+            if m:
+                what = " ".join(v for k, v in sorted(m.groupdict().items()) if v)
+                return split_hyphens(f"{what} {head}".strip()), "revoke"
+        if families.on(F_RESTORE_R9):
+            m = _RESTORE_R9.search(probe)
+            if m:
+                what = " ".join(v for k, v in sorted(m.groupdict().items()) if v)
+                return split_hyphens(f"{what} {head}".strip()), "lift"
+    return None
+
+
+def withdrawn_in_tail_r9(sentence: str) -> str | None:
+    """For a reason and a withdrawal after ", so" ("The price rise is public, so the ban on
+    mentioning it is lifted."), the reason's words, to be added to what the withdrawal names."""
+    if not families.on(F_SO_TAIL):
+        return None
+    low = sentence.lower()
+    if ", so " not in low and "; so " not in low:
+        return None
+    return so_head(sentence) or None
+
+
+# conditions met (family ``condition_met``): a record waiting until something happens is released by
+# a statement that it happened ("My new passport came in the post today", "Payment cleared overnight",
+# "Planning permission was granted by the council yesterday")
+_EVENT_MET = re.compile(
+    r"\b(?:came|come|arrived|turned up|landed|passed|lifted|granted|cleared|received|signed off|signed|came back|"
+    r"come back|came through|come through|showed|shown|approved|completed|finished|done|returned|delivered|paid|"
+    r"confirmed|verified|checked|matches|issued|sorted|fixed|resolved|back)\b", re.I)
+_NOT_MET = re.compile(r"\b(?:not|n't|never|yet|still waiting|waiting|until|once|if|when|will|should|must|hope|hopefully|"
+                      r"expect|might|may|could|soon|tomorrow)\b", re.I)
+_CONDITION = re.compile(r"\b(?:until|till|once|unless|after|before|when)\b(?P<cond>[^.;!?]+)", re.I)
+
+
+def condition_met(sentence: str) -> bool:
+    """The sentence reports that something happened (family ``condition_met``)."""
+    if not families.on(F_CONDITION_MET):
+        return False
+    s = sentence.strip()
+    if _QUESTION.search(s) or len(s.split()) < 2:
+        return False
+    return bool(_EVENT_MET.search(s)) and not _NOT_MET.search(s)
+
+
+def condition_of(record_text: str) -> str:
+    """The condition a waiting record names ("Don't book the flights until my passport renewal
+    arrives" -> "my passport renewal arrives"); the whole text for "Before you X, Y" (the
+    condition is Y)."""
+    m = _CONDITION.search(record_text)
+    if m and not re.match(r"\s*(?:you|we|i)\b", m.group("cond"), re.I) and not re.match(r"^\s*before\b", record_text, re.I):
+        return m.group("cond")
+    return record_text
+
+
+#: a record that waits for an event ("Only release the tickets once payment has cleared")
+_WAITS_FOR_EVENT = re.compile(r"\b(?:until|till|once)\s+(?!further notice|(?:i|we) (?:say|tell)\b)(?:the|my|our|his|her|their|"
+                              r"its|he|she|they|payment|planning|both|all)\b", re.I)
+
+
+def waits_for_event(record_text: str) -> bool:
+    return families.on(F_CONDITION_MET) and bool(_WAITS_FOR_EVENT.search(record_text))
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
