@@ -374,11 +374,15 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # restoration "We're reinstating the admin fee"), its reason's words added
                 if r9[1] == "lift":
                     withdrawals.append(Withdrawal("lift", sent, content_terms(r9[0]), min_overlap=2))
+                elif r9[1] == "revert":
+                    withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=2))
                 else:
                     withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
                 i += 1
                 continue
-            if what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
+            if what is not None and (label := directives.topic_label_r9(probe)):
+                what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
+            elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
                 what = f"{what} {head}"  # "The price rise is public, so the ban on mentioning it is lifted"
             if what is not None and families.on(directives.F_REVOKE_R5):
                 what = directives.split_hyphens(what)  # "the no-loaner-laptops rule"

@@ -930,6 +930,8 @@ def reset_is_small_talk(text: str, match: "re.Match[str] | None" = None) -> bool
     nothing of the task ("Let's start fresh this year with new hobbies!")."""
     if not families.on(F_RESET):
         return False
+    if match is not None and match.re is getattr(_RESET_R9, "unfiltered", _RESET_R9):
+        return False  # :func:`reset_r9` has read what follows its phrase already
     m = match or _RESET.search(text) or _RESET_MORE.search(text) or _RESET_SPOT.search(text) or reset_r5(text)
     rest = reset_rest(text, m.end()) if m else text
     rest = re.sub(r"^[\s,.:;!—-]+", "", rest)
@@ -2235,8 +2237,8 @@ _INTERJECTION_AND = re.compile(r"^(?:oh|ah|and|also|plus|btw|one more thing|last
 _NARRATIVE_LEAD = re.compile(r"^(?:in the end|ultimately|finally|eventually|after (?:a lot of|much|some) (?:debate|discussion|"
                              r"back and forth|thought)|all things considered|on balance|long story short)\s*,?\s*"
                              r"(?P<rest>(?:we|i|the|management|leadership)\b.{6,})$", re.I | re.S)
-_TIMED_LEAD = re.compile(r"^(?:every|each)\s+(?:[\w'-]+\s+){0,2}?(?:morning|evening|night|day|weekday|monday|tuesday|wednesday|"
-                         r"thursday|friday|saturday|sunday|week|month)\s+(?:at|around|by|before)\s+[\w:.]+(?:\s*(?:am|pm))?\s*,\s*"
+_TIMED_LEAD = re.compile(r"^(?P<every>(?:every|each)\s+(?:[\w'-]+\s+){0,2}?(?:morning|evening|night|day|weekday|monday|tuesday|"
+                         r"wednesday|thursday|friday|saturday|sunday|week|month))\s+(?:at|around|by|before)\s+[\w:.]+(?:\s*(?:am|pm))?\s*,\s*"
                          r"(?P<rest>\w.{6,})$|^from\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
                          r"next (?:week|month)|the (?:\d{1,2}(?:st|nd|rd|th)?|first))\s+(?:on|onwards|onward)\s*,\s*(?P<rest2>\w.{6,})$",
                          re.I | re.S)
@@ -2254,7 +2256,9 @@ def clauses_r9(sentence: str) -> list[str]:
             m = pat.match(s)
             if m:
                 rest = m.group("rest") or m.groupdict().get("rest2")
-                if rest:
+                if rest and pat is _TIMED_LEAD and m.group("rest"):
+                    out.append(f"{m.group('every')}, {rest}")  # "Each morning at 7:30, send ..." -> "Each morning, send ..."
+                elif rest:
                     out.append(rest[:1].upper() + rest[1:])
         if "," in s:
             lead, main = main_clause(s)
@@ -2458,6 +2462,14 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
     if families.on(F_PREREQ_R9) and ("until" in low or "till" in low or "before" in low or "unless" in low) and not past:
         if _CANNOT_UNTIL.match(s) or _KEEP_UNTIL.match(s):
             return "prerequisite", "until"
+    if families.on(F_PREREQ_R9) and not past:
+        if " first" in low and (m := _FIRST_THEN.match(s)) and (imperative(m.group("step")) or _first_word(m.group("step")) in _VERBS):
+            return "prerequisite", "prerequisite_form"
+        m = _NEEDS_SIGNOFF.match(s)
+        if m and (_names_task_noun(m.group("subject")) or concrete(m.group("subject"))):
+            return "prerequisite", "prerequisite_form"
+    if families.on(F_PREREQ_R9) and not past and (m := _QUANT_DUTY_R9.match(s)):
+        return "obligation", "modal"
     if families.on(F_PERMIT_R9) and ("can" in low or "may" in low) and not past:
         m = _PARTY_CAN_NOW.match(s)
         if m and (_first_word(m.group("rest")) in _VERBS or _first_word(m.group("rest")) in _VERBS_R8):
@@ -2494,6 +2506,12 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
     return None
 
 
+_FIRST_THEN = re.compile(r"^(?P<step>[a-z]+\b[^.;!?]{3,80}?)\s+first\s*[,;]?\s*(?:and\s+)?then\s+\w", re.I)
+_NEEDS_SIGNOFF = re.compile(r"^(?P<subject>(?!(?:it|this|that|he|she|they|we|i|you)\b)[\w'’$€£%/ -]{3,50}?)\s+(?:need|needs|require|"
+                            r"requires|must have|must get)\s+(?:my|our|the|a|an|your|written|prior|explicit)\s+(?:[\w'’-]+\s+)?"
+                            r"(?:approval|sign-?off|ok|okay|go-ahead|authori[sz]ation|consent)\b", re.I)
+_QUANT_DUTY_R9 = re.compile(r"^(?:every|each|all|any)\s+(?:[\w'’$€£%/-]+\s+){1,6}?(?:has to|have to|must|needs? to|should|is to|"
+                            r"are to)\s+be\s+\w+(?:ed|en|t)\b", re.I)
 _SELF_NARRATION_R9 = re.compile(r"^(?:i|we)\s+(?:had|was|were|used)\b", re.I)
 
 
@@ -2580,18 +2598,19 @@ _WITHDRAW_R9 = re.compile(
     r"be lifted|come off|be binned)\s*(?:now\s*)?(?:[.;,—-]|$)|"
     r"\bthe\s+(?:ban|rule|restriction|limit|embargo|block|requirement)\s+(?:on|about|against)\s+(?P<what5>[^.;!?]{2,40}?)\s+"
     r"(?:is|has been)\s+(?:now\s+)?(?:lifted|over|gone|cancell?ed|removed|dropped|off)\b|"
-    r"\b(?:scratch|forget|drop|ignore|never mind|scrap|skip)\s+the\s+(?P<what6>[\w$€£%'’/ -]{2,30}?)\s+(?:thing|bit|part|one)\b|"
+    r"(?:^|[.;:,—]\s*)(?:scratch|forget|drop|ignore|never mind|scrap|skip)\s+the\s+(?P<what6>(?:[\w$€£%'’/-]+\s+){0,2}?"
+    r"[\w$€£%'’/-]+)\s+(?:thing|bit|part)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:withdrawing|dropping|scrapping|cancell?ing|lifting|removing)\s+the\s+(?:rule|requirement|"
     r"restriction|ban|limit|instruction)\s+that\s+(?P<what7>[^.;!?]{2,80})|"
     r"\bno (?:more )?need for\s+(?:the|my|those|these|any)\s+(?P<what8>[^.;!?]{2,50}?)\s+(?:any ?more|any longer|now)\b|"
-    r"\b(?:you can|you may|please)\s+stop\s+(?P<what9>\w+ing\b[^.;!?]{0,40})", re.I)
+    r"\b(?:you can|you may|please)\s+stop\s+(?P<what9>[\w'’]+ing\b[^.;!?]{0,40})", re.I)
 #: restorations lift a prohibition ("We're reinstating the admin fee", "dairy recipes are back on
 #: the menu", "Let's go back to English", "trial users can now be told about pricing")
 _RESTORE_R9 = re.compile(
     r"\b(?:we're|we are|i'm|i am)\s+(?:reinstating|restoring|bringing back|re-?introducing|re-?enabling)\s+(?P<what>[^.;!?]{3,60})|"
     r"^(?P<what2>(?!it\b|that\b|this\b|they\b)[\w$€£%'’/ -]{3,40}?)\s+(?:is|are)\s+(?:back on the (?:menu|table|list|cards)|"
     r"back in|allowed again|fine again|ok again|okay again)\b|"
-    r"\b(?:let's|let us|we'll|we will|please)\s+(?:go|switch|change|move)\s+back\s+to\s+(?P<what3>[^.;!?,]{2,40})|"
+    r"\b(?:let's|let us|we'll|we will|please)\s+(?:go|switch|change|move)\s+back\s+to\s+(?P<back>[^.;!?,]{2,40})|"
     r"^(?P<what4>(?!it\b|that\b|this\b|they\b|i\b|we\b|you\b)[\w$€£%'’/ -]{3,40}?)\s+can\s+now\s+be\s+(?P<verb>\w+(?:ed|en|ld|d|t))\b"
     r"(?P<what5>[^.;!?]{0,40})", re.I)
 
@@ -2620,10 +2639,32 @@ def withdrawn_r9(sentence: str) -> tuple[str, str] | None:
                 return split_hyphens(f"{what} {head}".strip()), "revoke"
         if families.on(F_RESTORE_R9):
             m = _RESTORE_R9.search(probe)
+            if m and m.group("back"):
+                # "Let's go back to English, I've had enough French practice": the rule reverted
+                # from is named by the rest of the sentence (two shared words wanted)
+                return split_hyphens(s), "revert"
             if m:
                 what = " ".join(v for k, v in sorted(m.groupdict().items()) if v)
                 return split_hyphens(f"{what} {head}".strip()), "lift"
+        if probe is not s and families.on(F_SO_TAIL):
+            # an older withdrawal form after a reason ("..., so big parties can be booked again")
+            what = withdrawn_terms(probe) or (withdrawn_r5(probe) or (None,))[0] or (withdrawn_r8(probe) or (None,))[0]
+            if what:
+                return split_hyphens(f"{what} {head}".strip()), "revoke"
     return None
+
+
+#: a topic label before a withdrawal that names it only by a pronoun ("PO boxes: we can deliver to
+#: them now, so that rule is cancelled"): the label names what is withdrawn (family ``revoke_forms_r9``)
+_TOPIC_LABEL = re.compile(r"^(?P<label>[\w'’ -]{2,30}?)\s*:\s+(?P<rest>.*\b(?:that|this|the) (?:rule|one|restriction|ban|"
+                          r"instruction|requirement)\b.*)$", re.I | re.S)
+
+
+def topic_label_r9(sentence: str) -> str | None:
+    if not families.on(F_REVOKE_R9) or ":" not in sentence:
+        return None
+    m = _TOPIC_LABEL.match(sentence.strip())
+    return m.group("label") if m and not re.search(r"\d", m.group("label")) else None
 
 
 def withdrawn_in_tail_r9(sentence: str) -> str | None:
@@ -2674,8 +2715,14 @@ _WAITS_FOR_EVENT = re.compile(r"\b(?:until|till|once)\s+(?!further notice|(?:i|w
                               r"its|he|she|they|payment|planning|both|all)\b", re.I)
 
 
+_BEFORE_YOU_ONE = re.compile(r"^(?:before|until)\s+you\s+[a-z]+\s+(?:the|my|our|this|that|his|her|their)\b(?![^,]*\b(?:every|each|any|all)\b)",
+                             re.I)
+
+
 def waits_for_event(record_text: str) -> bool:
-    return families.on(F_CONDITION_MET) and bool(_WAITS_FOR_EVENT.search(record_text))
+    """A record that waits for one event ("... until the embargo lifts", "Before you order the new
+    laptop, get a quote"): released when a later statement says it happened."""
+    return families.on(F_CONDITION_MET) and bool(_WAITS_FOR_EVENT.search(record_text) or _BEFORE_YOU_ONE.match(record_text))
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
