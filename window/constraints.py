@@ -375,7 +375,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 if r9[1] == "lift":
                     withdrawals.append(Withdrawal("lift", sent, content_terms(r9[0]), min_overlap=2))
                 elif r9[1] == "revert":
-                    withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=2))
+                    withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
                 else:
                     withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
                 i += 1

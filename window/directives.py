@@ -275,9 +275,9 @@ _RESET = re.compile(
     r"(?:^|[.!?]\s*)clean slate\b|"
     r"disregard (?:everything|all|what we|what i|the (?:earlier|previous|old) (?:plan|decision)s?)|"
     r"ignore (?:all|everything) (?:the )?(?:previous|earlier|before|up to now|so far)|"
-    r"(?:let's|let us) (?:reset|rethink)\b(?! and)|full reset|reset:(?=\s*\w)|throw out the (?:plan|idea)|change of plan|"
+    r"(?:let's|let us) (?:reset|rethink)\b(?! and)|full reset|reset(?=:\s*\w)|throw out the (?:plan|idea)|change of plan|"
     r"back to square one|tear it up|(?:everything|all) (?:we|i)(?:'ve)? (?:discussed|said|agreed|decided)\b.*\boff the table|"
-    r"cancel everything|drop the (?:earlier|previous|old|original) plan|new plan(?: replacing|:(?=\s*\w))|"
+    r"cancel everything|drop the (?:earlier|previous|old|original) plan|new plan(?: replacing|(?=:\s*\w))|"
     r"new direction|replacing the old one|everything up to now)\b", re.I)
 
 
@@ -2460,7 +2460,7 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
                   m.group("verb").lower() in ("recommend", "search", "consider", "accept", "stock", "sell", "serve")):
             return "constraint", "only"
     if families.on(F_PREREQ_R9) and ("until" in low or "till" in low or "before" in low or "unless" in low) and not past:
-        if _CANNOT_UNTIL.match(s) or _KEEP_UNTIL.match(s):
+        if (_CANNOT_UNTIL.match(s) or _KEEP_UNTIL.match(s)) and (_names_task_noun(s) or concrete(s)):
             return "prerequisite", "until"
     if families.on(F_PREREQ_R9) and not past:
         if " first" in low and (m := _FIRST_THEN.match(s)) and (imperative(m.group("step")) or _first_word(m.group("step")) in _VERBS):
@@ -2481,7 +2481,7 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         if m and _names_task_noun(s) and not _PERMIT_SOCIAL.search(s):
             return "permission", "permission_form"
     if families.on(F_DEADLINE_R9):
-        if ("until" in low and _HAVE_UNTIL.match(s)) or _DEADLINE_NP.match(s):
+        if ("until" in low and _HAVE_UNTIL.match(s) and _names_task_noun(s)) or _DEADLINE_NP.match(s):
             return "deadline", "deadline_form"
         if _DATE_DEADLINE.search(s) and _DEONTIC_R9.search(s) and _names_task_noun(s) and not past \
                 and not _SELF_NARRATION_R9.match(s):
@@ -2507,7 +2507,7 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
 
 
 _FIRST_THEN = re.compile(r"^(?P<step>[a-z]+\b[^.;!?]{3,80}?)\s+first\s*[,;]?\s*(?:and\s+)?then\s+\w", re.I)
-_NEEDS_SIGNOFF = re.compile(r"^(?P<subject>(?!(?:it|this|that|he|she|they|we|i|you)\b)[\w'’$€£%/ -]{3,50}?)\s+(?:need|needs|require|"
+_NEEDS_SIGNOFF = re.compile(r"^(?P<subject>(?!(?:it|this|that|he|she|they|we|i|you)\b)[\w'’$€£%/, -]{3,50}?)\s+(?:need|needs|require|"
                             r"requires|must have|must get)\s+(?:my|our|the|a|an|your|written|prior|explicit)\s+(?:[\w'’-]+\s+)?"
                             r"(?:approval|sign-?off|ok|okay|go-ahead|authori[sz]ation|consent)\b", re.I)
 _QUANT_DUTY_R9 = re.compile(r"^(?:every|each|all|any)\s+(?:[\w'’$€£%/-]+\s+){1,6}?(?:has to|have to|must|needs? to|should|is to|"
