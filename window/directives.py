@@ -2224,8 +2224,8 @@ F_CONDITION_MET = family("condition_met", {"fresh5"})
 F_NARRATED_R9 = family("narrated_forms_r9", {"fresh5"})
 F_INITIAL_QUOTED = family("initial_in_quotes", {"fresh5"})
 
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_DATE_R9 = (r"(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:\s+\d{4})?|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?\b"
+_MONTH_R9 = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DATE_R9 = (r"(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_R9 + r"\b(?:\s+\d{4})?|" + _MONTH_R9 + r"\s+\d{1,2}(?:st|nd|rd|th)?\b"
             r"(?:,?\s+\d{4})?|(?:the\s+)?end of (?:q[1-4]|the (?:quarter|financial year|tax year|year|month|week|sprint))|"
             r"q[1-4]\b)")
 
@@ -2319,7 +2319,9 @@ _YOU_CAN_WHEN = re.compile(r"^you\s+(?:can|may)\s+(?!only\b|never\b|not\b)(?P<re
 
 
 # deadlines
-_HAVE_UNTIL = re.compile(r"^(?:we|you|i|they)\s+(?:have|'ve got|have got)\s+until\s+(?P<when>.{2,40}?)\s+to\s+\w", re.I)
+#: "We have until the end of Q3 to ...": a date, a quarter or the end of a period (weekdays: family
+#: ``deadline_forms_r5``)
+_HAVE_UNTIL_R9 = re.compile(r"^(?:we|you|i|they)\s+(?:have|'ve got|have got)\s+until\s+(?:the\s+)?" + _DATE_R9 + r"\s+to\s+\w", re.I)
 _DATE_DEADLINE = re.compile(r"\b(?:no later than|by|before|until|due(?: on| by)?)\s+(?:the\s+)?" + _DATE_R9, re.I)
 _DEADLINE_NP = re.compile(r"^(?:the\s+)?(?:final|last|closing|cut-?off)\s+(?:date|day|deadline)\s+(?:for|to|of)\s+[\w'’ -]{3,60}?"
                           r"\s+(?:is|will be|falls on)\s+(?:the\s+)?(?:" + _DATE_R9 + r"|\d{1,2}(?:st|nd|rd|th)\b|"
@@ -2342,7 +2344,7 @@ _APPROVAL_TAIL_R9 = re.compile(r"[,;—-]\s*(?:that's|that is|it's|it is)\s+(?:f
                                r"(?:me|us)\s*[.!]?\s*$", re.I)
 _APPROVAL_LEAD_R9 = re.compile(r"^(?:(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+)?(?:go for it|do it|let's do it|sure thing|"
                                r"you've got it|absolutely)\s*[,:;.!—-]\s*(?P<rest>\w.{6,})$", re.I | re.S)
-_APPROVAL_PROGRESSIVE = re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+|hereby\s+)?(?:ok'?ing|okaying|okay'?ing|approving|"
+_APPROVAL_PROGRESSIVE_R9 = re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+|hereby\s+)?(?:ok'?ing|okaying|okay'?ing|approving|"
                                    r"authori[sz]ing|greenlighting|green-lighting|signing off on|sanctioning|rubber-stamping)\s+"
                                    r"(?:the|this|that|your|his|her|their|a|an|it|mr|ms|mrs|\w+'s)\b", re.I)
 _APPROVAL_YES = re.compile(r"^(?:that's|that is|it's|it is|consider (?:it|that))\s+a\s+(?:yes|go|green light|thumbs up)\s+"
@@ -2364,8 +2366,7 @@ _ATTACHED_LABEL = re.compile(r"^(?:the\s+)?(?:receipt|invoice|photos?|pictures?|
                              r"confirmation|contract|letter|email|report|copy(?: of [\w' -]{2,20})?)\s+(?:attached|enclosed|below|"
                              r"here|uploaded)\s*[:—-]\s*(?P<fact>\w.{8,})$", re.I | re.S)
 _READING = re.compile(r"^(?:the|my|our|their|his|her)\s+(?:[\w'’-]+\s+){0,3}?(?:meter|gas|electricity|odometer|mileage)?\s*"
-                      r"(?:reading|serial number|reference(?: number)?|tracking number|order number|account number|"
-                      r"policy number|case number|claim number|invoice number|balance|mileage|odometer)\b[^.!?]{0,40}?\s+"
+                      r"(?:reading|balance|mileage|odometer)\b[^.!?]{0,40}?\s+"
                       r"(?:was|is|reads|read|showed|shows)\s+(?P<value>[\w$€£.,:/-]*\d[\w$€£.,:/-]*)", re.I)
 _CONFIRMED_BY = re.compile(r"^(?:the|our|their|his|her)\s+(?:[\w'’-]+\s+){0,3}?(?:confirmed|reported|stated|verified|admitted|"
                            r"acknowledged|told us|told me|said)\s+(?:(?:by|in|over|on|via)\s+(?:the\s+)?[\w'’-]+\s+){1,3}that\s+\w", re.I)
@@ -2481,7 +2482,7 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         if m and _names_task_noun(s) and not _PERMIT_SOCIAL.search(s):
             return "permission", "permission_form"
     if families.on(F_DEADLINE_R9):
-        if ("until" in low and _HAVE_UNTIL.match(s) and _names_task_noun(s)) or _DEADLINE_NP.match(s):
+        if ("until" in low and _HAVE_UNTIL_R9.match(s) and _names_task_noun(s)) or _DEADLINE_NP.match(s):
             return "deadline", "deadline_form"
         if _DATE_DEADLINE.search(s) and _DEONTIC_R9.search(s) and _names_task_noun(s) and not past \
                 and not _SELF_NARRATION_R9.match(s):
@@ -2493,7 +2494,7 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         m = _APPROVAL_LEAD_R9.match(s)
         if m and (imperative(m.group("rest")) or _first_word(m.group("rest")) in _VERBS_R8):
             return "approval", "approval_statement"
-        if _APPROVAL_PROGRESSIVE.search(s) or _APPROVAL_YES.match(s) or _PROCEED.search(s):
+        if _APPROVAL_PROGRESSIVE_R9.search(s) or _APPROVAL_YES.match(s) or _PROCEED.search(s):
             return "approval", "approval_statement"
         parts = re.split(r"(?<=[.!])\s+", s)
         if len(parts) >= 2 and APPROVAL_AFTER_R9.match(parts[-1]) and (imperative(_strip(re.sub(
@@ -2510,7 +2511,9 @@ _FIRST_THEN = re.compile(r"^(?P<step>[a-z]+\b[^.;!?]{3,80}?)\s+first\s*[,;]?\s*(
 _NEEDS_SIGNOFF = re.compile(r"^(?P<subject>(?!(?:it|this|that|he|she|they|we|i|you)\b)[\w'’$€£%/, -]{3,50}?)\s+(?:need|needs|require|"
                             r"requires|must have|must get)\s+(?:my|our|the|a|an|your|written|prior|explicit)\s+(?:[\w'’-]+\s+)?"
                             r"(?:approval|sign-?off|ok|okay|go-ahead|authori[sz]ation|consent)\b", re.I)
-_QUANT_DUTY_R9 = re.compile(r"^(?:every|each|all|any)\s+(?:[\w'’$€£%/-]+\s+){1,6}?(?:has to|have to|must|needs? to|should|is to|"
+#: a quantified subject with an amount ("every refund over £50 has to be logged")
+_QUANT_DUTY_R9 = re.compile(r"^(?:every|each|all|any)\s+(?=[^.;!?]*?[\d$€£%][^.;!?]*?\s(?:has|have|must|needs?|should|is|are)\s)"
+                            r"(?:[\w'’$€£%/-]+\s+){1,6}?(?:has to|have to|must|needs? to|should|is to|"
                             r"are to)\s+be\s+\w+(?:ed|en|t)\b", re.I)
 _SELF_NARRATION_R9 = re.compile(r"^(?:i|we)\s+(?:had|was|were|used)\b", re.I)
 
@@ -2520,8 +2523,9 @@ _SELF_NARRATION_R9 = re.compile(r"^(?:i|we)\s+(?:had|was|were|used)\b", re.I)
 _PLAN_NOUN_R9 = r"(?:plan|itinerary|roadmap|schedule|timeline|agenda|arrangement|approach|strategy|programme|program|route|idea|routine)"
 _PLAN_HERE = re.compile(r"^(?:here's|here is)\s+(?:the|our|my)\s+(?:new\s+)?" + _PLAN_NOUN_R9 + r"(?:\s+(?:for|on)\s+[\w' -]{2,30}?)?"
                         r"\s*:\s*\w", re.I)
-_PLAN_IS = re.compile(r"^(?:(?:the|our|my)\s+(?:[\w-]+\s+)?)?" + _PLAN_NOUN_R9 + r"(?:\s+(?:for|on)\s+[\w' -]{2,30}?)?\s+"
-                      r"(?:is|was)\s*(?::\s*|\s+(?:that\s+)?)(?P<rest>\w.{6,})$", re.I | re.S)
+#: "The roadmap is: ...", "The idea is that ...", "Plan is we ..." ("The plan is X" is family ``plan_statement``)
+_PLAN_IS = re.compile(r"^(?:(?:the|our|my)\s+(?:[\w-]+\s+)?" + _PLAN_NOUN_R9 + r"(?:\s+(?:for|on)\s+[\w' -]{2,30}?)?\s+"
+                      r"is\s*(?::\s*|\s+that\s+)|" + _PLAN_NOUN_R9 + r"\s+is\s+(?:that\s+)?)(?P<rest>\w.{6,})$", re.I | re.S)
 _PLAN_INTEND = re.compile(r"^(?:we|i)(?:'re| are|'m| am)?\s+(?:going to|planning to|plan to|intend to|aim to|are going to)\s+"
                           r"(?:do|run|hold|split|roll out|stage|phase|handle|organi[sz]e|structure)\s+(?:the|our|my|this)\s+"
                           r"[\w' -]{2,40}?\s+(?:in|on|over|across|with|by|as)\s+\w", re.I)
