@@ -827,7 +827,7 @@ class ConstraintTracker:
         if w.action == "met":
             # family ``condition_met``: the event a waiting record names in its condition happened
             waiting = [r for r in records if r.conversation_id == turn.conversation_id
-                       and (_waiting(r) or directives.waits_for_event(r.text))]
+                       and (_waiting(r) or directives.waits_for_event(r.text)) and not directives.standing_r9(r.text)]
             want = {_stem(t) for t in w.terms}
             for rec in waiting:
                 if want & {_stem(t) for t in content_terms(directives.condition_of(rec.text))}:

@@ -2723,6 +2723,16 @@ _BEFORE_YOU_ONE = re.compile(r"^(?:before|until)\s+you\s+[a-z]+\s+(?:the|my|our|
                              re.I)
 
 
+_STANDING_R9 = re.compile(r"\b(?:for the rest of|from now on|going forward|until further notice|always|every|each|any|"
+                          r"whenever|all)\b", re.I)
+
+
+def standing_r9(record_text: str) -> bool:
+    """A record that stands for every case ("For the rest of this session, before you run a
+    command, ..."): no one event releases it (family ``condition_met``)."""
+    return bool(_STANDING_R9.search(record_text))
+
+
 def waits_for_event(record_text: str) -> bool:
     """A record that waits for one event ("... until the embargo lifts", "Before you order the new
     laptop, get a quote"): released when a later statement says it happened."""
