@@ -214,6 +214,8 @@ ATTRIBUTES = [
     (a.F_FILLER_R9, ["I switched my gym to PureGym a few weeks ago."], {"user.preferred.gym": "PureGym"}),
     (a.F_FILLER_R9, ["My favourite biscuit is, believe it or not, the custard cream."],
      {"user.favourite.biscuit": "the custard cream"}),
+    (a.F_FILLER_R9, ["My favourite football podcast is The Overlap based in London."],
+     {"user.favourite.football_podcast": "The Overlap"}),
     (a.F_CALLED, ["My favourite bar is a tiny place called The Lamp."], {"user.favourite.bar": "The Lamp"}),
     (a.F_SWITCH_FOR_MY, ["My preferred notes app is Evernote.", "I switched to Obsidian for my notes app."],
      {"user.preferred.notes_app": "Obsidian"}),

@@ -345,7 +345,8 @@ _SITUATIONAL = re.compile(r"\s+(?:on|in|at|for|during|with|from|when|while)\s+(?
 _TRAIL_R9 = re.compile(r"(?:[\s,;—-]+(?:tbh|tbf|imo|imho|ngl|lol|haha|honestly|to be fair|over the (?:weekend|summer|holidays)|"
                        r"(?:a|one|two|three|four|five|six|a couple of|a few|several|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago|"
                        r"since (?:january|february|march|april|may|june|july|august|september|october|november|december|"
-                       r"last \w+|then|\d{4})))+\s*$", re.I)
+                       r"last \w+|then|\d{4}))|\s+(?-i:out of|based in|based out of|over in)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)+\s*$",
+                       re.I)
 _PAREN_R9 = re.compile(r",\s*(?:believe it or not|would you believe|i have to say|i must say|funnily enough|oddly enough|"
                        r"weirdly|surprisingly)\s*,", re.I)
 #: "a little place called Snip Snip": the name is the value (family ``attr_called_value``)
@@ -402,8 +403,8 @@ _S_FOR_MY = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also|no
 #: longer my favourite band" (family ``attr_no_longer_forms_r9``)
 _N_R9 = re.compile(r"\bi'?m\s+(?:not|no longer)\s+(?:into|keen on|a fan of|bothered about)\s+(?P<v>[^.;!?,]+?)\s+"
                    r"(?:anymore|any more|any longer)\b|"
-                   r"\bi(?:'m| am)?\s+no longer\s+(?:book|order|buy|shop|bank|travel|fly|go)\s+(?:through|with|from|at|via)\s+"
-                   r"(?P<v2>[^.;!?,]+?)(?=\s*(?:$|[.;!?,]))", re.I)
+                   r"\bi(?:'m| am)?\s+no longer\s+(?:book|order|buy|travel)\s+(?:through|with|from|at|via)\s+"
+                   r"(?P<v2>[^.;!?,]+?)" + _VALUE_END, re.I)
 _N_NO_LONGER_MY = re.compile(r"^(?P<v>(?!it\b|that\b|this\b|he\b|she\b|they\b)[^,;:.!?]+?)(?:'s|’s|\s+is|\s+are)\s+no longer\s+my\s+"
                              + _MODS + _FAV + r"\s+" + _ATTR + r"(?=\s*(?:$|[.;!?,]))", re.I)
 #: a counterfactual ("My preferred option would have been the train"), family ``attr_not_a_value_r9``
