@@ -1454,7 +1454,13 @@ _RECOMMEND = re.compile(r"^(?:(?:oh|and|also|but)[,\s]+)*(?:make sure|be sure)\s
 
 def not_a_directive(sentence: str) -> bool:
     """Narration about the speaker's people, a concessive "approved or not", or a recommendation
-    to enjoy something (family ``narrated_third_party``): small talk whatever its shape."""
+    to enjoy something (family ``narrated_third_party``): small talk whatever its shape.
+    Remembered per sentence and family state (the extractor asks twice per sentence)."""
+    return _not_a_directive(sentence, families.off_now())
+
+
+@lru_cache(maxsize=2048)
+def _not_a_directive(sentence: str, _off: frozenset) -> bool:
     if reported(sentence) or narrated_r9(sentence):  # "The article says companies must report breaches within 72 hours."
         return True
     if not families.on(F_NARRATED):
@@ -2244,6 +2250,14 @@ _TIMED_LEAD = re.compile(r"^(?P<every>(?:every|each)\s+(?:[\w'-]+\s+){0,2}?(?:mo
                          re.I | re.S)
 
 
+#: the first words of the leads :func:`clauses_r9` sets aside (a cheap test before their patterns)
+_CLAUSE_LEAD_WORDS = ("oh", "ah", "and", "also", "plus", "btw", "one more", "last thing", "ps", "p.s", "in the end", "ultimately",
+                      "finally", "eventually", "after", "all things", "on balance", "long story", "every", "each", "from")
+_R8_LEAD_WORDS = ("just", "so ", "to be", "for clarity", "let me", "whatever", "no matter", "come what", "in any", "either",
+                  "regardless", "under any", "in every", "as ", "a ", "small", "quick", "short", "brief", "update", "note",
+                  "change", "heads", "reminder")
+
+
 def clauses_r9(sentence: str) -> list[str]:
     """The clauses of a sentence that may hold its instruction once a round-9 lead is set aside
     (family ``lead_strip_r9``), and the clause after ", so" (family ``so_tail_clause``: "We ship
@@ -2251,7 +2265,7 @@ def clauses_r9(sentence: str) -> list[str]:
     out: list[str] = []
     s = sentence.strip()
     low = s.lower()
-    if families.on(F_LEAD_R9):
+    if low.startswith(_CLAUSE_LEAD_WORDS) and families.on(F_LEAD_R9):
         for pat in (_INTERJECTION_AND, _NARRATIVE_LEAD, _TIMED_LEAD):
             m = pat.match(s)
             if m:
@@ -2260,10 +2274,10 @@ def clauses_r9(sentence: str) -> list[str]:
                     out.append(f"{m.group('every')}, {rest}")  # "Each morning at 7:30, send ..." -> "Each morning, send ..."
                 elif rest:
                     out.append(rest[:1].upper() + rest[1:])
-        if "," in s:
-            lead, main = main_clause(s)
-            if lead is not None and (r := strip_lead_r8(main)) is not None:
-                out.append(r)
+    if "," in s and families.on(F_LEAD_R9):
+        lead, main = main_clause(s)
+        if lead is not None and main.lower().startswith(_R8_LEAD_WORDS) and (r := strip_lead_r8(main)) is not None:
+            out.append(r)
     if families.on(F_SO_TAIL) and (", so " in low or "; so " in low):
         tail = so_tail(s)
         if tail is not None:
@@ -2398,6 +2412,31 @@ _OUTCOME_LABEL = re.compile(r"^(?:the\s+)?(?:outcome|ruling|verdict|resolution|c
                             r"(?:of|from)\s+[\w'’ -]{3,40}?\s*:\s*(?P<rest>\w.{6,})$", re.I | re.S)
 
 
+#: cheap gates: a sentence holding none of a class's words skips its patterns (issue 18, point 4)
+#: (the classes that look at the tense: prerequisites, permissions, duties, deadlines)
+_GATE_PAST_NEEDED = re.compile(r"until|till|before|unless|first|need|require|must|can |may |every|each|all |any |by |due|"
+                               r"no later").search
+_GATE_EVIDENCE = re.compile(r"\b(?:attached|enclosed|below|uploaded|fwiw|worth|reference|fyi|info|avoidance|according|per |going by|"
+                            r"as shown|as stated|as recorded|reading|balance|mileage|odometer|confirmed|reported|stated|verified|"
+                            r"admitted|acknowledged|told|said|timestamp|footage|cctv|log|record|notice|letter|email|receipt|"
+                            r"statement|certificate|report|track|gps|screenshot|photo|invoice|system|portal|website|app)").search
+_GATE_DECISION = re.compile(r"\b(?:settled|opted|gone |plumped|landed on|concluded|agreed|resolved|chosen|picked|decided|ahead with|"
+                            r"forward with|proceeding|sticking with|locking in|made up|minds? (?:is|are) made|selected|final|"
+                            r"confirmed|winning|preferred|outcome|ruling|verdict|resolution|conclusion|upshot|decision|result)").search
+_GATE_APPROVAL = re.compile(r"by me|with me|by us|with us|approved|go for it|do it|sure thing|you've got it|absolutely|ok'?ing|"
+                            r"okay'?ing|approv|authori|greenlight|green-light|green light|signing off|sanction|rubber|a yes|a go |"
+                            r"thumbs up|proceed|go ahead|signed off|green-?lit").search
+_GATE_DEADLINE = re.compile(r"until|final|last|closing|cut|no later|by |before|due").search
+_GATE_SIGNOFF = re.compile(r"(?:need|require|must have|must get)[^.;!?]*(?:approval|sign|ok|go-ahead|authori|consent)").search
+_GATE_WITHDRAW_R9 = re.compile(r"no longer|n't apply|not apply|n't stand|not stand|n't hold|not hold|n't need|not need|n't have|"
+                               r"not have|can go|could go|be dropped|be scrapped|be removed|be lifted|come off|be binned|"
+                               r"ban |ban$|rule|restriction|limit|embargo|block|requirement|thing|bit|part|withdrawing|dropping|"
+                               r"scrapping|cancel|lifting|removing|need for|stop|reinstat|restor|bringing back|introduc|enabl|"
+                               r"back on|back in|again|back to|can now be|, so |; so ").search
+_GATE_PLAN_R9 = re.compile(r"plan|itinerary|roadmap|schedule|timeline|agenda|arrangement|approach|strategy|program|route|idea|"
+                           r"routine|going to").search
+
+
 def _evidence_r9(s: str) -> bool:
     if _QUESTION.search(s):
         return False
@@ -2445,10 +2484,10 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
     """The round-9 phrasing classes for a sentence none of the earlier rules read (each a family
     of :mod:`memfold.memory.families`, written from the misses of ``fresh5``)."""
     s = _strip(sentence.strip())
-    if not s or _QUESTION.search(s):
+    if not s or s.rstrip().rstrip("\"')]").rstrip().endswith("?"):
         return None
     low = s.lower()
-    past = bool(_PAST.search(s))
+    past = bool(_PAST.search(s)) if _GATE_PAST_NEEDED(low) else False
     if families.on(F_PROHIBIT_R9) and ("never" in low or "don" in low or "do not" in low):
         m = _PROHIBIT_R9.match(s)
         if m:
@@ -2460,34 +2499,36 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         if m and (m.group("verb").lower() in _VERBS or m.group("verb").lower() in _VERBS_R8 or
                   m.group("verb").lower() in ("recommend", "search", "consider", "accept", "stock", "sell", "serve")):
             return "constraint", "only"
-    if families.on(F_PREREQ_R9) and ("until" in low or "till" in low or "before" in low or "unless" in low) and not past:
+    if ("until" in low or "till" in low or "before" in low or "unless" in low) and not past and families.on(F_PREREQ_R9) \
+            and ("n't" in low or "not" in low or low.startswith(("keep", "leave", "hold", "please"))):
         if (_CANNOT_UNTIL.match(s) or _KEEP_UNTIL.match(s)) and (_names_task_noun(s) or concrete(s)):
             return "prerequisite", "until"
-    if families.on(F_PREREQ_R9) and not past:
+    if not past and families.on(F_PREREQ_R9):
         if " first" in low and (m := _FIRST_THEN.match(s)) and (imperative(m.group("step")) or _first_word(m.group("step")) in _VERBS):
             return "prerequisite", "prerequisite_form"
-        m = _NEEDS_SIGNOFF.match(s)
+        m = _NEEDS_SIGNOFF.match(s) if _GATE_SIGNOFF(low) else None
         if m and (_names_task_noun(m.group("subject")) or concrete(m.group("subject"))):
             return "prerequisite", "prerequisite_form"
-    if families.on(F_PREREQ_R9) and not past and (m := _QUANT_DUTY_R9.match(s)):
+    if not past and low.startswith(("every", "each", "all", "any")) and families.on(F_PREREQ_R9) and (m := _QUANT_DUTY_R9.match(s)):
         return "obligation", "modal"
-    if families.on(F_PERMIT_R9) and ("can" in low or "may" in low) and not past:
-        m = _PARTY_CAN_NOW.match(s)
+    if ("can " in low or "may " in low) and (" now " in low or " be " in low or low.startswith("you ")) and not past \
+            and families.on(F_PERMIT_R9):
+        m = _PARTY_CAN_NOW.match(s) if " now " in low else None
         if m and (_first_word(m.group("rest")) in _VERBS or _first_word(m.group("rest")) in _VERBS_R8):
             return "permission", "permission_form"
-        m = _PASSIVE_MAY.match(s)
+        m = _PASSIVE_MAY.match(s) if " be " in low else None
         if m and (_names_task_noun(m.group("subject")) or _FINE_TAIL.search(s) or concrete(m.group("subject"))):
             return "permission", "permission_form"
-        m = _YOU_CAN_WHEN.match(s)
+        m = _YOU_CAN_WHEN.match(s) if low.startswith("you ") else None
         if m and _names_task_noun(s) and not _PERMIT_SOCIAL.search(s):
             return "permission", "permission_form"
-    if families.on(F_DEADLINE_R9):
+    if families.on(F_DEADLINE_R9) and _GATE_DEADLINE(low):
         if ("until" in low and _HAVE_UNTIL_R9.match(s) and _names_task_noun(s)) or _DEADLINE_NP.match(s):
             return "deadline", "deadline_form"
         if _DATE_DEADLINE.search(s) and _DEONTIC_R9.search(s) and _names_task_noun(s) and not past \
                 and not _SELF_NARRATION_R9.match(s):
             return "deadline", "deadline_form"
-    if families.on(F_APPROVAL_R9) and not re.search(r"\bapprove[sd]? of\b|\b(?:not|n't|never)\b", low):
+    if _GATE_APPROVAL(low) and families.on(F_APPROVAL_R9) and not re.search(r"\bapprove[sd]? of\b|\b(?:not|n't|never)\b", low):
         if _APPROVAL_TAIL_R9.search(s) and (imperative(_strip(re.sub(r"^(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+", "", s, flags=re.I)))
                                             or concrete(s)):
             return "approval", "approval_statement"
@@ -2500,9 +2541,9 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         if len(parts) >= 2 and APPROVAL_AFTER_R9.match(parts[-1]) and (imperative(_strip(re.sub(
                 r"^(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+", "", parts[0], flags=re.I))) or concrete(parts[0])):
             return "approval", "approval_statement"
-    if families.on(F_EVIDENCE_R9) and _evidence_r9(s):
+    if families.on(F_EVIDENCE_R9) and _GATE_EVIDENCE(low) and _evidence_r9(s):
         return "evidence", "evidence"
-    if families.on(F_DECISION_R9) and _decision_r9(s):
+    if families.on(F_DECISION_R9) and _GATE_DECISION(low) and _decision_r9(s):
         return "policy_state", "decision"
     return None
 
@@ -2537,12 +2578,10 @@ _PLAN_SHAPE = re.compile(r"\d|\b(?:first|then|starting with|waves?|phases?|stage
 def plan_statement_r9(sentence: str) -> bool:
     if not families.on(F_PLAN_R9):
         return False
-    s = _strip(sentence.strip())
-    low = s.lower()
-    if _QUESTION.search(s) or s.endswith("!"):
+    if not _GATE_PLAN_R9(sentence.lower()):
         return False
-    if not any(w in low for w in ("plan", "itinerary", "roadmap", "schedule", "timeline", "agenda", "arrangement", "approach",
-                                  "strategy", "program", "route", "idea", "routine", "going to")):
+    s = _strip(sentence.strip())
+    if _QUESTION.search(s) or s.endswith("!"):
         return False
     if _PLAN_HERE.match(s):
         return True
@@ -2624,6 +2663,8 @@ def withdrawn_r9(sentence: str) -> tuple[str, str] | None:
     ``revoke_forms_r9``) or ``lift`` (a restoration, family ``restore_forms_r9``, which only ends
     a prohibition naming it), else None. A reason before ", so" adds its words (family
     ``so_tail_clause``: "Gareth has left, so you can stop cc'ing him")."""
+    if not _GATE_WITHDRAW_R9(sentence.lower()):
+        return None
     s = _strip(normalise(sentence))
     low = s.lower()
     head = ""
@@ -2699,9 +2740,9 @@ def condition_met(sentence: str) -> bool:
     if not families.on(F_CONDITION_MET):
         return False
     s = sentence.strip()
-    if _QUESTION.search(s) or len(s.split()) < 2:
+    if not _EVENT_MET.search(s) or _QUESTION.search(s) or len(s.split()) < 2:
         return False
-    return bool(_EVENT_MET.search(s)) and not _NOT_MET.search(s)
+    return not _NOT_MET.search(s)
 
 
 def condition_of(record_text: str) -> str:
