@@ -2412,7 +2412,39 @@ _OUTCOME_LABEL = re.compile(r"^(?:the\s+)?(?:outcome|ruling|verdict|resolution|c
                             r"(?:of|from)\s+[\w'’ -]{3,40}?\s*:\s*(?P<rest>\w.{6,})$", re.I | re.S)
 
 
-#: cheap gates: a sentence holding none of a class's words skips its patterns (issue 18, point 4)
+#: cheap gates: a sentence holding none of a class's words skips its patterns (issue 18, point 4);
+#: the word-set gates are one set intersection per sentence
+_PUNCT_R9 = str.maketrans({ch: " " for ch in ",.;:!?\"()[]—"})
+_LAST_WORDS: list = ["", frozenset()]
+
+
+def _words(low: str) -> frozenset[str]:
+    """The words of a lowercased sentence (the last answer kept: several gates ask in a row)."""
+    if _LAST_WORDS[0] is low or _LAST_WORDS[0] == low:
+        return _LAST_WORDS[1]
+    words = frozenset(low.translate(_PUNCT_R9).split())
+    _LAST_WORDS[0], _LAST_WORDS[1] = low, words
+    return words
+
+
+_W_PAST_NEEDED = frozenset("until till before unless first need needs require requires must can may every each all any by due "
+                           "later can't cannot".split())
+_W_DEADLINE = frozenset("until final last closing cut-off cutoff later by before due".split())
+_W_EVIDENCE = frozenset("""attached enclosed below uploaded fwiw worth reference fyi info avoidance according per going shown stated
+recorded reading balance mileage odometer confirmed reported verified admitted acknowledged told said timestamp footage cctv log
+logs record records notice letter email receipt statement certificate report tracker tracking gps screenshot photo photos
+invoice system portal website app""".split())
+_W_DECISION = frozenset("""settled opted gone plumped landed concluded agreed resolved chosen picked decided ahead forward
+proceeding sticking locking made selected final confirmed winning preferred outcome ruling verdict resolution conclusion upshot
+decision result""".split())
+_W_PLAN = frozenset("""plan plans itinerary roadmap schedule timeline agenda arrangement approach strategy programme program
+route idea routine going planning planned""".split())
+_W_APPROVAL = frozenset("""approved approve approving go do sure absolutely okaying ok'ing okay'ing oking authorising authorizing
+authorised authorized greenlighting green-lighting greenlit green-lit green signing signed sanctioning rubber-stamping yes
+thumbs proceed ahead""".split())
+_W_WITHDRAW = frozenset("""longer apply stand hold need needs go dropped scrapped removed lifted off binned ban rule restriction
+limit embargo block requirement thing bit part withdrawing dropping scrapping cancel cancelled canceled cancelling canceling
+lifting removing stop reinstating restoring bringing reintroducing re-introducing re-enabling reenabling back again so""".split())
 #: (the classes that look at the tense: prerequisites, permissions, duties, deadlines)
 _GATE_PAST_NEEDED = re.compile(r"until|till|before|unless|first|need|require|must|can |may |every|each|all |any |by |due|"
                                r"no later").search
@@ -2487,7 +2519,8 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
     if not s or s.rstrip().rstrip("\"')]").rstrip().endswith("?"):
         return None
     low = s.lower()
-    past = bool(_PAST.search(s)) if _GATE_PAST_NEEDED(low) else False
+    words = _words(low)
+    past = bool(_PAST.search(s)) if not words.isdisjoint(_W_PAST_NEEDED) else False
     if families.on(F_PROHIBIT_R9) and ("never" in low or "don" in low or "do not" in low):
         m = _PROHIBIT_R9.match(s)
         if m:
@@ -2522,13 +2555,13 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         m = _YOU_CAN_WHEN.match(s) if low.startswith("you ") else None
         if m and _names_task_noun(s) and not _PERMIT_SOCIAL.search(s):
             return "permission", "permission_form"
-    if families.on(F_DEADLINE_R9) and _GATE_DEADLINE(low):
+    if not words.isdisjoint(_W_DEADLINE) and families.on(F_DEADLINE_R9):
         if ("until" in low and _HAVE_UNTIL_R9.match(s) and _names_task_noun(s)) or _DEADLINE_NP.match(s):
             return "deadline", "deadline_form"
         if _DATE_DEADLINE.search(s) and _DEONTIC_R9.search(s) and _names_task_noun(s) and not past \
                 and not _SELF_NARRATION_R9.match(s):
             return "deadline", "deadline_form"
-    if _GATE_APPROVAL(low) and families.on(F_APPROVAL_R9) and not re.search(r"\bapprove[sd]? of\b|\b(?:not|n't|never)\b", low):
+    if (not words.isdisjoint(_W_APPROVAL) or " me" in low or " us" in low) and families.on(F_APPROVAL_R9) and not re.search(r"\bapprove[sd]? of\b|\b(?:not|n't|never)\b", low):
         if _APPROVAL_TAIL_R9.search(s) and (imperative(_strip(re.sub(r"^(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+", "", s, flags=re.I)))
                                             or concrete(s)):
             return "approval", "approval_statement"
@@ -2541,9 +2574,9 @@ def classify_r9(sentence: str) -> tuple[str, str] | None:
         if len(parts) >= 2 and APPROVAL_AFTER_R9.match(parts[-1]) and (imperative(_strip(re.sub(
                 r"^(?:yes|yep|yeah|ok|okay|sure)[,!.]?\s+", "", parts[0], flags=re.I))) or concrete(parts[0])):
             return "approval", "approval_statement"
-    if families.on(F_EVIDENCE_R9) and _GATE_EVIDENCE(low) and _evidence_r9(s):
+    if not words.isdisjoint(_W_EVIDENCE) and families.on(F_EVIDENCE_R9) and _evidence_r9(s):
         return "evidence", "evidence"
-    if families.on(F_DECISION_R9) and _GATE_DECISION(low) and _decision_r9(s):
+    if not words.isdisjoint(_W_DECISION) and families.on(F_DECISION_R9) and _decision_r9(s):
         return "policy_state", "decision"
     return None
 
@@ -2578,7 +2611,8 @@ _PLAN_SHAPE = re.compile(r"\d|\b(?:first|then|starting with|waves?|phases?|stage
 def plan_statement_r9(sentence: str) -> bool:
     if not families.on(F_PLAN_R9):
         return False
-    if not _GATE_PLAN_R9(sentence.lower()):
+    low = sentence.lower()
+    if _words(low).isdisjoint(_W_PLAN) and "going to" not in low:
         return False
     s = _strip(sentence.strip())
     if _QUESTION.search(s) or s.endswith("!"):
@@ -2663,7 +2697,8 @@ def withdrawn_r9(sentence: str) -> tuple[str, str] | None:
     ``revoke_forms_r9``) or ``lift`` (a restoration, family ``restore_forms_r9``, which only ends
     a prohibition naming it), else None. A reason before ", so" adds its words (family
     ``so_tail_clause``: "Gareth has left, so you can stop cc'ing him")."""
-    if not _GATE_WITHDRAW_R9(sentence.lower()):
+    low = sentence.lower()
+    if _words(low).isdisjoint(_W_WITHDRAW) and "n't" not in low and "can now be" not in low:
         return None
     s = _strip(normalise(sentence))
     low = s.lower()
