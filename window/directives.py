@@ -611,8 +611,11 @@ _PRE_VERB = (r"^(?:(?:please|kindly|just|do|also|always|now|then|consistently|st
              r"only|explicitly|regularly|routinely)\s+)*")
 
 
+_FIRST_WORD = re.compile(_PRE_VERB + r"([a-z][a-z-]*)", re.I)  # compiled once (round 9: 41k calls a LoCoMo pass)
+
+
 def _first_word(clause: str) -> str:
-    m = re.match(_PRE_VERB + r"([a-z][a-z-]*)", clause, re.I)
+    m = _FIRST_WORD.match(clause)
     return m.group(1).lower() if m else ""
 
 
@@ -734,7 +737,7 @@ def _classify_more(s: str) -> tuple[str, str] | None:
         return "approval", "approval_statement"
     if families.on(F_DEADLINE_REQUEST) and _REQUEST_OBJECT.match(whole) and _DEADLINE_DATE.search(s) and not past:
         return "deadline", "deadline_form"
-    if families.on(F_APPROVAL) and not re.search(r"\bapprove[sd]? of\b", whole, re.I):
+    if families.on(F_APPROVAL) and not _APPROVE_OF.search(whole):
         if _APPROVAL_WITHHELD.search(whole) and (concrete(whole) or _APPROVAL_OBJECT.search(whole)
                                                  or re.search(r"\b(?:the|this|that|our|my|your) \w+", whole, re.I)):
             return "approval", "approval_withheld"
@@ -868,8 +871,7 @@ def _classify_base(s: str) -> tuple[str, str] | None:
             return "obligation", "modal_thing"
 
     # "It's essential that you ...", "I need you to ..." already above; "It's essential/important that"
-    if re.match(r"^it(?:'s| is) (?:essential|important|crucial|vital|critical|mandatory|required|a must) that "
-                r"(?:you|we|every|all|each|the)\b", whole, re.I) and concrete(whole):
+    if _IT_IS_ESSENTIAL.match(whole) and concrete(whole):
         return "obligation", "necessity"
 
     # imperatives
@@ -1036,12 +1038,17 @@ _GO = re.compile(
     r"(?:returned|received|verified|checked|done|signed)|you can|you may|ok\b|okay\b|yes\b|yep\b)", re.I)
 
 
+_GOT_TO_R5 = re.compile(r"\b(?:'ve |have )?got to\b|\bgotta\b", re.I)
+_GO_NOT = re.compile(r"\b(?:not yet|don't|do not|never|wait|hold on|hold off)\b", re.I)
+_GO_PARTS = re.compile(r"[,:;]|\bso\b")
+
+
 def go_signal(sentence: str) -> str | None:
     """``"explicit"`` when a sentence confirms outright ("Confirmed, send the invoice.", "Green
     light on cancelling the account."), ``"weak"`` when it says the condition is met or asks
     for the action ("The goods arrived this morning, release the payment."), else None."""
     s = _strip(sentence)
-    if _QUESTION.search(s) or re.search(r"\b(?:not yet|don't|do not|never|wait|hold on|hold off)\b", s, re.I):
+    if _QUESTION.search(s) or _GO_NOT.search(s):
         return None
     if _GO_EXPLICIT.search(sentence):
         return "explicit"
@@ -1049,7 +1056,7 @@ def go_signal(sentence: str) -> str | None:
         return "weak" if completion_r8(sentence) else None
     if _GO.search(sentence) or completion(sentence):
         return "weak"
-    parts = [p.strip() for p in re.split(r"[,:;]|\bso\b", s) if p.strip()]
+    parts = [p.strip() for p in _GO_PARTS.split(s) if p.strip()]
     return "weak" if any(imperative(p) for p in parts) else None
 
 
@@ -1489,7 +1496,7 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
         return None
     lead, main = main_clause(s)
     whole = _strip(s)
-    past = bool(_PAST.search(re.sub(r"\b(?:'ve |have )?got to\b|\bgotta\b", " ", whole, flags=re.I)))
+    past = bool(_PAST.search(_GOT_TO_R5.sub(" ", whole)))
     exclaim = s.rstrip().endswith("!")
     if exclaim and not concrete(s):
         return None
@@ -1596,7 +1603,7 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
                     _CODE_THING.search(rest) or _PERMIT_R5_STRONG.search(rest) and (concrete(rest) or _BARE_VERB.match(rest))):
                 return "permission", "permission_form"
 
-    if families.on(F_DEADLINE_R5) and not past and not re.match(r"^(?:i|we)(?:'ll|'m| will| am| was| had)\b", whole, re.I):
+    if families.on(F_DEADLINE_R5) and not past and not _I_WILL_R5.match(whole):
         g = _GOT_TO.match(whole)
         if g and _deadline(s):
             return "deadline", "deadline_form"
@@ -1615,12 +1622,12 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
         if (imperative(main) or _IMPERATIVE_SHAPE.match(main)) and _AFTER_CLAUSE.search(main) and not exclaim:
             return "prerequisite", "prerequisite_form"
 
-    if families.on(F_APPROVAL_R5) and not exclaim and not re.search(r"\bapprove[sd]? of\b", whole, re.I):
+    if families.on(F_APPROVAL_R5) and not exclaim and not _APPROVE_OF.search(whole):
         if _APPROVAL_NOUN.match(whole) or _APPROVAL_PROGRESSIVE.match(whole) or _APPROVAL_DEICTIC.match(whole):
             return "approval", "approval_statement"
         if _APPROVAL_THIRD.match(whole):
             return "approval", "approval_statement"
-        m = re.match(r"^(?:(?:ok|okay|yes|yep|fine|sure|alright)\s*[,.]\s*)*approved\s*[,.:;]\s*(?P<rest>\w.+)$", whole, re.I | re.S)
+        m = _APPROVED_LEAD_R5.match(whole)
         rest = re.sub(r"^(?:(?:go ahead and|go ahead,?|please|you can|feel free to)\s+)+", "", m.group("rest"), flags=re.I) \
             if m else ""
         if m and (imperative(rest) or _IMPERATIVE_SHAPE.match(rest)):
@@ -1642,7 +1649,7 @@ def classify_r5(sentence: str) -> tuple[str, str] | None:
         if m and len(m.group("rest").split()) >= 3 and not past:
             return "policy_state", "decision"
         for clause in dict.fromkeys((whole, main)):
-            if re.search(r"\b(?:last|ago|yesterday)\b", clause, re.I):
+            if _LAST_AGO.search(clause):
                 continue
             if _DECISION_AGENT.match(clause) and (concrete(clause) or _NAMED.search(clause)
                                                   or re.search(r"\b(?:the|a|an) \w+|\bthat\b", clause)):
@@ -1957,7 +1964,7 @@ def _restriction_r8(s: str, whole: str, main: str, lead: str | None) -> bool:
         return True
     if lead and re.match(r"^for (?:this|the|our|my) ", lead, re.I) and _JUST_LOOK.match(main):
         return True
-    m = re.match(r"^(?:for|on|with) (?:this|the|our|my) [\w-]+,?\s+(?P<rest>just .+)$", whole, re.I | re.S)
+    m = _FOR_THIS_JUST_R8.match(whole)
     return bool(m and _JUST_LOOK.match(m.group("rest")))
 
 
@@ -2019,6 +2026,9 @@ def reported(sentence: str) -> bool:
     return families.on(F_REPORTED) and bool(_REPORTED.search(sentence.strip()))
 
 
+_APPROVE_OF = re.compile(r"\bapprove[sd]? of\b", re.I)
+
+
 def classify_r8(sentence: str) -> tuple[str, str] | None:
     """The round-8 phrasing classes for a sentence none of the earlier rules read (each a family
     of :mod:`memfold.memory.families`, written from the misses of ``fresh4``)."""
@@ -2054,7 +2064,7 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
             return "constraint", "never"
     if families.on(F_PROHIBIT_R8) and _PROHIBIT_R8.match(main) and len(main.split()) >= 4 and not past:
         return "constraint", "prohibit_verb"
-    if families.on(F_APPROVAL_R8) and not exclaim and not re.search(r"\bapprove[sd]? of\b", whole, re.I):
+    if families.on(F_APPROVAL_R8) and not exclaim and not _APPROVE_OF.search(whole):
         if _approval_r8(s, whole, main):
             return "approval", "approval_statement"
     if families.on(F_PERMIT_R8) and not past:
@@ -2070,7 +2080,7 @@ def classify_r8(sentence: str) -> tuple[str, str] | None:
             return "permission", "permission_form"
         if lead and _CAN_LEAD.match(main) and re.match(r"^(?:once|twice|\w+ times) (?:a|per|each) ", lead, re.I):
             return "permission", "permission_form"
-        f = re.match(r"^(?:feel free to|you (?:can|may))\s+(?P<rest>[a-z]+\s+.+)$", main, re.I | re.S)
+        f = _FEEL_FREE_R8.match(main)
         if f and _first_word(f.group("rest")) in _VERBS and not _PERMIT_SOCIAL.search(f.group("rest")) and not _INVITATION.match(main):
             obj = re.sub(r"^[a-z]+\s+", "", f.group("rest"), flags=re.I)
             if generic_plural(obj) and len(obj.split()) >= 2:
@@ -2813,6 +2823,16 @@ def waits_for_event(record_text: str) -> bool:
     """A record that waits for one event ("... until the embargo lifts", "Before you order the new
     laptop, get a quote"): released when a later statement says it happened."""
     return families.on(F_CONDITION_MET) and bool(_WAITS_FOR_EVENT.search(record_text) or _BEFORE_YOU_ONE.match(record_text))
+
+
+#: inline patterns of earlier rounds compiled once (round 9, append cost: the same patterns, the same answers)
+_IT_IS_ESSENTIAL = re.compile(r"^it(?:'s| is) (?:essential|important|crucial|vital|critical|mandatory|required|a must) that "
+                               r"(?:you|we|every|all|each|the)\b", re.I)
+_APPROVED_LEAD_R5 = re.compile(r"^(?:(?:ok|okay|yes|yep|fine|sure|alright)\s*[,.]\s*)*approved\s*[,.:;]\s*(?P<rest>\w.+)$", re.I | re.S)
+_LAST_AGO = re.compile(r"\b(?:last|ago|yesterday)\b", re.I)
+_I_WILL_R5 = re.compile(r"^(?:i|we)(?:'ll|'m| will| am| was| had)\b", re.I)
+_FEEL_FREE_R8 = re.compile(r"^(?:feel free to|you (?:can|may))\s+(?P<rest>[a-z]+\s+.+)$", re.I | re.S)
+_FOR_THIS_JUST_R8 = re.compile(r"^(?:for|on|with) (?:this|the|our|my) [\w-]+,?\s+(?P<rest>just .+)$", re.I | re.S)
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
