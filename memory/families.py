@@ -26,6 +26,11 @@ def family(name: str, origin: Iterable[str]) -> str:
     return name
 
 
+def off_now() -> frozenset[str]:
+    """The families turned off in the current context (a key for per-state caches)."""
+    return _OFF.get()
+
+
 def on(name: str) -> bool:
     """True unless the family is turned off in the current context."""
     return name not in _OFF.get()

@@ -128,13 +128,14 @@ def test_small_talk_in_the_round5_shapes_makes_no_record(mf, text):
 
 def test_a_round5_reset_supersedes_the_decision_in_force(mf):
     old = "The plan is to print the brochures in-house."
-    _say(mf, old, "Total reset: we outsource the brochures to a print shop.")
+    # (with a colon, "Total reset: ..." is read by the base "reset:" phrase since round 9 fixed it)
+    _say(mf, old, "Total reset, we outsource the brochures to a print shop.")
     states = _states(mf)
     assert states[old] == "superseded"
     [new] = mf.protected.active_for("c")
     assert "print shop" in new.text and new.kind == "policy_state"
     with families.off([d.F_RESET_R5]):
-        _say(mf, old, "Total reset: we outsource the brochures to a print shop.", cid="off")
+        _say(mf, old, "Total reset, we outsource the brochures to a print shop.", cid="off")
         assert _states(mf, "off")[old] == "active"
 
 

@@ -188,7 +188,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
      re.compile(_CLAUSE_START + _LEAD + r"you (?:must|have to|need to|are required to)\s+(?!try|see|come|check out|go\b|"
                 r"be\b|have\b|'ve|love|feel|really|enjoy|miss|know|think|keep|get|admit)", re.I)),
     ("permission", "permission",
-     re.compile(r"\byou (?:are|'re) (?:allowed|authori[sz]ed|permitted|cleared) to\b|\byou have my permission\b", re.I)),
+     re.compile(r"\byou(?: are|'re) (?:allowed|authori[sz]ed|permitted|cleared) to\b|\byou have my permission\b", re.I)),
     ("approval", "approval",
      re.compile(r"\b(?:i|we) (?:approve|authori[sz]e|sign off on)\b(?! of\b)|\b(?:is|are) approved\b", re.I)),
 ]
@@ -196,7 +196,7 @@ _DEADLINE = re.compile(
     r"\b(?:by|before|no later than|due(?: on| by)?|until)\s+(?:the\s+)?(?:end of (?:the )?(?:day|week|month|today|tomorrow)|"
     r"eod|eow|tonight|tomorrow(?: (?:morning|noon|evening|night))?|today|noon|midnight|"
     r"(?:next\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2})\b", re.I)
+    r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.?|p\.m\.?)|\d{1,2}:\d{2})\b", re.I)
 _DEADLINE_CONTEXT = re.compile(r"\b(?:please|you|need|needs|must|have to|has to|send|finish|submit|deliver|due|"
                                r"deadline|ship|get (?:it|this|that) (?:done|back)|reply|respond|make sure)\b", re.I)
 _OVERRIDE = re.compile(
@@ -230,6 +230,8 @@ _ABBREVIATION_STOP = re.compile(r"(?<=\b(?:Mr|Ms|Dr|St|No|vs))\.|(?<=\bMrs)\.|(?
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|vs|etc|approx|no|e\.g|i\.e)\.$", re.I)
 #: an initial before a surname ("signed for by J. Smith") ends no sentence either
 _INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
+#: an initial inside quotes ("signed for by 'K. Ahmed'"), family ``initial_in_quotes``
+_INITIAL_QUOTED = re.compile(r"(?:^|\s)['\"‘“(][A-Z]\.$")
 
 
 def sentences(text: str) -> list[str]:
@@ -240,8 +242,9 @@ def sentences(text: str) -> list[str]:
     for span in spans:
         # no boundary inside "$39.99" or "v2.1" (no space after the stop), nor after "Mr."
         if merged and (merged[-1][1] == span[0] and not text[span[0]].isspace()
-                       or _ABBREVIATION.search(text[merged[-1][0]:merged[-1][1]].rstrip())
-                       or _INITIAL.search(text[merged[-1][0]:merged[-1][1]].rstrip()) and text[span[0]:].lstrip()[:1].isupper()):
+                       or _ABBREVIATION.search(last := text[merged[-1][0]:merged[-1][1]].rstrip())
+                       or (_INITIAL.search(last) or families.on(directives.F_INITIAL_QUOTED) and _INITIAL_QUOTED.search(last))
+                       and text[span[0]:].lstrip()[:1].isupper()):
             merged[-1][1] = span[1]
         else:
             merged.append(span)
@@ -267,6 +270,11 @@ def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
+            if suffix in ("es", "s") and w.endswith(("ing", "ed")) and not w.endswith("eed") \
+                    and len(w) - (3 if w.endswith("ing") else 2) >= 3:
+                # a plural of a gerund or past form ("meetings", "bookings"): the same stem as
+                # "meeting" ("meet", not "meeti")
+                w = w[: -3] if w.endswith("ing") else w[: -2]
             break
     return w[:5]
 
@@ -317,7 +325,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         override = _OVERRIDE.search(text)
         reset8 = None
         if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
-                          or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))) \
+                          or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
+                          or (reset8 := directives.reset_r9(text))) \
                 and not directives.reset_is_small_talk(text, override or reset8):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
@@ -357,6 +366,22 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # longer applies"): it names what it ends
                 what = r8[0] if what is None else f"{what} {r8[0]}"
                 explicit_r5 = True
+            r9 = directives.withdrawn_r9(probe) if what is None else None
+            if r9 is not None:
+                # a round-9 form ("The 10pm cut-off can go", "Scratch the Saturday thing", a
+                # restoration "We're reinstating the admin fee"), its reason's words added
+                if r9[1] == "lift":
+                    withdrawals.append(Withdrawal("lift", sent, content_terms(r9[0]), min_overlap=2))
+                elif r9[1] == "revert":
+                    withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
+                else:
+                    withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
+                i += 1
+                continue
+            if what is not None and (label := directives.topic_label_r9(probe)):
+                what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
+            elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
+                what = f"{what} {head}"  # "The price rise is public, so the ban on mentioning it is lifted"
             if what is not None and families.on(directives.F_REVOKE_R5):
                 what = directives.split_hyphens(what)  # "the no-loaner-laptops rule"
             if _CONFIRM.search(sent):
@@ -367,6 +392,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if what is None and directives.completion(sent):
                 # "I've submitted the timesheets": a deadline for that one task is met
                 withdrawals.append(Withdrawal("complete", sent, content_terms(sent), min_overlap=1))
+            if what is None and directives.condition_met(sent):
+                # "Payment cleared overnight": a record waiting until that happens is released
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
                 if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
@@ -421,6 +449,15 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_read(c, now, clock)  # "This is Marta, the support manager: I'm approving ..."
             if found is not None:
                 found = replace(found, text=sent)
+        if found is None:
+            # round 9: "Oh, and never ...", "For the trip, just so we're clear, keep ...", "..., so only offer ..."
+            for c in directives.clauses_r9(norm):
+                if directives.not_a_directive(c):
+                    continue
+                found = self._classify_read(c, now, clock)
+                if found is not None:
+                    found = replace(found, text=sent)
+                    break
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
@@ -506,6 +543,11 @@ def _merge_r5(text: str, sents: list[str]) -> list[str]:
                 j += 1
             merged.append((a, spans[j - 1][1]))
             i = j
+            continue
+        if merged and directives.approval_after_r9(s) and not text[merged[-1][0]:merged[-1][1]].rstrip().endswith("?"):
+            # "Yes, buy the concert tickets, both of them. Approved." (family ``approval_forms_r9``)
+            merged[-1] = (merged[-1][0], b)
+            i += 1
             continue
         if merged and families.on(directives.F_TEXTING) and _SIGN_OFF.match(s) \
                 and text[merged[-1][0]:merged[-1][1]].rstrip().endswith("?"):
@@ -780,9 +822,21 @@ class ConstraintTracker:
             for rec in _best_matches(due, w.terms, at_least=max(1, w.min_overlap)):
                 self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
+        if w.action == "met":
+            # family ``condition_met``: the event a waiting record names in its condition happened
+            waiting = [r for r in records if r.conversation_id == turn.conversation_id
+                       and (_waiting(r) or directives.waits_for_event(r.text)) and not directives.standing_r9(r.text)]
+            want = {_stem(t) for t in w.terms}
+            for rec in waiting:
+                if want & {_stem(t) for t in content_terms(directives.condition_of(rec.text))}:
+                    self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
+            return
         if w.action == "unrequire":
-            # "Stop printing copies of the contracts" ends the duty to print them
-            duties = [r for r in records if r.kind in ("obligation", "constraint") and not _NEGATIVE.search(r.text)]
+            # "Stop printing copies of the contracts" ends the duty to print them (and, round 9,
+            # "Stop offering the discount" the permission to offer it)
+            kinds = ("obligation", "constraint", "permission") if families.on(directives.F_REVOKE_R9) else (
+                "obligation", "constraint")
+            duties = [r for r in records if r.kind in kinds and not _NEGATIVE.search(r.text)]
             for rec in _best_matches(duties, w.terms, at_least=max(2, w.min_overlap)):
                 self.channel.revoke(rec.id, cause=f"turn:{turn.id}")
             return

@@ -418,7 +418,7 @@ def _lowered(text: str) -> str | None:
     The last answer is kept: the rules read one sentence with many patterns in a row."""
     global _LAST
     last = _LAST
-    if last[0] is text:
+    if last[0] is text or last[0] == text:  # the rules of several rounds re-strip the same sentence (round 9)
         return last[1]
     low = text.lower() if text.isascii() or _ASCII_FOLDS.search(text) is None else None
     _LAST = (text, low)

@@ -83,6 +83,12 @@ F_QUALIFIER_MORE = family("attr_qualifier_more", {"fresh4"})
 F_SWITCH_R8 = family("attr_switch_forms_r8", {"fresh4"})
 F_TIME_ADJUNCT = family("attr_time_adjunct", {"fresh4"})
 F_NO_LONGER_R8 = family("attr_no_longer_forms_r8", {"fresh4"})
+# round 9 (issue 20, point 11): phrasing classes from the misses of the blind set fresh5
+F_FILLER_R9 = family("attr_filler_r9", {"fresh5"})
+F_CALLED = family("attr_called_value", {"fresh5"})
+F_SWITCH_FOR_MY = family("attr_switch_for_my", {"fresh5"})
+F_NO_LONGER_R9 = family("attr_no_longer_forms_r9", {"fresh5"})
+F_NOT_A_VALUE_R9 = family("attr_not_a_value_r9", {"fresh5"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -334,11 +340,32 @@ _SITUATIONAL = re.compile(r"\s+(?:on|in|at|for|during|with|from|when|while)\s+(?
                           r"a budget|special occasions|\w+days)\b.*$|\s+(?:when|while)\s+.*$", re.I)
 
 
+#: texting fillers and time adjuncts after a value ("Bao now tbh", "Starling a couple of months
+#: ago", "rice cakes, believe it or not"), family ``attr_filler_r9``
+_TRAIL_R9 = re.compile(r"(?:[\s,;—-]+(?:tbh|tbf|imo|imho|ngl|lol|haha|honestly|to be fair|over the (?:weekend|summer|holidays)|"
+                       r"(?:a|one|two|three|four|five|six|a couple of|a few|several|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago|"
+                       r"since (?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                       r"last \w+|then|\d{4}))|\s+(?-i:out of|based in|based out of|over in)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)+\s*$",
+                       re.I)
+_PAREN_R9 = re.compile(r",\s*(?:believe it or not|would you believe|i have to say|i must say|funnily enough|oddly enough|"
+                       r"weirdly|surprisingly)\s*,", re.I)
+#: "a little place called Snip Snip": the name is the value (family ``attr_called_value``)
+_CALLED = re.compile(r"^(?:a|an|this|the)\s+(?:[\w-]+\s+){0,2}?(?:place|shop|one|company|firm|app|salon|brand|service|"
+                     r"site|outfit|team|band|café|cafe|restaurant|bar)\s+(?:called|named)\s+(?P<v>\S.*)$", re.I)
+#: a quantity is no value ("I like loads", "I like them all"), family ``attr_not_a_value_r9``
+_QUANTITY = re.compile(r"^(?:loads|lots|tons|heaps|them all|all of them|everything|most things|both|all sorts|"
+                       r"all kinds|a lot|plenty|many)$", re.I)
+
+
 def clean_value(raw: str, *, copula: bool = False) -> str | None:
     """A value without filler words, trailing time words or a lower-case qualifier; None when
     nothing identifying is left (a pronoun, a hedge). A value after a copula ("my favourite
     breakfast is eggs on toast") keeps its own phrases and loses only a situational qualifier."""
     v = raw.strip().strip("\"'“”‘’")
+    if families.on(F_FILLER_R9):
+        v = _TRAIL_R9.sub("", v).strip()
+    if families.on(F_CALLED) and (c := _CALLED.match(v)):
+        v = c.group("v").strip()
     # "No Such Thing As A Fish": a capitalised "No" opening a title is part of it
     title_no = families.on(F_TITLE_VALUE) and re.match(r"^No\s+(?-i:[A-Z])", v)
     for _ in range(3):
@@ -362,7 +389,26 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
     if not v or _PRONOUN.fullmatch(v) or re.match(r"^(?:it|which|what|who)\b", v, re.I) or _HEDGE.search(v) \
             or len(v.split()) > 8:
         return None
+    if families.on(F_FILLER_R9):
+        v = _TRAIL_R9.sub("", v).strip() or v
+    if families.on(F_NOT_A_VALUE_R9) and _QUANTITY.match(v):
+        return None
     return v
+
+
+#: round 9: "I switched to Mullvad for my VPN" (family ``attr_switch_for_my``)
+_S_FOR_MY = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also|now))*\s+(?:switched|moved|changed)(?: over)?\s+to\s+"
+                       r"(?P<v>[^.;!?,]+?)\s+for\s+my\s+(?P<attr>[a-z][a-z\- ]{1,30}?)\s*[.!]?\s*$", re.I)
+#: round 9: "im not into MrBeast anymore", "I no longer book through Trailfinders", "Snow Patrol's no
+#: longer my favourite band" (family ``attr_no_longer_forms_r9``)
+_N_R9 = re.compile(r"\bi'?m\s+(?:not|no longer)\s+(?:into|keen on|a fan of|bothered about)\s+(?P<v>[^.;!?,]+?)\s+"
+                   r"(?:anymore|any more|any longer)\b|"
+                   r"\bi(?:'m| am)?\s+no longer\s+(?:book|order|buy|travel)\s+(?:through|with|from|at|via)\s+"
+                   r"(?P<v2>[^.;!?,]+?)" + _VALUE_END, re.I)
+_N_NO_LONGER_MY = re.compile(r"^(?P<v>(?!it\b|that\b|this\b|he\b|she\b|they\b)[^,;:.!?]+?)(?:'s|’s|\s+is|\s+are)\s+no longer\s+my\s+"
+                             + _MODS + _FAV + r"\s+" + _ATTR + r"(?=\s*(?:$|[.;!?,]))", re.I)
+#: a counterfactual ("My preferred option would have been the train"), family ``attr_not_a_value_r9``
+_COUNTERFACTUAL = re.compile(r"\b(?:would|could|might|should)(?: have been| be)\b", re.I)
 
 
 def _head_attribute(value: str) -> str | None:
@@ -392,6 +438,10 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
     s = _PAREN.sub(" ", sentence.strip())
     if families.on(F_FILLER_MORE):
         s = _PAREN_MORE.sub(" ", s)
+    if families.on(F_FILLER_R9):
+        s = _PAREN_R9.sub(" ", s)
+    if families.on(F_NOT_A_VALUE_R9) and _COUNTERFACTUAL.search(s) and re.search(r"\b(?:favou?rite|fave|preferred|go-to)\b", s, re.I):
+        return []
     s = re.sub(r",\s*,", ",", s)
     if not s or s.rstrip().endswith("?") or re.match(r"^\s*(?:if|what|which|who|is|are|do|does|tell me)\b", s, re.I):
         return []
@@ -424,6 +474,19 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
             return
         out.append(AttributeStatement(op, key, value, **extra))
 
+    if families.on(F_SWITCH_FOR_MY) and (m := _S_FOR_MY.search(s)):
+        add("write", "user.preferred.", m.group("attr"), m.group("v"), copula=False)
+        if out:
+            return out
+    if families.on(F_NO_LONGER_R9):
+        if (m := _N_NO_LONGER_MY.match(s)):
+            add("retire", "user.favourite.", m.group("attr"), m.group("v"))
+            if out:
+                return out
+        if (m := _N_R9.search(s)):
+            value = clean_value(m.group("v") or m.group("v2"))
+            if value:
+                return [AttributeStatement("retire", None, value, slot_of=value)]
     if families.on(F_ACTUALLY_NOT):
         m = _ACTUALLY_NOT.match(s)
         if m and not re.search(r"\b(?:favou?rite|fave|preferred|go-to|prefer)\b", s, re.I):
