@@ -72,7 +72,9 @@ def test_right_after_an_append_one_pass_embeds_query_and_turn_and_finds_the_turn
         assert mf.embeddings.count("turn") == len(HISTORY) + 1
         rec.calls.clear()
         mf.search(QUERY, conversation_id="c")
-        assert rec.calls == [([QUERY], "memfold-search-embed")]  # nothing pending any more
+        assert rec.calls == []  # nothing pending any more, and the query's vector is kept
+        mf.search("a trip by train", conversation_id="c")
+        assert rec.calls == [(["a trip by train"], "memfold-search-embed")]
 
 
 def _session(path, embedder, overlap: bool) -> list[list[dict]]:
@@ -94,6 +96,55 @@ def test_the_worker_thread_changes_no_hit(tmp_path, minilm):
     in_line = _session(tmp_path / "b.db", minilm, False)
     assert with_worker == in_line
     assert any(any(h["text"].startswith(NEW_TURN) for h in hits) for hits in with_worker)
+
+
+def _repeating_session(path, embedder, overlap: bool, cached: int) -> tuple[list[list[dict]], list]:
+    """Questions asked again right after appends: the second time the query's vectors are known
+    and (with the worker) the dense ranker scans while the worker embeds the new turn."""
+    from memfold.memory import search as search_module
+
+    out = []
+    saved = search_module.QUERY_VECTORS_CACHED
+    search_module.QUERY_VECTORS_CACHED = cached
+    try:
+        rec = Recording(embedder)
+        with _open(path, rec) as mf:
+            mf.searcher.overlap_embedding = overlap
+            conv = mf.conversation("c", namespace="n")
+            conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+            queries = ["where is the report", QUERY, "a good book"]
+            for query in queries:  # embedded alone: nothing is pending after the first
+                out.append([h.to_dict() for h in mf.search(query, conversation_id="c", limit=5)])
+            for i in range(4):
+                conv.append({"role": "assistant", "content": f"{NEW_TURN} (note {i})" if i % 2 else HISTORY[i]})
+                for mode in ("hybrid", "dense"):
+                    out.append([h.to_dict() for h in mf.search(queries[i % 3], conversation_id="c", mode=mode,
+                                                               limit=5)])
+                out.append([h.to_dict() for h in mf.search(queries[(i + 1) % 3], limit=5)])
+        return out, rec.calls
+    finally:
+        search_module.QUERY_VECTORS_CACHED = saved
+
+
+def test_a_query_asked_again_after_an_append_gets_the_same_hits(tmp_path, minilm):
+    """The dense list scanned while the worker embeds the new turn, joined by the new turn once
+    stored, is the list one scan after the store gives (the in-line path, exactly), and keeping
+    query vectors changes no hit."""
+    overlapped, calls = _repeating_session(tmp_path / "a.db", minilm, True, 256)
+    in_line, _ = _repeating_session(tmp_path / "b.db", minilm, False, 256)
+    uncached, uncached_calls = _repeating_session(tmp_path / "c.db", minilm, True, 0)
+    assert overlapped == in_line
+    # without kept vectors a query asked after an append is embedded in one pass with the new turn,
+    # which rounds its vector differently in the last float32 bits: the same hits, scores to 1e-6
+    assert [[(h["kind"], h["id"]) for h in hits] for hits in overlapped] == \
+        [[(h["kind"], h["id"]) for h in hits] for hits in uncached]
+    assert all(abs(a["score"] - b["score"]) < 1e-6 for x, y in zip(overlapped, uncached) for a, b in zip(x, y))
+    assert any(any(h["text"].startswith(NEW_TURN) for h in hits) for hits in overlapped)
+    # with kept vectors the searches after an append embed only the new turn, in the worker
+    after = calls[4:]
+    assert after and all(texts[0].startswith((NEW_TURN, *HISTORY)) and len(texts) == 1 for texts, _ in after)
+    assert all(thread == "memfold-search-embed" for _, thread in after)
+    assert len(uncached_calls) > len(calls)
 
 
 def test_the_in_line_path_embeds_in_the_callers_thread(db_path, minilm):
