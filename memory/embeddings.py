@@ -742,6 +742,11 @@ class SearchEmbedding:
         """How many stored items this embeds (besides the texts)."""
         return len(self._todo)
 
+    @property
+    def texts_first(self) -> bool:
+        """Whether the texts are embedded alone, before the items (:meth:`text_vectors`)."""
+        return self._first
+
     def item_ids(self, kind: str) -> list[int]:
         """The ids of the items of ``kind`` this embeds (stored by :meth:`wait`)."""
         return [item_id for k, item_id, _ in self._todo if k == kind]

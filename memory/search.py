@@ -95,6 +95,11 @@ POSTINGS_CACHED = 2_000_000
 #: asked again (an agent's recall tool repeating a search, the same question after an append)
 #: is not embedded again; 0 keeps none
 QUERY_VECTORS_CACHED = 256
+#: a search whose turn scope holds at least this many turns embeds its query alone first when items
+#: are pending (the turn just appended), so the dense scan runs while the worker embeds them:
+#: scanning 100K MiniLM vectors costs about as much as embedding one turn, and in a small scope
+#: one pass over query and turn together is cheaper
+LARGE_SCOPE_VECTORS = 20_000
 _UNREAD = object()  # no erasure count read (nothing kept may be used)
 #: the ``meta`` key counting the erasures of a file (:meth:`memfold.window.erasure.Eraser.erase` raises
 #: it in its transaction): a searcher whose in-memory statistics were read at another count drops
@@ -818,6 +823,17 @@ class HybridSearch:
         merged = {**dense, **added}
         return dict(sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
+    def _large_scope(self, found_lineage: list[tuple]) -> bool:
+        """Whether the search's turn scope held at least :data:`LARGE_SCOPE_VECTORS` turns at the
+        last search (the statistics as they stand, not brought up to date: a guess of the dense
+        scan's cost; a search with no conversation counts every turn)."""
+        docs = self._doc_stats.get("turn")
+        if docs is None or docs.n < LARGE_SCOPE_VECTORS:
+            return False
+        if not found_lineage:
+            return True
+        return len(docs.rows(found_lineage[0])) >= LARGE_SCOPE_VECTORS
+
     # -- the query vectors kept between searches ----------------------------------------------
     def _cached_query_vectors(self, embedder: Embedder, texts: list[str]) -> np.ndarray | None:
         """The vectors of ``texts`` (:meth:`_query_texts`) computed by an earlier search with this
@@ -1004,8 +1020,11 @@ class HybridSearch:
                                        conversations=[c for c, _ in found_lineage[0]] if found_lineage else None)
             # a query searched before keeps its vectors (QUERY_VECTORS_CACHED): only the items are embedded
             known_qvecs = self._cached_query_vectors(embedder, qtexts)
+            # in a large scope the query is embedded alone first, so the dense ranker scans while the
+            # worker embeds the new items (the scan costs about as much as embedding a turn)
+            first = self.overlap_embedding and "turn" in filters and self._large_scope(found_lineage)
             job = self.index.prepare(embedder, qtexts if known_qvecs is None else [], kinds=tuple(filters),
-                                     progress=progress, background=self.overlap_embedding)
+                                     progress=progress, background=self.overlap_embedding, texts_first=first)
 
         # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
         # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
@@ -1032,16 +1051,22 @@ class HybridSearch:
             # scope's texts read for BM25 are not reused for the hits (read them where they are checked)
             with self.storage.snapshot():
                 ranked = self._bm25_phase(filters, current, tokens, depth, True, {}, state, known)
-            if known_qvecs is not None and job.items and self.overlap_embedding:
-                # the query's vectors are known and the worker embeds only the new items: the dense
-                # ranker scans the vectors stored already meanwhile, and the new items join its
-                # list once stored (_with_new_items): the same list as one scan after the store
-                qvec, qvecs = self._as_query_vectors(query, qtexts, known_qvecs)
+            if (known_qvecs is not None or job.texts_first) and job.items and self.overlap_embedding:
+                # the query's vectors are known (kept, or embedded alone first) while the worker
+                # embeds the new items: the dense ranker scans the vectors stored already meanwhile,
+                # and the new items join its list once stored (_with_new_items): the same list as
+                # one scan after the store
+                vectors = known_qvecs if known_qvecs is not None else job.text_vectors()
+                if known_qvecs is None:
+                    self._keep_query_vectors(embedder, qtexts, vectors)
+                qvec, qvecs = self._as_query_vectors(query, qtexts, vectors)
                 early = {kind: self._dense_top(kind, qvecs.get(kind, qvec), filters[kind], depth) for kind in ranked}
                 job.wait()
             else:
                 vectors = job.wait()
-                if known_qvecs is None:
+                if known_qvecs is None and not job.items:
+                    # only vectors of the query embedded alone are kept: a kept one is what embedding
+                    # it again gives (packed with new items, float32 rounds it a little differently)
                     self._keep_query_vectors(embedder, qtexts, vectors)
                 qvec, qvecs = self._as_query_vectors(query, qtexts, vectors if known_qvecs is None else known_qvecs)
         with self.storage.snapshot():
