@@ -562,7 +562,7 @@ class EmbeddingIndex:
 
     def prepare(self, embedder: Embedder, texts: Sequence[str], *, kinds: Iterable[str] = ITEM_KINDS,
                 batch_size: int = 256, progress: Callable[[int, int], None] | None = None,
-                background: bool = True) -> "SearchEmbedding":
+                background: bool = True, texts_first: bool = False) -> "SearchEmbedding":
         """Start embedding what a search needs: the items of ``kinds`` that have no vector yet and
         ``texts`` (the query), together in one :meth:`Embedder.embed_batch` call (one MiniLM pass
         for a query and the turn just appended), in a worker thread when ``background`` so the
@@ -570,7 +570,9 @@ class EmbeddingIndex:
         (in the caller's thread) and returns the texts' vectors. A backlog too large for one batch
         (``len(items) + len(texts) > batch_size``: a first search over a file never embedded) is
         embedded now by :meth:`index`, in batches with ``progress``, and only ``texts`` go to the
-        worker.
+        worker. With ``texts_first`` the worker embeds ``texts`` alone first and the items in a
+        second call, so :meth:`SearchEmbedding.text_vectors` has the texts' vectors before the
+        items' are done.
 
         :raises EmbeddingError: if the database holds vectors of another model (nothing is embedded).
         """
@@ -589,7 +591,8 @@ class EmbeddingIndex:
             self.index(embedder, kinds=kinds, batch_size=batch_size, progress=progress)
             todo, marks = [], {}
         todo = self._as_embedded(todo)  # each turn's text in the form embedded (no speaker label)
-        return SearchEmbedding(self, embedder, todo, marks, texts, progress=progress, background=background)
+        return SearchEmbedding(self, embedder, todo, marks, texts, progress=progress, background=background,
+                               texts_first=texts_first)
 
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
               progress: Callable[[int, int], None] | None = None) -> int:
@@ -703,26 +706,32 @@ class EmbeddingIndex:
 class SearchEmbedding:
     """The vectors one search needs, being computed (:meth:`EmbeddingIndex.prepare`): the items of
     its kinds that had none (``todo``: ``[(kind, item_id, text)]``) and its own ``texts``, in one
-    :meth:`Embedder.embed_batch` call, in a daemon thread (``memfold-search-embed``) when
-    ``background``, else in :meth:`wait`. The thread only computes (no storage access, no lock of
-    memfold's), so it can neither block nor be blocked by the search's reads.
+    :meth:`Embedder.embed_batch` call (with ``texts_first``: the texts, then the items, in two),
+    in a daemon thread (``memfold-search-embed``) when ``background``, else in :meth:`wait`. The
+    thread only computes (no storage access, no lock of memfold's), so it can neither block nor be
+    blocked by the search's reads; it is the only thread of the search calling the embedder.
 
-    Invariant: the vectors are the same whatever the thread's timing (the same call on the same
-    texts), and a search uses none of them before :meth:`wait` returned, which joins the thread
-    and stores the items' vectors first, so a search right after an append always ranks the new
-    turn. Nothing is stored and the scan mark does not move when the embedding fails or
+    Invariant: the vectors are the same whatever the thread's timing (the same calls on the same
+    texts), and a search uses none of the items' vectors before :meth:`wait` returned, which joins
+    the thread and stores the items' vectors first, so a search right after an append always ranks
+    the new turn. Nothing is stored and the scan mark does not move when the embedding fails or
     :meth:`wait` is never called (the search raised first): the next search finds the items
     pending again.
     """
 
     def __init__(self, index: EmbeddingIndex, embedder: Embedder, todo: list[tuple[str, int, str]],
                  marks: dict[str, int], texts: list[str], *, progress: Callable[[int, int], None] | None = None,
-                 background: bool = True) -> None:
+                 background: bool = True, texts_first: bool = False) -> None:
         self._index, self._embedder, self._todo, self._marks = index, embedder, todo, marks
+        self._texts = texts
+        self._first = bool(texts_first and texts and todo)
         self._all = [text for _, _, text in todo] + texts
         self._progress = progress
         self._vectors: np.ndarray | None = None
+        self._text_vectors: np.ndarray | None = None
+        self._texts_done = threading.Event()
         self._error: BaseException | None = None
+        self._stored = False
         self._thread: threading.Thread | None = None
         if background and self._all:
             self._thread = threading.Thread(target=self._run, name="memfold-search-embed", daemon=True)
@@ -733,11 +742,41 @@ class SearchEmbedding:
         """How many stored items this embeds (besides the texts)."""
         return len(self._todo)
 
+    @property
+    def texts_first(self) -> bool:
+        """Whether the texts are embedded alone, before the items (:meth:`text_vectors`)."""
+        return self._first
+
+    def item_ids(self, kind: str) -> list[int]:
+        """The ids of the items of ``kind`` this embeds (stored by :meth:`wait`)."""
+        return [item_id for k, item_id, _ in self._todo if k == kind]
+
     def _run(self) -> None:
         try:
-            self._vectors = embed_checked(self._embedder, self._all)
+            if self._first:
+                self._text_vectors = embed_checked(self._embedder, self._texts)
+                self._texts_done.set()
+                items = embed_checked(self._embedder, [text for _, _, text in self._todo])
+                self._vectors = np.concatenate([items, self._text_vectors])
+            else:
+                self._vectors = embed_checked(self._embedder, self._all)
         except BaseException as exc:  # re-raised in the caller's thread by wait()
             self._error = exc
+        finally:
+            self._texts_done.set()
+
+    def text_vectors(self) -> np.ndarray:
+        """The texts' vectors, ``(len(texts), dim) float32``, as soon as they are computed (with
+        ``texts_first``, before the items' are): nothing is stored. :meth:`wait` must still be
+        called to store the items' vectors.
+
+        :raises EmbeddingError: when the embedder failed."""
+        if self._thread is None or not self._first:
+            return self.wait()
+        self._texts_done.wait()
+        if self._text_vectors is None:
+            return self.wait()  # the texts' embedding failed: raised by wait
+        return self._text_vectors
 
     def wait(self) -> np.ndarray:
         """Join the worker, store the items' vectors (one transaction per kind) and record the scan
@@ -754,11 +793,13 @@ class SearchEmbedding:
         if not self._all:
             return np.zeros((0, self._embedder.dim), dtype=np.float32)
         vectors = self._vectors  # checked by embed_checked: (len(texts), dim) float32, finite
-        self._index.store_items(self._todo, vectors[:len(self._todo)], model_id=self._embedder.model_id)
-        for kind, mark in self._marks.items():
-            self._index.scanned_up_to(kind, mark)
-        if self._todo and self._progress is not None:
-            self._progress(len(self._todo), len(self._todo))
+        if self._todo and not self._stored:
+            self._index.store_items(self._todo, vectors[:len(self._todo)], model_id=self._embedder.model_id)
+            for kind, mark in self._marks.items():
+                self._index.scanned_up_to(kind, mark)
+            self._stored = True
+            if self._progress is not None:
+                self._progress(len(self._todo), len(self._todo))
         return vectors[len(self._todo):]
 
 

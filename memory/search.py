@@ -90,6 +90,16 @@ SCOPE_TERMS_CACHED = 64
 #: all: 16 bytes each, at most 32 MB a kind
 POSTINGS_CACHED_TERMS = 1_024
 POSTINGS_CACHED = 2_000_000
+#: how many searches' query vectors are kept (the texts :meth:`HybridSearch._query_texts` embeds,
+#: 1,536 bytes a text with all-MiniLM-L6-v2, least recently searched dropped first): a question
+#: asked again (an agent's recall tool repeating a search, the same question after an append)
+#: is not embedded again; 0 keeps none
+QUERY_VECTORS_CACHED = 256
+#: a search whose turn scope holds at least this many turns embeds its query alone first when items
+#: are pending (the turn just appended), so the dense scan runs while the worker embeds them:
+#: scanning 100K MiniLM vectors costs about as much as embedding one turn, and in a small scope
+#: one pass over query and turn together is cheaper
+LARGE_SCOPE_VECTORS = 20_000
 _UNREAD = object()  # no erasure count read (nothing kept may be used)
 #: the ``meta`` key counting the erasures of a file (:meth:`memfold.window.erasure.Eraser.erase` raises
 #: it in its transaction): a searcher whose in-memory statistics were read at another count drops
@@ -519,6 +529,10 @@ class HybridSearch:
         self._scope_terms: "OrderedDict[Any, _ScopeTerms]" = OrderedDict()  # small scopes' words
         self._scope_terms_lock = threading.Lock()
         self._erasures: str | None = None  # the file's erasure count the statistics were read at
+        #: the query texts' vectors of the last searches (:data:`QUERY_VECTORS_CACHED`), for one embedder
+        self._query_vectors: "OrderedDict[tuple[str, ...], np.ndarray]" = OrderedDict()
+        self._query_vectors_of: Embedder | None = None
+        self._query_vectors_lock = threading.Lock()
 
     @property
     def embedder(self) -> Embedder | None:
@@ -794,6 +808,58 @@ class HybridSearch:
                                                keep=keep) if tokens else {})
         return out
 
+    def _with_new_items(self, kind: str, dense: dict[int, float], new_ids: list[int], qvec: np.ndarray,
+                        flt: SearchScope, n: int) -> dict[int, float]:
+        """The ``n`` nearest of ``dense`` (the scope's nearest stored vectors, scanned before the
+        items ``new_ids`` had theirs) and of those new items that are inside ``flt`` and now have a
+        vector: best first, ties by smaller id, as :meth:`VectorStorage.nearest` orders them. Call
+        inside the search's snapshot, after the new vectors are stored."""
+        if not new_ids:
+            return dense
+        inside = self.fulltext.visible(kind, flt, sorted(set(new_ids)))
+        added = self.storage.vectors.similarity(kind, qvec, sorted(inside)) if inside else {}
+        if not added:
+            return dense
+        merged = {**dense, **added}
+        return dict(sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+
+    def _large_scope(self, found_lineage: list[tuple]) -> bool:
+        """Whether the search's turn scope held at least :data:`LARGE_SCOPE_VECTORS` turns at the
+        last search (the statistics as they stand, not brought up to date: a guess of the dense
+        scan's cost; a search with no conversation counts every turn)."""
+        docs = self._doc_stats.get("turn")
+        if docs is None or docs.n < LARGE_SCOPE_VECTORS:
+            return False
+        if not found_lineage:
+            return True
+        return len(docs.rows(found_lineage[0])) >= LARGE_SCOPE_VECTORS
+
+    # -- the query vectors kept between searches ----------------------------------------------
+    def _cached_query_vectors(self, embedder: Embedder, texts: list[str]) -> np.ndarray | None:
+        """The vectors of ``texts`` (:meth:`_query_texts`) computed by an earlier search with this
+        embedder, or ``None``."""
+        key = tuple(texts)
+        with self._query_vectors_lock:
+            if self._query_vectors_of is not embedder:
+                return None
+            hit = self._query_vectors.get(key)
+            if hit is not None:
+                self._query_vectors.move_to_end(key)
+            return hit
+
+    def _keep_query_vectors(self, embedder: Embedder, texts: list[str], vectors: np.ndarray) -> None:
+        """Keep ``vectors`` (one row per text of ``texts``, computed together) for later searches
+        of the same texts; the least recently searched are dropped past :data:`QUERY_VECTORS_CACHED`."""
+        if QUERY_VECTORS_CACHED <= 0 or len(vectors) != len(texts):
+            return
+        with self._query_vectors_lock:
+            if self._query_vectors_of is not embedder:
+                self._query_vectors.clear()
+                self._query_vectors_of = embedder
+            self._query_vectors[tuple(texts)] = np.array(vectors, dtype=np.float32, copy=True)
+            while len(self._query_vectors) > QUERY_VECTORS_CACHED:
+                self._query_vectors.popitem(last=False)
+
     def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
         """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
         nearest-neighbour search (:meth:`VectorStorage.nearest`: on SQLite the incremental
@@ -945,14 +1011,20 @@ class HybridSearch:
         qvec = None
         qvecs: dict[str, np.ndarray] = {}  # a kind's own query vector, when it differs from qvec
         job = None
+        early: dict[str, dict[int, float]] = {}  # dense lists scanned while the worker embedded new items
         if embedder is not None:
             # the query (one or two texts: _query_texts) and any item without a vector yet (the
             # turn just appended) in one MiniLM pass, computed in a worker thread while BM25 ranks
             # below; nothing dense runs before job.wait() has stored the new vectors (issue 18, point 2)
             qtexts = self._query_texts(query, tuple(filters),
                                        conversations=[c for c, _ in found_lineage[0]] if found_lineage else None)
-            job = self.index.prepare(embedder, qtexts, kinds=tuple(filters), progress=progress,
-                                     background=self.overlap_embedding)
+            # a query searched before keeps its vectors (QUERY_VECTORS_CACHED): only the items are embedded
+            known_qvecs = self._cached_query_vectors(embedder, qtexts)
+            # in a large scope the query is embedded alone first, so the dense ranker scans while the
+            # worker embeds the new items (the scan costs about as much as embedding a turn)
+            first = self.overlap_embedding and "turn" in filters and self._large_scope(found_lineage)
+            job = self.index.prepare(embedder, qtexts if known_qvecs is None else [], kinds=tuple(filters),
+                                     progress=progress, background=self.overlap_embedding, texts_first=first)
 
         # one consistent read of ids, BM25, vectors and hits, even while other threads write (issue 12.4).
         # Cost follows the scope and k (issue 18, point 1): each ranker gives its best `depth`
@@ -979,7 +1051,24 @@ class HybridSearch:
             # scope's texts read for BM25 are not reused for the hits (read them where they are checked)
             with self.storage.snapshot():
                 ranked = self._bm25_phase(filters, current, tokens, depth, True, {}, state, known)
-            qvec, qvecs = self._as_query_vectors(query, qtexts, job.wait())
+            if (known_qvecs is not None or job.texts_first) and job.items and self.overlap_embedding:
+                # the query's vectors are known (kept, or embedded alone first) while the worker
+                # embeds the new items: the dense ranker scans the vectors stored already meanwhile,
+                # and the new items join its list once stored (_with_new_items): the same list as
+                # one scan after the store
+                vectors = known_qvecs if known_qvecs is not None else job.text_vectors()
+                if known_qvecs is None:
+                    self._keep_query_vectors(embedder, qtexts, vectors)
+                qvec, qvecs = self._as_query_vectors(query, qtexts, vectors)
+                early = {kind: self._dense_top(kind, qvecs.get(kind, qvec), filters[kind], depth) for kind in ranked}
+                job.wait()
+            else:
+                vectors = job.wait()
+                if known_qvecs is None and not job.items:
+                    # only vectors of the query embedded alone are kept: a kept one is what embedding
+                    # it again gives (packed with new items, float32 rounds it a little differently)
+                    self._keep_query_vectors(embedder, qtexts, vectors)
+                qvec, qvecs = self._as_query_vectors(query, qtexts, vectors if known_qvecs is None else known_qvecs)
         with self.storage.snapshot():
             per_kind = []
             if job is None:
@@ -989,7 +1078,11 @@ class HybridSearch:
                 if kind not in ranked:
                     continue
                 rows, bm = ranked[kind]
-                dense = self._dense_top(kind, qvecs.get(kind, qvec), flt, depth) if qvec is not None else {}
+                if kind in early:
+                    dense = self._with_new_items(kind, early[kind], job.item_ids(kind), qvecs.get(kind, qvec), flt,
+                                                 depth)
+                else:
+                    dense = self._dense_top(kind, qvecs.get(kind, qvec), flt, depth) if qvec is not None else {}
                 # hybrid reads BM25 HYBRID_BM25_DEPTH times deeper, but only its best `depth` are
                 # candidates: the rest keep their own score only as a candidate's neighbour or a
                 # dense hit

@@ -73,6 +73,9 @@ def test_right_after_an_append_one_pass_embeds_query_and_turn_and_finds_the_turn
         rec.calls.clear()
         mf.search(QUERY, conversation_id="c")
         assert rec.calls == [([QUERY], "memfold-search-embed")]  # nothing pending any more
+        rec.calls.clear()
+        mf.search(QUERY, conversation_id="c")
+        assert rec.calls == []  # the vector of the query embedded alone is kept
 
 
 def _session(path, embedder, overlap: bool) -> list[list[dict]]:
@@ -94,6 +97,83 @@ def test_the_worker_thread_changes_no_hit(tmp_path, minilm):
     in_line = _session(tmp_path / "b.db", minilm, False)
     assert with_worker == in_line
     assert any(any(h["text"].startswith(NEW_TURN) for h in hits) for hits in with_worker)
+
+
+def _repeating_session(path, embedder, overlap: bool, cached: int) -> tuple[list[list[dict]], list]:
+    """Questions asked again right after appends: the second time the query's vectors are known
+    and (with the worker) the dense ranker scans while the worker embeds the new turn."""
+    from memfold.memory import search as search_module
+
+    out = []
+    saved = search_module.QUERY_VECTORS_CACHED
+    search_module.QUERY_VECTORS_CACHED = cached
+    try:
+        rec = Recording(embedder)
+        with _open(path, rec) as mf:
+            mf.searcher.overlap_embedding = overlap
+            conv = mf.conversation("c", namespace="n")
+            conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+            mf.search("warm up", conversation_id="c")
+            queries = ["where is the report", QUERY, "a good book"]
+            for query in queries:  # embedded alone: nothing is pending
+                out.append([h.to_dict() for h in mf.search(query, conversation_id="c", limit=5)])
+            for i in range(4):
+                conv.append({"role": "assistant", "content": f"{NEW_TURN} (note {i})" if i % 2 else HISTORY[i]})
+                for mode in ("hybrid", "dense"):
+                    out.append([h.to_dict() for h in mf.search(queries[i % 3], conversation_id="c", mode=mode,
+                                                               limit=5)])
+                out.append([h.to_dict() for h in mf.search(queries[(i + 1) % 3], limit=5)])
+        return out, rec.calls
+    finally:
+        search_module.QUERY_VECTORS_CACHED = saved
+
+
+def test_a_query_asked_again_after_an_append_gets_the_same_hits(tmp_path, minilm):
+    """The dense list scanned while the worker embeds the new turn, joined by the new turn once
+    stored, is the list one scan after the store gives (the in-line path, exactly), and keeping
+    query vectors changes no hit."""
+    overlapped, calls = _repeating_session(tmp_path / "a.db", minilm, True, 256)
+    in_line, _ = _repeating_session(tmp_path / "b.db", minilm, False, 256)
+    uncached, uncached_calls = _repeating_session(tmp_path / "c.db", minilm, True, 0)
+    assert overlapped == in_line
+    # without kept vectors a query asked after an append is embedded in one pass with the new turn,
+    # which rounds its vector differently in the last float32 bits: the same hits, scores to 1e-6
+    assert [[(h["kind"], h["id"]) for h in hits] for hits in overlapped] == \
+        [[(h["kind"], h["id"]) for h in hits] for hits in uncached]
+    assert all(abs(a["score"] - b["score"]) < 1e-6 for x, y in zip(overlapped, uncached) for a, b in zip(x, y))
+    assert any(any(h["text"].startswith(NEW_TURN) for h in hits) for hits in overlapped)
+    # with kept vectors the searches after an append embed only the new turn, in the worker
+    new_turns = [f"{NEW_TURN} (note {i})" if i % 2 else HISTORY[i] for i in range(4)]
+    assert calls[1:4] == [([q], "memfold-search-embed") for q in ["where is the report", QUERY, "a good book"]]
+    assert calls[4:] == [([t], "memfold-search-embed") for t in new_turns]
+    assert len(uncached_calls) > len(calls)
+
+
+def test_in_a_large_scope_the_query_is_embedded_first_and_the_new_turn_joins_the_dense_list(tmp_path, minilm,
+                                                                                            monkeypatch):
+    """A scope of at least LARGE_SCOPE_VECTORS turns (1 here) embeds the query alone first, so the
+    dense ranker scans while the worker embeds the new turn: the new turn is still found by
+    meaning, and the hits are those of one pass over both (the in-line path) up to float32
+    rounding of the query's vector."""
+    from memfold.memory import search as search_module
+
+    monkeypatch.setattr(search_module, "LARGE_SCOPE_VECTORS", 1)
+    rec = Recording(minilm)
+    with _open(tmp_path / "a.db", rec) as mf:
+        conv = mf.conversation("c", namespace="n")
+        conv.append_many([{"role": "user", "content": t} for t in HISTORY])
+        mf.search("warm up", conversation_id="c")
+        tid = conv.append({"role": "user", "content": NEW_TURN})
+        rec.calls.clear()
+        hits = mf.search(QUERY, conversation_id="c", kinds=["turn"], limit=3)
+        assert rec.calls == [([QUERY], "memfold-search-embed"), ([NEW_TURN], "memfold-search-embed")]
+        assert hits[0].id == tid and hits[0].bm25_rank is None and hits[0].dense_rank == 1
+    split = _session(tmp_path / "b.db", minilm, True)
+    in_line = _session(tmp_path / "c.db", minilm, False)
+    assert [[(h["kind"], h["id"]) for h in hits] for hits in split] == \
+        [[(h["kind"], h["id"]) for h in hits] for hits in in_line]
+    assert all(abs(a["score"] - b["score"]) < 1e-6 for x, y in zip(split, in_line) for a, b in zip(x, y))
+    assert any(any(h["text"].startswith(NEW_TURN) for h in hits) for hits in split)
 
 
 def test_the_in_line_path_embeds_in_the_callers_thread(db_path, minilm):
