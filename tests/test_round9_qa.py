@@ -396,3 +396,102 @@ def test_metadata_and_labels_round_trip_on_both_backends(backend_target):
     lines = [json.loads(x) for x in again.conversation("c", create=False).export_jsonl().splitlines()]
     assert [x["content"] for x in lines] == [f"turn {i}" for i in range(len(METADATA))] + ["no labels", "labels"]
     again.close()
+
+
+# --- real processes at once: appenders/compilers/searchers, an eraser and a relabeller -------------
+
+_WORKER = textwrap.dedent("""
+    import fcntl, json, sys
+    import memfold
+
+    path, lock_path, role, wid, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+
+    def open_():
+        return memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder=None,
+                               secrets="off", preload_embedder=False)
+
+    def locked(mode):
+        class L:
+            def __enter__(self):
+                self.f = open(lock_path, "a+")
+                fcntl.flock(self.f, mode)
+            def __exit__(self, *a):
+                fcntl.flock(self.f, fcntl.LOCK_UN)
+                self.f.close()
+        return L()
+
+    def listed(name):
+        try:
+            return [x for x in open(lock_path + "." + name).read().split() if x]
+        except FileNotFoundError:
+            return []
+
+    mf = open_()
+    conv = mf.conversation("c1", create=False)
+    for i in range(rounds):
+        if role == "worker":
+            kind = "eraseme" if i % 3 == 0 else "keep"
+            with locked(fcntl.LOCK_SH):  # writers run together; a check runs alone
+                conv.append({"role": "user" if i % 2 == 0 else "assistant",
+                             "content": f"{kind}w{wid}x{i} about the parcel number {i}"})
+            mf.search("parcel number", limit=5, mode="bm25")  # unlocked: a search amid the others' writes
+            with locked(fcntl.LOCK_EX):
+                erased, hr = listed("erased"), listed("hr")
+                for reader in (None, ["staff"]):
+                    got = conv.context(budget=60000, reader=reader)
+                    fresh_mf = open_()
+                    fresh = fresh_mf.conversation("c1", create=False).context(budget=60000, reader=reader)
+                    fresh_mf.close()
+                    text = json.dumps(got.to_dict())
+                    if got.to_dict() != fresh.to_dict():
+                        sys.exit(f"worker {wid} round {i} reader {reader}: cached context != fresh open's")
+                    shown = [m for m in erased if m + " " in text]
+                    if shown:
+                        sys.exit(f"worker {wid} round {i}: erased {shown} shown")
+                    if reader is not None and [m for m in hr if m + " " in text]:
+                        sys.exit(f"worker {wid} round {i}: relabelled turns shown to reader staff")
+                hits = [h for h in mf.search("eraseme", limit=100, mode="bm25") if h.kind == "turn"]
+                bad = [h.id for h in hits if mf.archive.get(h.id).erased]
+                if bad:
+                    sys.exit(f"worker {wid} round {i}: erased turns {bad} found by search")
+        else:
+            with locked(fcntl.LOCK_EX):  # the change and its record, at once
+                turns = [t for t in conv.history() if not t.erased]
+                if role == "eraser":
+                    doomed = [t for t in turns if t.content.startswith("eraseme")]
+                    if doomed:
+                        mf.erase(turn_ids=[t.id for t in doomed])
+                        with open(lock_path + ".erased", "a") as f:
+                            f.write(" ".join(t.content.split()[0] for t in doomed) + " ")
+                else:
+                    plain = [t for t in turns if t.content.startswith("keep") and "hr" not in t.labels]
+                    if plain:
+                        mf.relabel(f"t{plain[0].id}", ["hr"])
+                        with open(lock_path + ".hr", "a") as f:
+                            f.write(plain[0].content.split()[0] + " ")
+    mf.close()
+""")
+
+
+def test_processes_appending_compiling_and_searching_while_others_erase_and_relabel(tmp_path):
+    path, lock = tmp_path / "many.db", tmp_path / "lock"
+    mf = _open(path)
+    conv = mf.conversation("c1", namespace="ns")
+    for i in range(4):
+        conv.append({"role": "user", "content": f"keepseed{i} the parcel number {i}"})
+    mf.close()
+    roles = [("worker", 0), ("worker", 1), ("worker", 2), ("worker", 3), ("eraser", 4), ("relabel", 5)]
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(path), str(lock), role, str(wid),
+                               "20" if role == "worker" else "16"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for role, wid in roles]
+    outcomes = [(p.wait(600), p.stderr.read()[-2000:]) for p in procs]
+    assert all(rc == 0 for rc, _ in outcomes), outcomes
+    erased = (tmp_path / "lock.erased").read_text().split() if (tmp_path / "lock.erased").exists() else []
+    assert erased, "the eraser erased nothing"
+    assert (tmp_path / "lock.hr").read_text().split()
+    final = _open(path)
+    history = final.conversation("c1", create=False).history()
+    assert len(history) == 4 + 4 * 20
+    text = json.dumps(final.conversation("c1", create=False).context(budget=60000).to_dict())
+    assert not [m for m in erased if m + " " in text]
+    final.close()
