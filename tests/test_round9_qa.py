@@ -495,3 +495,22 @@ def test_processes_appending_compiling_and_searching_while_others_erase_and_rela
     text = json.dumps(final.conversation("c1", create=False).context(budget=60000).to_dict())
     assert not [m for m in erased if m + " " in text]
     final.close()
+
+
+def test_export_jsonl_to_a_path_or_a_binary_file_is_a_clear_error(tmp_path):
+    from memfold.memory.errors import InvalidInput
+
+    mf = _open(tmp_path / "x.db")
+    conv = mf.conversation("c1", namespace="ns")
+    conv.append({"role": "user", "content": "hello"})
+    target = tmp_path / "out.jsonl"
+    for bad in (target, str(target)):
+        with pytest.raises(InvalidInput, match="text stream"):
+            conv.export_jsonl(bad)
+    with open(target, "wb") as fh, pytest.raises(InvalidInput, match="text stream"):
+        conv.export_jsonl(fh)
+    assert target.read_bytes() == b""  # nothing written
+    with open(target, "w", encoding="utf-8") as fh:
+        assert conv.export_jsonl(fh) == 1
+    assert json.loads(target.read_text()) == {"role": "user", "content": "hello"}
+    mf.close()
