@@ -266,7 +266,13 @@ class Conversation:
 
         :param reader: as in :meth:`history`: turns whose labels the reader lacks are not written.
         :returns: the JSONL text (``out`` None) or the number of turns written.
+        :raises InvalidInput: when ``out`` is not a text stream (a path, or a file opened in binary
+            mode), before anything is read or written.
         """
+        if out is not None and (not callable(getattr(out, "write", None))
+                                or isinstance(out, (io.RawIOBase, io.BufferedIOBase))):
+            raise InvalidInput(f"export_jsonl writes to a text stream (an object with write(str), such as "
+                               f"open(path, 'w')), got {type(out).__name__} {out!r}")
         turns = self.history(reader=reader)
         if out is None:
             buf = io.StringIO()
