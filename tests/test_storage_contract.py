@@ -233,6 +233,10 @@ class RecordingStorage:
         self.calls.add("settled")
         return self.inner.settled()
 
+    def writers_held(self):
+        self.calls.add("writers_held")
+        return self.inner.writers_held()
+
     @property
     def in_transaction(self) -> bool:
         self.calls.add("in_transaction")
@@ -1989,6 +1993,29 @@ def test_state_version_changes_with_every_commit_from_any_handle(storage):
     with other.transaction():
         other.meta.set("b", "2")
     assert storage.meta.state_version() != second
+
+
+@covers("writers_held", "meta.only_own_commits", "meta.state_version", "meta.set")
+def test_only_own_commits_tells_another_handles_commit_apart(storage):
+    """Round 9 QA: the compiled-context cache keeps a compile only when nobody else committed
+    while it ran. Inside ``writers_held``: no change is known to be the caller's own; a commit by
+    another connection never is (a backend that cannot tell its own commits apart says False for
+    them too, which only costs the cache a miss)."""
+    with storage.writers_held():
+        first = storage.meta.state_version()
+        assert storage.meta.only_own_commits(first, storage.meta.state_version())
+        with storage.transaction():
+            storage.meta.set("a", "1")
+        own = storage.meta.state_version()
+        assert own != first
+        assert storage.meta.only_own_commits(first, own) in (True, False)  # True where the backend can tell
+    if storage.backend.shares_connection:
+        return  # the second handle is this connection: its commits are this connection's own
+    other = storage.other()
+    with other.transaction():
+        other.meta.set("b", "2")
+    with storage.writers_held():
+        assert not storage.meta.only_own_commits(own, storage.meta.state_version())
 
 
 @covers("erasure.vacuum", "erasure.blank_turns", "snapshot", "archive.turn")

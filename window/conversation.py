@@ -398,36 +398,57 @@ class Conversation:
             if hit is not None:
                 return hit
         self.catalog.sync()  # the one write a compile may need (new turns into the catalog), before the read
-        ctx = self._compile(settings, reader)
-        if ctx.fold_menu is not None:  # issue 14, point 8: a fold card shown counts as proposed once per unit
-            from .folds import record_proposal
-
-            record_proposal(self.parts, self.ref, ctx.fold_menu)
-        if use_cache:
-            cache.put(cache.key(self.parts, self.ref, settings, reader), ctx)
+        ctx, key = self._compile(settings, reader, cache if use_cache else None)
+        if key is not None:
+            cache.put(key, ctx)
         return ctx
 
-    def _compile(self, settings, reader):
-        """The body of :meth:`context` after the settings and the catalog sync (no cache)."""
+    def _compile(self, settings, reader, cache=None):
+        """The body of :meth:`context` after the settings and the catalog sync: the compiled
+        context, and the cache key it may be kept under (``None``: not to be cached).
+
+        The key is that of the state *after* the compile's own writes (the memories' access
+        counts, a fold card's proposal), so the next compile of an unchanged conversation finds
+        it. It is given only when nobody else committed between the version read before the
+        snapshot and the one read after those writes: the whole compile runs with this process's
+        other writers held (:meth:`Storage.writers_held`) and the storage tells its own commits
+        from other connections' (:meth:`MetaStorage.only_own_commits`). Otherwise an erasure,
+        relabel or append committed while this compile ran would be served, under the newer
+        version, as if the old context were current (round 9 QA). A compile that folds is never
+        cached (the summarizer runs without holding other writers off)."""
         from .compactor import Compactor
         from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
+        from .folds import record_proposal
 
-        with self.storage.snapshot():  # one consistent state (issue 13, point 5)
-            lay = layout(self.parts, self.ref, settings, reader, sync=False)
-            check_protected_fits(settings, lay)  # issue 8: before any compaction
-            reported = self.reported_usage()
-            pressure = max(lay.total_tokens, reported or 0)
-            fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
-            if fold:
-                check_can_fit(self.parts, settings, lay)  # issue 20: a hopeless budget folds nothing
-            if not fold:  # the usual case: compiled from this one read
-                sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
-        if not fold:
-            return finish_compile(self.parts, self.ref, settings, reader, sections, lay)
+        with self.storage.writers_held():
+            before = self.storage.meta.state_version() if cache is not None else None
+            with self.storage.snapshot():  # one consistent state (issue 13, point 5)
+                lay = layout(self.parts, self.ref, settings, reader, sync=False)
+                check_protected_fits(settings, lay)  # issue 8: before any compaction
+                reported = self.reported_usage()
+                pressure = max(lay.total_tokens, reported or 0)
+                fold = pressure >= settings.hard_tokens or lay.total_tokens > settings.usable_tokens
+                if fold:
+                    check_can_fit(self.parts, settings, lay)  # issue 20: a hopeless budget folds nothing
+                if not fold:  # the usual case: compiled from this one read
+                    sections, lay = build_sections(self.parts, self.ref, settings, reader, with_memories=False, lay=lay)
+            if not fold:
+                ctx = finish_compile(self.parts, self.ref, settings, reader, sections, lay)
+                if ctx.fold_menu is not None:  # issue 14, point 8: a fold card shown counts as proposed once per unit
+                    record_proposal(self.parts, self.ref, ctx.fold_menu)
+                key = None
+                if cache is not None:
+                    key = cache.key(self.parts, self.ref, settings, reader)
+                    if not self.storage.meta.only_own_commits(before, key[1]):
+                        key = None  # someone else committed meanwhile: the next compile reads again
+                return ctx, key
         compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
         compactor.compact(reader=reader, lay=lay, reported=reported)  # once, then compile
         self.catalog.sync()
-        return compile_context(self.parts, self.ref, settings, reader, snapshot=True)
+        ctx = compile_context(self.parts, self.ref, settings, reader, snapshot=True)
+        if ctx.fold_menu is not None:
+            record_proposal(self.parts, self.ref, ctx.fold_menu)
+        return ctx, None
 
     def compact(self, *, target_tokens: int | None = None, summarizer: Any = None,
                 reader: Iterable[str] | None = None, **overrides: Any):

@@ -735,6 +735,12 @@ class MetaStorage(Protocol):
         """A value that changes whenever anything is committed to the storage, by this
         connection or another (a cache key: equal values mean nothing changed in between)."""
 
+    def only_own_commits(self, before: "tuple[int, int]", after: "tuple[int, int]") -> bool:
+        """True when every commit between two :meth:`state_version` values taken inside one
+        :meth:`Storage.writers_held` block was made by this connection (so by the caller); False
+        when another connection may have committed (when the backend cannot tell: unless the two
+        are equal)."""
+
     def clock_kind(self) -> str | None:
         """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""
 
@@ -795,6 +801,12 @@ class Storage(Protocol):
 
     def snapshot(self) -> ContextManager[None]:
         """One consistent read of committed state (a read transaction), taking no write lock."""
+
+    def writers_held(self) -> ContextManager[None]:
+        """A block in which no other thread of this process writes through this storage (SQLite:
+        the connection's lock, held; PostgreSQL: nothing, as each thread has its own connection).
+        With :meth:`MetaStorage.only_own_commits` it tells a compile's own writes from anyone
+        else's (the compiled-context cache). Keep it short: other threads wait."""
 
     def settled(self) -> ContextManager[None]:
         """A read that sees every write handed an id before it began, committed: what a reader

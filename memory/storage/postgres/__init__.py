@@ -63,6 +63,11 @@ class PostgresStorage:
         writers commit ids out of order, and a cursor over ids must not skip one."""
         return self.c.quiesced()
 
+    def writers_held(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to hold: each thread has its own connection, and ``only_own_commits`` cannot
+        tell this handle's commits from others' anyway."""
+        return contextlib.nullcontext()
+
     @property
     def in_transaction(self) -> bool:
         """True while the calling thread is inside a :meth:`transaction` or :meth:`snapshot`."""

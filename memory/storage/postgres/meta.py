@@ -68,6 +68,11 @@ class PostgresMeta:
         snapshot = self.c.value("SELECT pg_current_snapshot()::text", default="")
         return (zlib.crc32(snapshot.encode()), self.c.writes)
 
+    def only_own_commits(self, before: tuple[int, int], after: tuple[int, int]) -> bool:
+        """The server's snapshot moves with this handle's commits as with anyone's, so only an
+        unchanged version is known to hold no other commit."""
+        return before == after
+
     # -- the settings memfold itself keeps ---------------------------------------------------
     def clock_kind(self) -> str | None:
         """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""

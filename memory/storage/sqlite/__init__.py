@@ -63,6 +63,11 @@ class SqliteStorage:
         """A :meth:`snapshot`: one writer at a time, so ids commit in the order they are handed out."""
         return self.c.snapshot()
 
+    def writers_held(self) -> contextlib.AbstractContextManager[None]:
+        """The connection's lock, held for the block: no other thread of this process runs a
+        statement on this storage meanwhile (re-entrant: this thread's own writes go on)."""
+        return self.c.lock
+
     @property
     def in_transaction(self) -> bool:
         """True while the calling thread is inside a :meth:`transaction` or :meth:`snapshot` of

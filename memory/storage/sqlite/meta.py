@@ -62,6 +62,12 @@ class SqliteMeta:
         with self.c.lock:
             return (self.c.one("PRAGMA data_version")[0], self.c.conn.total_changes)
 
+    def only_own_commits(self, before: tuple[int, int], after: tuple[int, int]) -> bool:
+        """``PRAGMA data_version`` moves only with other connections' commits; inside
+        ``writers_held`` no other thread wrote on this one, so an unchanged first part means every
+        change counted in the second is the caller's."""
+        return before[0] == after[0]
+
     # -- the settings memfold itself keeps ---------------------------------------------------
     def clock_kind(self) -> str | None:
         """The kind of clock that wrote the file (``"logical"``/``"system"``), None for a fresh file."""
