@@ -1,8 +1,8 @@
 """Round 9 QA probe (not a test: it is a race): 4 processes compile one conversation (with memories, so a
 compile writes access counts) while a 5th erases turns and appends new ones; a worker counts the compiles
 that showed a turn erased before that compile began (read from the eraser's list, written after each
-erase commits). Any count above 0 is the stale-put race of ``Conversation.context`` (strict xfails in
-tests/test_round9_qa.py). Usage: python bench/race_cache_erase_probe.py [runs]"""
+erase commits). Any count above 0 is the stale-put race of ``Conversation.context`` that round 9 QA found and
+round 9 fixed (tests/test_round9_qa.py places it deterministically). Usage: python bench/race_cache_erase_probe.py [runs]"""
 import json, subprocess, sys, textwrap, os
 import memfold
 W = textwrap.dedent('''
