@@ -13,6 +13,11 @@ exact key it was built under, and the key holds the permissions it was built for
 * the tick of a logical clock (memory scores depend on it); a system clock's time is left out:
   a hit shows the memory ranking of the compile it cached, until anything is written.
 
+A compile is put only under the key of the state it read: :meth:`~memfold.window.conversation.Conversation.context`
+reads the version before its snapshot and after its own writes (access counts), with this process's
+other writers held, and keeps the context only when nobody else committed in between
+(``MetaStorage.only_own_commits``; round 9 QA found a commit landing mid-compile served as current).
+
 No entry is served while an active deadline is due (the next compile expires it, and it leaves
 the protected channel): :meth:`~memfold.window.conversation.Conversation.context` asks the
 protected family first, one indexed statement. A hit returns a deep copy, byte-identical to the cached one,
