@@ -481,6 +481,8 @@ def test_processes_appending_compiling_and_searching_while_others_erase_and_rela
     conv = mf.conversation("c1", namespace="ns")
     for i in range(4):
         conv.append({"role": "user", "content": f"keepseed{i} the parcel number {i}"})
+    for i in range(2):  # something to erase even if the eraser runs before any worker appends
+        conv.append({"role": "user", "content": f"erasemeseed{i} the parcel number {i}"})
     mf.close()
     roles = [("worker", 0), ("worker", 1), ("worker", 2), ("worker", 3), ("eraser", 4), ("relabel", 5)]
     procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(path), str(lock), role, str(wid),
@@ -493,7 +495,7 @@ def test_processes_appending_compiling_and_searching_while_others_erase_and_rela
     assert (tmp_path / "lock.hr").read_text().split()
     final = _open(path)
     history = final.conversation("c1", create=False).history()
-    assert len(history) == 4 + 4 * 20
+    assert len(history) == 6 + 4 * 20
     text = json.dumps(final.conversation("c1", create=False).context(budget=60000).to_dict())
     assert not [m for m in erased if m + " " in text]
     final.close()
