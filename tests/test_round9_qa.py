@@ -202,8 +202,12 @@ def _between(path, action, arg=""):
     subprocess.run([sys.executable, "-c", _BETWEEN, str(path), action, str(arg)], check=True, timeout=120)
 
 
-@pytest.mark.parametrize("reader", [None, ["staff"], ["staff", "hr"]])
-def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_another_process(tmp_path, reader):
+READERS = [None, ["staff"], ["staff", "hr"]]
+
+
+def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_another_process(tmp_path):
+    """After each change by another process, every reader's compile (twice: the second a hit)
+    equals a fresh open's; the three readers' entries sit side by side in one cache."""
     path = tmp_path / "between.db"
     mf = _open(path)
     conv = mf.conversation("c1", namespace="ns")
@@ -211,11 +215,14 @@ def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_anothe
         conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} about the order {i}"})
 
     def check(step):
-        first = conv.context(budget=4000, reader=reader)
-        second = conv.context(budget=4000, reader=reader)  # a hit when nothing changed
-        fresh = _fresh_context(path, "c1", budget=4000, reader=reader)
-        assert first.to_dict() == second.to_dict() == fresh.to_dict(), step
-        return fresh
+        for reader in READERS:
+            first = conv.context(budget=4000, reader=reader)
+            second = conv.context(budget=4000, reader=reader)  # a hit when nothing changed
+            fresh = _fresh_context(path, "c1", budget=4000, reader=reader)
+            assert first.to_dict() == second.to_dict() == fresh.to_dict(), (step, reader)
+
+    def shown(reader):
+        return json.dumps(conv.context(budget=4000, reader=reader).to_dict())
 
     check("start")
     steps = [("append", "the zebra code is 4471"), ("relabel", 7), ("unlabel", 7), ("relabel", 3),
@@ -224,10 +231,11 @@ def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_anothe
     for action, arg in steps:
         _between(path, action, arg)
         check(f"after {action} {arg}")
-    text = json.dumps(conv.context(budget=4000, reader=reader).to_dict())
-    assert "zebra" not in text  # erased
-    assert ("turn 2 about" in text) == (reader is None or "hr" in reader)  # t3 relabelled hr
-    assert "Never call me before noon" in text
+    for reader in READERS:
+        text = shown(reader)
+        assert "zebra" not in text  # erased
+        assert ("turn 2 about" in text) == (reader is None or "hr" in reader), reader  # t3 relabelled hr
+        assert "Never call me before noon" in text
     _between(path, "protect", "Always answer in French")
     check("after a second protect")
     ids = sorted(r.id for r in mf.protected.for_conversation("c1", state="active"))
@@ -236,11 +244,12 @@ def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_anothe
     check(f"after satisfy P{ids[0]}")
     _between(path, "revoke", ids[1])
     check(f"after revoke P{ids[1]}")
-    text = json.dumps(conv.context(budget=4000, reader=reader).to_dict())
-    assert "before noon" not in text and "in French" not in text
+    for reader in READERS:
+        text = shown(reader)
+        assert "before noon" not in text and "in French" not in text
     _between(path, "erase_record", 1)
     check("after erase_record")
-    assert "green tea" not in json.dumps(conv.context(budget=4000, reader=reader).to_dict())
+    assert not [r for r in READERS if "green tea" in shown(r)]
     mf.close()
 
 
