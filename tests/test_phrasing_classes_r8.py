@@ -17,27 +17,7 @@ import memfold
 from memfold.consolidation.extractors import attributes as a
 from memfold.memory import families
 from memfold.window import directives as d
-
-
-@pytest.fixture
-def mf(db_path, clock):
-    with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
-        yield instance
-
-
-def _active(mf, cid="c"):
-    return {r.text: r.kind for r in mf.protected.active_for(cid)}
-
-
-def _states(mf, cid="c"):
-    return {r.text: r.state for r in mf.protected.list(conversation_id=cid, state=None)}
-
-
-def _say(mf, *texts, cid="c"):
-    conv = mf.conversation(cid, namespace="n")
-    for text in texts:
-        conv.append({"role": "user", "content": text})
-    return conv
+from phrasing_support import _active, _say, _states, mf  # noqa: F401 (mf: a fixture)
 
 
 #: (family, sentence, kind of the record it makes)

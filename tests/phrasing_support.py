@@ -1,0 +1,29 @@
+"""Shared by the phrasing-class tests of rounds 5, 8 and 9 (``test_phrasing_classes_r*.py``): a
+real database without an embedder, and the protected records a conversation's user turns leave."""
+
+from __future__ import annotations
+
+import pytest
+
+import memfold
+
+
+@pytest.fixture
+def mf(db_path, clock):
+    with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
+        yield instance
+
+
+def _active(mf, cid="c"):
+    return {r.text: r.kind for r in mf.protected.active_for(cid)}
+
+
+def _states(mf, cid="c"):
+    return {r.text: r.state for r in mf.protected.list(conversation_id=cid, state=None)}
+
+
+def _say(mf, *texts, cid="c"):
+    conv = mf.conversation(cid, namespace="n")
+    for text in texts:
+        conv.append({"role": "user", "content": text})
+    return conv
