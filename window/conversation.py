@@ -9,6 +9,7 @@ compactor, recall tools, tree export); it never sees the facade itself (DESIGN.m
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Mapping
@@ -420,7 +421,8 @@ class Conversation:
         from .context import build_sections, check_can_fit, check_protected_fits, compile_context, finish_compile, layout
         from .folds import record_proposal
 
-        with self.storage.writers_held():
+        # other writers are held off only when the result may be cached (nothing to tell apart otherwise)
+        with self.storage.writers_held() if cache is not None else contextlib.nullcontext():
             before = self.storage.meta.state_version() if cache is not None else None
             with self.storage.snapshot():  # one consistent state (issue 13, point 5)
                 lay = layout(self.parts, self.ref, settings, reader, sync=False)
