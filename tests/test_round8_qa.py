@@ -294,16 +294,16 @@ mf.close()
 def test_a_dozen_processes_open_a_fresh_file_at_once(tmp_path):
     import time
 
-    for loop in range(1):  # one race; the deterministic case is tests/test_concurrency.py's rollback-mode writer
-        path = tmp_path / f"fresh{loop}.db"
-        start = time.time() + 3.0  # every process imported before the race starts
-        procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), str(start), str(i)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(12)]
-        errors = [p.communicate(timeout=300)[1] for p in procs]
-        assert [p.returncode for p in procs] == [0] * 12, [e.strip().splitlines()[-1:] for e in errors if e.strip()]
-        with _open(path) as mf:
-            assert mf.db.execute("SELECT count(*) FROM turns").fetchone() == (12,)
-            assert mf.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    # one race; the deterministic case is tests/test_concurrency.py's rollback-mode writer
+    path = tmp_path / "fresh.db"
+    start = time.time() + 3.0  # every process imported before the race starts
+    procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), str(start), str(i)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(12)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 12, [e.strip().splitlines()[-1:] for e in errors if e.strip()]
+    with _open(path) as mf:
+        assert mf.db.execute("SELECT count(*) FROM turns").fetchone() == (12,)
+        assert mf.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_kept_counts_after_appends_of_odd_ascii_and_unicode_texts(tmp_path):
