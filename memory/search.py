@@ -33,7 +33,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections import OrderedDict
+from collections import ChainMap, OrderedDict
 from numbers import Real
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -190,7 +190,7 @@ class _Docs:
         self._groups = np.zeros(0, dtype=np.int32)
         self._seqs = np.zeros(0, dtype=np.int64)
         self.names: dict[Any, int] = {}
-        self.at: dict[tuple[int, int], int] = {}  # (group code, seq) -> id
+        self.at: "dict[tuple[int, int], int] | ChainMap" = {}  # (group code, seq) -> id
 
     ids = property(lambda self: self._ids[:self.n])
     lengths = property(lambda self: self._lengths[:self.n])
@@ -227,7 +227,10 @@ class _Docs:
         out.n, out.mark = self.n, self.mark
         for name in ("_ids", "_lengths", "_groups", "_seqs"):
             setattr(out, name, getattr(self, name)[:self.n].copy())
-        out.names, out.at = dict(self.names), dict(self.at)
+        # the (group, seq) map is read through, not copied (O(items)): the new rows' keys go to a
+        # dict of their own, in front; a key the kept map gains later names a committed turn,
+        # which the search checks visible like any other neighbour
+        out.names, out.at = dict(self.names), ChainMap({}, self.at)
         out.labelled = np.concatenate([self.labelled, np.asarray(labelled, dtype=np.int64)])
         out.add(rows)
         return out
