@@ -418,6 +418,37 @@ def test_a_rolled_back_turns_speaker_and_time_do_not_stay_in_the_priors(backend_
     mf.close()
 
 
+@pytest.mark.xfail(strict=True, reason="found in round 10, not fixed (dense side: memory/embeddings.py, the vector "
+                   "stores): a hybrid search inside a caller's transaction embeds and stores its uncommitted turn and "
+                   "moves the in-memory scan marks past it; after a rollback SQLite hands the same id to the next "
+                   "turn, which then never gets a vector in this process (dense mode misses it, a fresh open finds it)")
+def test_a_dense_search_after_a_rolled_back_transaction_finds_the_next_turn(tmp_path):
+    path = tmp_path / "m.db"
+
+    def open_():
+        return memfold.MemFold(path, clock=LogicalClock(), token_counter="words", embedder="hashing",
+                               secrets="off", preload_embedder=False)
+
+    mf = open_()
+    conv = mf.conversation("c", namespace="n")
+    conv.append_many([{"role": "user", "content": f"filler line {i} about the river"} for i in range(150)],
+                     compact=False)
+    mf.search("river", conversation_id="c")
+    with pytest.raises(RuntimeError):
+        with mf.storage.transaction():
+            conv.append({"role": "user", "content": "zebra zebra zebra crossing rolled back"})
+            mf.search("zebra crossing", conversation_id="c")
+            raise RuntimeError("roll back")
+    new = mf.conversation("c", namespace="n").append({"role": "user", "content": "lion lion savannah after rollback"})
+    got = [h.id for h in mf.search("lion savannah", conversation_id="c", mode="dense", limit=5)]
+    fresh = open_()
+    want = [h.id for h in fresh.search("lion savannah", conversation_id="c", mode="dense", limit=5)]
+    fresh.close()
+    mf.close()
+    assert want[0] == new
+    assert got == want
+
+
 def test_a_search_inside_a_committed_transaction_then_matches_a_fresh_open(backend_target):
     """The other way out of the transaction: its turns commit, and the next search (which reads
     them into the kept statistics then) ranks as a fresh open does."""
