@@ -99,15 +99,21 @@ class TurnFacets:
                 return self
             if not rows:
                 return self
-            out = TurnFacets()
-            for name in ("n", "mark", "_next_session"):
-                setattr(out, name, getattr(self, name))
-            for name in ("_ids", "_times", "_speakers", "_sessions"):
-                setattr(out, name, getattr(self, name)[:self.n].copy())
-            out.names, out._code, out._last = list(self.names), dict(self._code), dict(self._last)
-            out._speakers_of = {c: set(codes) for c, codes in self._speakers_of.items()}
+            out = self.copy()
             out._add(rows)
             return out
+
+    def copy(self) -> "TurnFacets":
+        """A copy that shares nothing this object changes (what :meth:`refresh` adds a
+        transaction's turns to); call with the lock held or no writer about."""
+        out = TurnFacets()
+        for name in ("n", "mark", "_next_session"):
+            setattr(out, name, getattr(self, name))
+        for name in ("_ids", "_times", "_speakers", "_sessions"):
+            setattr(out, name, getattr(self, name)[:self.n].copy())
+        out.names, out._code, out._last = list(self.names), dict(self._code), dict(self._last)
+        out._speakers_of = {c: set(codes) for c, codes in self._speakers_of.items()}
+        return out
 
     def _add(self, rows: Sequence[tuple[int, Any, float, str | None]]) -> None:
         if not rows:
