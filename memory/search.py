@@ -1216,8 +1216,8 @@ class HybridSearch:
         query (their text names people). :meth:`_as_query_vectors` reads the vectors back."""
         turn_text = query
         if "turn" in kinds:
-            turn_text = without_names(query, self._facets.refresh(self.storage, private=self.storage.in_transaction).speakers(
-                conversations))
+            speakers = self._facets.refresh(self.storage, private=self.storage.in_transaction).speakers(conversations)
+            turn_text = without_names(query, speakers)
         if turn_text == query:
             return [query]
         if all(kind == "turn" for kind in kinds):
