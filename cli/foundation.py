@@ -236,6 +236,9 @@ def export(db: str, conversation_id: str, output: str, with_times: bool, tree_di
            reader_labels: tuple[str, ...]) -> None:
     """Export a conversation as OpenAI chat-messages JSONL (the format ingest reads), or as a tree.
 
+    Each line carries the turn's labels and metadata, so an ingest elsewhere hides the same turns
+    from the same readers; an erased turn is a marker line without text, which ingest refuses.
+
     With --reader only the turns that reader may see are written (JSONL only: the tree is the
     owner's full archive, so --reader with --tree is refused)."""
     if as_json and tree_dir is None and output == "-":

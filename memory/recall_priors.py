@@ -84,15 +84,36 @@ class TurnFacets:
 
     ids = property(lambda self: self._ids[:self.n])
 
-    def refresh(self, storage: Any, *, indexed_mark: int | None = None) -> "TurnFacets":
+    def refresh(self, storage: Any, *, indexed_mark: int | None = None, private: bool = False) -> "TurnFacets":
         """Bring the facets up to date from ``storage`` (a settled read of the new turns).
         ``indexed_mark``, the largest turn id the caller knows is indexed (the search's document
-        statistics have just read it), skips the read when no turn above :attr:`mark` exists."""
+        statistics have just read it), skips the read when no turn above :attr:`mark` exists.
+        ``private`` (a read inside the caller's transaction, whose turns may roll back): the new
+        turns go into a copy, returned, and these facets are left as they were."""
         if indexed_mark is not None and indexed_mark <= self.mark:
             return self
         with storage.settled(), self._lock:
-            self._add(storage.fulltext.turn_facets(self.mark))  # only ids above the mark
-        return self
+            rows = storage.fulltext.turn_facets(self.mark)  # only ids above the mark
+            if not private:
+                self._add(rows)
+                return self
+            if not rows:
+                return self
+            out = self.copy()
+            out._add(rows)
+            return out
+
+    def copy(self) -> "TurnFacets":
+        """A copy that shares nothing this object changes (what :meth:`refresh` adds a
+        transaction's turns to); call with the lock held or no writer about."""
+        out = TurnFacets()
+        for name in ("n", "mark", "_next_session"):
+            setattr(out, name, getattr(self, name))
+        for name in ("_ids", "_times", "_speakers", "_sessions"):
+            setattr(out, name, getattr(self, name)[:self.n].copy())
+        out.names, out._code, out._last = list(self.names), dict(self._code), dict(self._last)
+        out._speakers_of = {c: set(codes) for c, codes in self._speakers_of.items()}
+        return out
 
     def _add(self, rows: Sequence[tuple[int, Any, float, str | None]]) -> None:
         if not rows:

@@ -33,7 +33,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections import OrderedDict
+from collections import ChainMap, OrderedDict
 from numbers import Real
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -190,7 +190,7 @@ class _Docs:
         self._groups = np.zeros(0, dtype=np.int32)
         self._seqs = np.zeros(0, dtype=np.int64)
         self.names: dict[Any, int] = {}
-        self.at: dict[tuple[int, int], int] = {}  # (group code, seq) -> id
+        self.at: "dict[tuple[int, int], int] | ChainMap" = {}  # (group code, seq) -> id
 
     ids = property(lambda self: self._ids[:self.n])
     lengths = property(lambda self: self._lengths[:self.n])
@@ -217,6 +217,23 @@ class _Docs:
         self.at.update(((c, r[3]), r[0]) for c, r in zip(codes, rows))
         self.n = need
         self.mark = int(rows[-1][0])
+
+    def extended(self, rows: Sequence[tuple[int, int, Any, int]], labelled: Sequence[int]) -> "_Docs":
+        """A copy with ``rows`` (and the ``labelled`` ids among them) added, this object left as it
+        was: the statistics of a search inside the caller's transaction, whose rows may roll back
+        (and SQLite hands a rolled-back id to the next turn). Nothing kept between searches is
+        copied (no ``postings``: such a search keeps none)."""
+        out = _Docs(self.erasures)
+        out.n, out.mark = self.n, self.mark
+        for name in ("_ids", "_lengths", "_groups", "_seqs"):
+            setattr(out, name, getattr(self, name)[:self.n].copy())
+        # the (group, seq) map is read through, not copied (O(items)): the new rows' keys go to a
+        # dict of their own, in front; a key the kept map gains later names a committed turn,
+        # which the search checks visible like any other neighbour
+        out.names, out.at = dict(self.names), ChainMap({}, self.at)
+        out.labelled = np.concatenate([self.labelled, np.asarray(labelled, dtype=np.int64)])
+        out.add(rows)
+        return out
 
     def rows(self, lineage: Sequence[tuple[str, int | None]] | None) -> np.ndarray:
         """Positions of the items a lineage sees (``None``: every item)."""
@@ -563,21 +580,35 @@ class HybridSearch:
     # -- the in-memory document statistics --------------------------------------------------
     def _docs(self, kind: str) -> "_Docs":
         """The indexed items of ``kind`` (id, length, group, seq) in memory, brought up to date by
-        reading only the items indexed since the last search (a primary-key range)."""
+        reading only the items indexed since the last search (a primary-key range).
+
+        Only committed items are kept: inside the caller's transaction (or snapshot) the items
+        read past the kept ones may be its own uncommitted writes, which a rollback undoes (and
+        SQLite then hands the same id to the next turn, which a kept row would shadow). They go
+        into a copy for this search alone (:meth:`_Docs.extended`); the kept statistics read them
+        at the first search after the transaction, committed or not there at all."""
+        private = self.storage.in_transaction
         # settled: no id below the mark may commit after it is read (PostgreSQL's writers of
         # different conversations commit side by side); storage first, then the statistics' lock
         with self.storage.settled(), self._docs_lock:
             docs = self._doc_stats.get(kind)
             if docs is None:
-                docs = self._doc_stats[kind] = _Docs(self._erasures)
+                docs = _Docs(self._erasures)
+                if not private:
+                    self._doc_stats[kind] = docs
             rows = self.fulltext.documents(kind, docs.mark)
             if rows and rows[0][0] <= docs.mark:  # cannot happen with growing ids; reload to be safe
-                docs = self._doc_stats[kind] = _Docs(self._erasures)
+                docs = _Docs(self._erasures)
+                if not private:
+                    self._doc_stats[kind] = docs
                 rows = self.fulltext.documents(kind, 0)
+            labelled = []
             if rows and kind in ("turn", "card"):  # a turn's relabel counts as an erasure (ERASURES_KEY): read anew
                 labelled = self.fulltext.labelled(kind, docs.mark, int(rows[-1][0]))
-                if labelled:
-                    docs.labelled = np.concatenate([docs.labelled, np.asarray(labelled, dtype=np.int64)])
+            if private:
+                return docs.extended(rows, labelled) if rows else docs
+            if labelled:
+                docs.labelled = np.concatenate([docs.labelled, np.asarray(labelled, dtype=np.int64)])
             docs.add(rows)
             return docs
 
@@ -595,7 +626,8 @@ class HybridSearch:
         with self._scope_terms_lock:
             self._scope_terms.clear()
         self._facets = TurnFacets()
-        self._erasures = count
+        if not self.storage.in_transaction:  # a count read inside the caller's transaction may roll back
+            self._erasures = count
 
     def _scope_rows(self, kind: str, docs: "_Docs", flt: SearchScope) -> np.ndarray:
         """Positions in ``docs`` of the items inside ``flt``: by the lineage's groups and seqs in
@@ -1039,7 +1071,8 @@ class HybridSearch:
                       length_weight=float(length_weight), time_weight=float(time_weight))
         use_priors = "turn" in filters and fusion == "linear" and mode != "dense" and (
             date_weight or speaker_weight or session_weight or length_weight or time_weight)
-        facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark) if use_priors else None
+        facets = self._facets.refresh(self.storage, indexed_mark=current["turn"].mark,
+                                      private=self.storage.in_transaction) if use_priors else None
         read: dict[str, dict[int, Any]] = {}  # items already read on the way, by kind
         # the storage state before the snapshot: a small scope's words kept since a search at the
         # same state need no check (_scope_terms_of); none inside a caller's transaction (it may roll back)
@@ -1183,7 +1216,8 @@ class HybridSearch:
         query (their text names people). :meth:`_as_query_vectors` reads the vectors back."""
         turn_text = query
         if "turn" in kinds:
-            turn_text = without_names(query, self._facets.refresh(self.storage).speakers(conversations))
+            speakers = self._facets.refresh(self.storage, private=self.storage.in_transaction).speakers(conversations)
+            turn_text = without_names(query, speakers)
         if turn_text == query:
             return [query]
         if all(kind == "turn" for kind in kinds):

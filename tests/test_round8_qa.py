@@ -373,19 +373,21 @@ def test_threads_with_different_readers_while_another_process_appends(tmp_path):
     mf.close()
 
 
-@pytest.mark.xfail(strict=True, reason="pre-existing (fails at e9fa801 too): a search inside a caller's transaction "
-                   "adds the uncommitted turns to the in-memory statistics (_Docs, mark); after a rollback SQLite "
-                   "hands the same id to the next turn, whose length and counts are then the rolled-back text's, "
-                   "so rankings differ from a fresh open until the process restarts")
-def test_a_search_inside_a_rolled_back_transaction_leaves_nothing_stale(tmp_path):
-    path = tmp_path / "m.db"
+def test_a_search_inside_a_rolled_back_transaction_leaves_nothing_stale(backend_target):
+    """A search inside a caller's transaction added its uncommitted turns to the in-memory statistics
+    (``_Docs``, ``mark``); after a rollback SQLite hands the same id to the next turn, whose length and
+    counts were then the rolled-back text's (PostgreSQL: a length of a turn that never existed), so
+    rankings differed from a fresh open until the process restarted. Fixed: only committed rows are
+    kept; a search inside a transaction ranks with a copy (round 10)."""
+    path = backend_target
     mf = _open(path)
     conv = _fill(mf)
     _same_as_fresh(mf, path, conversation_id="c")
     with pytest.raises(RuntimeError):
         with mf.storage.transaction():
-            conv.append({"role": "user", "content": "crossing crossing crossing zebra rolled back"})
-            _hits(mf, "zebra crossing", conversation_id="c")
+            gone = conv.append({"role": "user", "content": "crossing crossing crossing zebra rolled back"})
+            inside = _hits(mf, "zebra crossing", conversation_id="c")
+            assert inside[0][1] == gone  # the transaction's own turn is searched inside it
             raise RuntimeError("roll back")
     conv2 = mf.conversation("c", namespace="n")
     new = conv2.append({"role": "user", "content": "lion lion lion river after the rollback"})
@@ -393,6 +395,72 @@ def test_a_search_inside_a_rolled_back_transaction_leaves_nothing_stale(tmp_path
     assert new in [i for _, i, _ in got]
     assert got == _fresh_hits(path, "lion river", conversation_id="c")
     _same_as_fresh(mf, path, conversation_id="c")
+    mf.close()
+
+
+def test_a_rolled_back_turns_speaker_and_time_do_not_stay_in_the_priors(backend_target):
+    """The turn facets (time, speaker, session: the recall priors) read inside a caller's
+    transaction are not kept either: the rolled-back turn was by "Zed", the next turn (same id on
+    SQLite) by nobody, and a question naming Zed must rank as a fresh open ranks it."""
+    path = backend_target
+    mf = _open(path)
+    conv = _fill(mf)
+    with pytest.raises(RuntimeError):
+        with mf.storage.transaction():
+            conv.append({"role": "user", "name": "Zed", "content": "Zed here, the zebra crossing is closed"})
+            _hits(mf, "what did Zed say about the zebra crossing", conversation_id="c")
+            raise RuntimeError("roll back")
+    new = mf.conversation("c", namespace="n").append({"role": "user", "content": "the zebra crossing is open"})
+    for q in ("what did Zed say about the zebra crossing", "zebra crossing"):
+        got = _hits(mf, q, conversation_id="c")
+        assert new in [i for _, i, _ in got]
+        assert got == _fresh_hits(path, q, conversation_id="c"), q
+    mf.close()
+
+
+@pytest.mark.xfail(strict=True, reason="found in round 10, not fixed (dense side: memory/embeddings.py, the vector "
+                   "stores): a hybrid search inside a caller's transaction embeds and stores its uncommitted turn and "
+                   "moves the in-memory scan marks past it; after a rollback SQLite hands the same id to the next "
+                   "turn, which then never gets a vector in this process (dense mode misses it, a fresh open finds it)")
+def test_a_dense_search_after_a_rolled_back_transaction_finds_the_next_turn(tmp_path):
+    path = tmp_path / "m.db"
+
+    def open_():
+        return memfold.MemFold(path, clock=LogicalClock(), token_counter="words", embedder="hashing",
+                               secrets="off", preload_embedder=False)
+
+    mf = open_()
+    conv = mf.conversation("c", namespace="n")
+    conv.append_many([{"role": "user", "content": f"filler line {i} about the river"} for i in range(150)],
+                     compact=False)
+    mf.search("river", conversation_id="c")
+    with pytest.raises(RuntimeError):
+        with mf.storage.transaction():
+            conv.append({"role": "user", "content": "zebra zebra zebra crossing rolled back"})
+            mf.search("zebra crossing", conversation_id="c")
+            raise RuntimeError("roll back")
+    new = mf.conversation("c", namespace="n").append({"role": "user", "content": "lion lion savannah after rollback"})
+    got = [h.id for h in mf.search("lion savannah", conversation_id="c", mode="dense", limit=5)]
+    fresh = open_()
+    want = [h.id for h in fresh.search("lion savannah", conversation_id="c", mode="dense", limit=5)]
+    fresh.close()
+    mf.close()
+    assert want[0] == new
+    assert got == want
+
+
+def test_a_search_inside_a_committed_transaction_then_matches_a_fresh_open(backend_target):
+    """The other way out of the transaction: its turns commit, and the next search (which reads
+    them into the kept statistics then) ranks as a fresh open does."""
+    path = backend_target
+    mf = _open(path)
+    conv = _fill(mf)
+    with mf.storage.transaction():
+        kept = conv.append({"role": "user", "name": "Zed", "content": "crossing crossing crossing zebra kept"})
+        assert _hits(mf, "zebra crossing", conversation_id="c")[0][1] == kept
+    assert _hits(mf, "zebra crossing", conversation_id="c")[0][1] == kept
+    _same_as_fresh(mf, path, conversation_id="c")
+    _same_as_fresh(mf, path)
     mf.close()
 
 

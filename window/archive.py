@@ -176,6 +176,9 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     if not isinstance(turn, Mapping):
         raise InvalidInput(f"{where}a turn must be an object with 'role' and 'content', got {type(turn).__name__}")
     allowed = {"role", "content", "name", "tool_call_id", "tool_calls", "created_at", "metadata", "labels"}
+    if "erased" in turn:  # the marker an export writes where a turn was erased (window/transcripts.py)
+        raise InvalidInput(f"{where}an erased turn's marker (\"erased\") cannot be imported or appended: its text "
+                           f"is gone and a turn is never written erased; remove the line to import the others")
     turn, extra_metadata = _client_fields(turn, where)
     unknown = sorted(set(turn) - allowed)
     if unknown:

@@ -1,7 +1,9 @@
 """Transcripts in the OpenAI chat-messages JSONL shape: one message object per line.
 
 Each line holds ``role``, ``content`` and optionally ``name``, ``tool_calls``, ``tool_call_id``
-(plus memfold's optional ``created_at``, ``metadata`` and ``labels``). Reading is all-or-nothing:
+(plus memfold's optional ``created_at``, ``metadata`` and ``labels``, which an export writes so an
+import restores the same turns for the same readers; an erased turn is exported as a marker line,
+``"erased": true`` and no text, which an import refuses). Reading is all-or-nothing:
 every line is parsed and validated before anything is appended, and a malformed line is reported
 with its line number.
 """
@@ -50,16 +52,37 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     return parse_jsonl(text, source=str(path))
 
 
+def export_message(turn: Turn, *, with_times: bool = False) -> dict[str, Any]:
+    """One turn as the JSONL line :func:`write_jsonl` writes: the chat message, plus the turn's
+    ``labels`` and ``metadata`` when it has any (what an import needs to restore the same turn for
+    the same readers: a turn's labels are what hides it), and ``created_at`` with ``with_times``.
+
+    An erased turn is a marker, ``{"role": ..., "content": "", "erased": true}`` (with its labels,
+    its ``tool_call_id`` and time where it has them): its text is gone and none is written. An
+    import refuses such a line (:func:`~memfold.window.archive.normalize_turn`): a turn is never
+    appended erased."""
+    if turn.erased:
+        msg: dict[str, Any] = {"role": turn.role, "content": "", "erased": True}
+        if turn.tool_call_id is not None:
+            msg["tool_call_id"] = turn.tool_call_id
+    else:
+        msg = turn.message()
+        if turn.metadata:
+            msg["metadata"] = turn.metadata
+    if turn.labels:
+        msg["labels"] = list(turn.labels)
+    if with_times:
+        msg["created_at"] = turn.created_at
+    return msg
+
+
 def write_jsonl(turns: Iterable[Turn], out: TextIO, *, with_times: bool = False) -> int:
-    """Write turns as JSONL chat messages; returns the number of lines written.
+    """Write turns as JSONL chat messages (:func:`export_message`); returns the number of lines written.
 
     :param with_times: also write ``created_at`` (clock units) so a re-import keeps times.
     """
     n = 0
     for turn in turns:
-        msg = turn.message()
-        if with_times:
-            msg["created_at"] = turn.created_at
-        out.write(json.dumps(msg, ensure_ascii=False) + "\n")
+        out.write(json.dumps(export_message(turn, with_times=with_times), ensure_ascii=False) + "\n")
         n += 1
     return n
