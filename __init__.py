@@ -68,6 +68,7 @@ from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.paths import is_database_url
 from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
+from .memory.validation import check_labels
 from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
@@ -474,6 +475,9 @@ class MemFold:
         :class:`UserWarning`: the new conversation is in ``default`` and its context sees none of
         the user's memories. Pass ``namespace=`` to create on purpose, ``create=False`` to refuse.
 
+        :param labels: access labels of a new conversation: every turn appended to it carries them
+            (beside its own), so a reader lacking one sees none of its turns, cards or what is
+            derived from them; for an existing conversation they must be the ones it was created with.
         :param namespace: the namespace of a new conversation (``None``: ``"default"``). For an
             existing conversation ``None`` accepts whatever namespace it has; a namespace given
             explicitly must be the conversation's own (a conversation never moves namespace).
@@ -495,6 +499,12 @@ class MemFold:
             if not create:
                 raise
         else:
+            if labels is not None:
+                stored = self.archive.conversation_row(conversation_id)["labels"]
+                if check_labels(labels) != list(stored):
+                    raise InvalidInput(f"conversation {conversation_id!r} has labels {list(stored)!r}, not "
+                                       f"{check_labels(labels)!r}: a conversation's labels are set when it is "
+                                       f"created (relabel its turns to change who reads them)")
             if namespace is not None and namespace != ref.namespace:
                 raise InvalidInput(f"conversation {conversation_id!r} is in namespace {ref.namespace!r}, "
                                    f"not {namespace!r}: a conversation keeps its namespace (use a new "

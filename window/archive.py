@@ -264,6 +264,8 @@ class Archive:
     ) -> dict[str, Any]:
         """Create a conversation (or a fork of ``parent_id`` at its current end).
 
+        :param labels: access labels every turn appended to this conversation carries, beside its
+            own (a reader lacking one sees none of them); a fork adds its parent's labels.
         :param fork_after_seq: with ``parent_id``, fork after this seq of the parent's lineage
             instead of at its end (``0``: a fork that inherits no turn, a new session of the
             family); the fork sees the parent's turns up to it.
@@ -285,6 +287,7 @@ class Archive:
             if parent_id is not None:
                 parent = self.conversation_row(parent_id)
                 family_id = parent["family_id"]
+                label_list = sorted(set(label_list) | set(parent["labels"]))  # a fork of a labelled conversation is labelled
                 fork_after = self.last_seq(parent_id)
                 if fork_after_seq is not None:
                     if (isinstance(fork_after_seq, bool) or not isinstance(fork_after_seq, int)
@@ -411,6 +414,9 @@ class Archive:
         keys = check_idempotency_keys(idempotency_keys, len(normalized))
         with self.storage.transaction(write_scope(conversations=[conversation_id])):  # seq and keys: this conversation's
             row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
+            if row["labels"]:  # a labelled conversation's turns each carry its labels (and their own)
+                for fields in normalized:
+                    fields["labels"] = sorted(set(fields["labels"]) | set(row["labels"]))
             taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
                 if any(keys) else {}
             for key, fields in zip(keys, normalized):
