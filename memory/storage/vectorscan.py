@@ -442,7 +442,7 @@ class IncrementalMatrix:
         cosines of the rows that can be among the best (every row: one product over the first
         ``n`` rows, no gather when the scope is every row, as in one 100K-turn conversation; or,
         in a matrix of :data:`PROJECTION_MIN_ROWS` rows or more, only the rows the two-stage
-        bound of :class:`Projection` leaves, whose products are the same numbers) pick the best
+        bound of :class:`Projection` leaves, in float64) pick the best
         ``limit`` with a margin of :data:`TOP_MARGIN` (far above float32's rounding of a cosine,
         about 6e-8), then the exact float64 cosines of those few, sorted as :meth:`top` sorts
         (best first, ties by smaller id)."""
@@ -453,12 +453,14 @@ class IncrementalMatrix:
                 self.projection = Projection(self.vectors, self.n, len(self.ids))
             found = self.projection.candidates(self, query, None if every else rows, limit)
         if found is not None:
-            products = self.vectors[found] @ query  # row by row the same numbers as the full product
-            sub = products * self.inverse_norms[found]
-            cut = sub[np.argpartition(sub, len(sub) - limit)[len(sub) - limit:]].min()
-            keep = np.flatnonzero(sub >= cut - TOP_MARGIN)
-            at = found[keep]
-            sims = products[keep].astype(np.float64) * self.inverse_norms[at]
+            # float64 products, row by row the same arithmetic wherever a row sits (einsum's own
+            # loop: BLAS rounds the last few rows of a product its own way), so equal vectors tie
+            # exactly and go by id; they differ from the full product's float32 ones by its rounding
+            products = np.einsum("ij,j->i", self.vectors[found].astype(np.float64), query.astype(np.float64))
+            sims = products * self.inverse_norms[found]
+            cut = sims[np.argpartition(sims, len(sims) - limit)[len(sims) - limit:]].min()
+            keep = np.flatnonzero(sims >= cut - TOP_MARGIN)
+            at, sims = found[keep], sims[keep]
         else:
             products = self.vectors[:self.n] @ query  # the same product scope_cosines takes
             scores = products * self.inverse_norms[:self.n]
