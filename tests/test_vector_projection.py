@@ -185,7 +185,7 @@ def test_two_stage_top_is_the_full_scan_on_minilm_vectors(monkeypatch):
     rows = m.rows(None)
     taken = 0
     for q in qv:
-        for limit in (10, 108):
+        for limit in (5, 10, 20, 108):
             assert_same_top(m.top(q, rows, limit), full_top(m, q, rows, limit, monkeypatch))
-            taken += took_two_stages(m, q, None, limit)
-    assert taken >= 40
+            taken += limit < 100 and took_two_stages(m, q, None, limit)
+    assert taken >= 0.6 * 3 * len(qv)  # 86 of 108 (1,500 vectors: at 100K most of 108 are pruned too)

@@ -4,7 +4,9 @@
 :meth:`~memfold.memory.storage.base.VectorStorage.similarity` on SQLite, and on PostgreSQL when
 pgvector is absent or switched off, load the vectors of a kind once (:class:`MatrixCache`, reloaded
 when the storage's ``version(kind)`` changes) and rank them here with numpy: an exact scan, cosine
-similarity ``v·q / (|v| |q|)`` (0 for a zero vector), best first, ties by smaller id.
+similarity ``v·q / (|v| |q|)`` (0 for a zero vector), best first, ties by smaller id. On SQLite a
+scope of most of a matrix of :data:`PROJECTION_MIN_ROWS` vectors or more is scanned in two exact
+stages (:class:`Projection`: a bound from a third of the bytes, then the few rows it leaves).
 
 Invariant kept here: only ids in ``allowed`` (the caller's scope, read in SQL by the backend) are
 ever ranked, so an item the reader may not see is never returned.
@@ -194,7 +196,7 @@ class Projection:
     (the stored vectors' top principal directions, :data:`PROJECTED_DIMS` of them) and the norm
     ``r`` of what the basis leaves out. For a query ``q`` (coordinates ``p_q``, residual norm
     ``r_q``), Cauchy-Schwarz on the left-out part gives ``q·v <= p_q·p + r_q × r``: an upper bound
-    of every cosine from a quarter of the bytes. :meth:`candidates` returns every row whose bound
+    of every cosine from a third of the bytes. :meth:`candidates` returns every row whose bound
     can still reach the ``limit``-th best exact cosine (found from the rows with the best bounds),
     so ranking only those rows exactly gives the same list as ranking every row: the result never
     depends on the basis, only the cost does.
@@ -228,7 +230,7 @@ class Projection:
         residuals[:len(self.residuals)] = self.residuals
         self.coords, self.residuals = coords, residuals
 
-    def update(self, vectors: np.ndarray, positions: np.ndarray, block: int = 8192) -> None:
+    def update(self, vectors: np.ndarray, positions: np.ndarray, block: int = 2048) -> None:
         """Project the vectors at ``positions`` (their rows of ``vectors``), ``block`` at a time."""
         for start in range(0, len(positions), block):
             at = positions[start:start + block]
