@@ -72,7 +72,7 @@ PROJECTION_MIN_ROWS = 20_000
 PROJECTED_DIMS = 128
 #: rows sampled (evenly spaced) to choose the basis: the bound holds for any orthonormal basis, the
 #: sample only decides how tight it is
-BASIS_SAMPLE = 20_000
+BASIS_SAMPLE = 8_000
 #: what the float32 arithmetic of a bound may lose, in cosine units (its rounding is about 1e-5
 #: at most): a row whose bound is this close below the cut is still rescored exactly
 BOUND_MARGIN = 1e-4
