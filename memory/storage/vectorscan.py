@@ -4,7 +4,9 @@
 :meth:`~memfold.memory.storage.base.VectorStorage.similarity` on SQLite, and on PostgreSQL when
 pgvector is absent or switched off, load the vectors of a kind once (:class:`MatrixCache`, reloaded
 when the storage's ``version(kind)`` changes) and rank them here with numpy: an exact scan, cosine
-similarity ``v·q / (|v| |q|)`` (0 for a zero vector), best first, ties by smaller id.
+similarity ``v·q / (|v| |q|)`` (0 for a zero vector), best first, ties by smaller id. On SQLite a
+scope of most of a matrix of :data:`PROJECTION_MIN_ROWS` vectors or more is scanned in two exact
+stages (:class:`Projection`: a bound from a third of the bytes, then the few rows it leaves).
 
 Invariant kept here: only ids in ``allowed`` (the caller's scope, read in SQL by the backend) are
 ever ranked, so an item the reader may not see is never returned.
@@ -12,6 +14,7 @@ ever ranked, so an item the reader may not see is never returned.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Callable, Iterable, Sequence
 
@@ -59,6 +62,26 @@ def scope_cosines(vectors: np.ndarray, inverse_norms: np.ndarray, n: int, rows: 
 #: how far below the ``limit``-th float32 cosine :meth:`IncrementalMatrix.top` still rescores in
 #: float64 (float32 rounds a cosine by about 6e-8; the float64 value decides the order)
 TOP_MARGIN = 1e-5
+#: a matrix of at least this many rows ranks a large scope in two stages (:class:`Projection`):
+#: a scan of each vector's first :data:`PROJECTED_DIMS` coordinates in a basis of the stored
+#: vectors' principal directions, then the exact product of the few rows that can still be among
+#: the best; below it the one full product is cheap enough
+PROJECTION_MIN_ROWS = 20_000
+#: coordinates kept per vector by :class:`Projection` (a third of all-MiniLM-L6-v2's 384: the
+#: first stage reads 516 bytes a vector instead of 1,536)
+PROJECTED_DIMS = 128
+#: rows sampled (evenly spaced) to choose the basis: the bound holds for any orthonormal basis, the
+#: sample only decides how tight it is
+BASIS_SAMPLE = 8_000
+#: what the float32 arithmetic of a bound may lose, in cosine units (its rounding is about 1e-5
+#: at most): a row whose bound is this close below the cut is still rescored exactly
+BOUND_MARGIN = 1e-4
+#: squared residual norms are raised by this share of the squared norm, so a basis that is
+#: orthonormal only to float32 rounding (about 1e-7) never makes a residual too small
+RESIDUAL_SLACK = 1e-4
+#: the exact second stage runs while its rows are at most this share of the scope; past it the
+#: bound prunes too little and the one full product is cheaper
+RESCORE_SHARE = 0.2
 
 
 def grown_capacity(need: int) -> int:
@@ -161,6 +184,116 @@ def similarity(matrix: Matrix, query_vector: np.ndarray, item_ids: Sequence[int]
     return {int(i): float(s) for i, s in zip(matrix.ids[rows], sims)}
 
 
+def projected_dims(dim: int) -> int:
+    """Coordinates :class:`Projection` keeps of ``dim``-dimensional vectors: :data:`PROJECTED_DIMS`,
+    and at most a third of ``dim``."""
+    return max(1, min(PROJECTED_DIMS, dim // 3))
+
+
+class Projection:
+    """An exact two-stage scan of an :class:`IncrementalMatrix` (issue 18, point 2): each vector
+    ``v`` is kept as its first ``d`` coordinates ``p = Uᵀv`` in a fixed orthonormal basis ``U``
+    (the stored vectors' top principal directions, :data:`PROJECTED_DIMS` of them) and the norm
+    ``r`` of what the basis leaves out. For a query ``q`` (coordinates ``p_q``, residual norm
+    ``r_q``), Cauchy-Schwarz on the left-out part gives ``q·v <= p_q·p + r_q × r``: an upper bound
+    of every cosine from a third of the bytes. :meth:`candidates` returns every row whose bound
+    can still reach the ``limit``-th best exact cosine (found from the rows with the best bounds),
+    so ranking only those rows exactly gives the same list as ranking every row: the result never
+    depends on the basis, only the cost does.
+
+    Memory: ``4 × (d + 1)`` bytes a vector (516 at d 128: 52 MB for 100K vectors) beside the
+    matrix's 1,536. Kept current by the owner: :meth:`update` for every row added or replaced,
+    :meth:`clear` for a row dropped; :meth:`reserve` grows it with the matrix.
+    """
+
+    __slots__ = ("basis", "coords", "residuals")
+
+    def __init__(self, vectors: np.ndarray, n: int, capacity: int, dims: int | None = None) -> None:
+        dims = projected_dims(vectors.shape[1]) if dims is None else int(dims)
+        step = max(1, n // BASIS_SAMPLE)
+        sample = vectors[:n:step]
+        # uncentred second moments: the directions that carry most of the dot products (float32
+        # products are precise enough to choose a basis; the bound holds for any orthonormal one)
+        _, eigenvectors = np.linalg.eigh((sample.T @ sample).astype(np.float64))
+        self.basis = np.ascontiguousarray(eigenvectors[:, ::-1][:, :dims]).astype(np.float32)
+        self.coords = np.zeros((capacity, self.basis.shape[1]), dtype=np.float32)
+        self.residuals = np.zeros(capacity, dtype=np.float32)
+        self.update(vectors, np.arange(n, dtype=np.int64))
+
+    def reserve(self, capacity: int) -> None:
+        """Room for ``capacity`` rows (never shrinks)."""
+        if capacity <= len(self.residuals):
+            return
+        coords = np.zeros((capacity, self.coords.shape[1]), dtype=np.float32)
+        coords[:len(self.coords)] = self.coords
+        residuals = np.zeros(capacity, dtype=np.float32)
+        residuals[:len(self.residuals)] = self.residuals
+        self.coords, self.residuals = coords, residuals
+
+    def update(self, vectors: np.ndarray, positions: np.ndarray, block: int = 2048) -> None:
+        """Project the vectors at ``positions`` (their rows of ``vectors``), ``block`` at a time."""
+        for start in range(0, len(positions), block):
+            at = positions[start:start + block]
+            rows = vectors[at]
+            coords = rows @ self.basis
+            self.coords[at] = coords
+            self.residuals[at] = self._residual(rows.astype(np.float64), coords.astype(np.float64))
+
+    @staticmethod
+    def _residual(rows: np.ndarray, coords: np.ndarray) -> np.ndarray:
+        """``|v - U Uᵀ v|`` of each row from its squared norm less its coordinates' (float64),
+        raised by :data:`RESIDUAL_SLACK` of the squared norm so rounding never makes it smaller."""
+        whole = np.einsum("ij,ij->i", rows, rows)
+        kept = np.einsum("ij,ij->i", coords, coords)
+        return np.sqrt(np.maximum(whole - kept, 0.0) + RESIDUAL_SLACK * whole).astype(np.float32)
+
+    def clear(self, at: int) -> None:
+        """A dropped row: bound 0 (its vector is zero too)."""
+        self.coords[at] = 0.0
+        self.residuals[at] = 0.0
+
+    def bounds(self, query: np.ndarray, n: int, inverse_norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(projected, bound)``: the cosine of the unit ``query`` to each of the first ``n`` rows
+        counting only the basis' coordinates, and an upper bound of the whole cosine, both
+        ``(n,) float32`` (0 for a zero row)."""
+        coords = self.basis.T @ query
+        q64 = query.astype(np.float64)
+        whole = float(q64 @ q64)
+        kept = coords.astype(np.float64)
+        left = math.sqrt(max(whole - float(kept @ kept), 0.0) + RESIDUAL_SLACK * whole)
+        projected = self.coords[:n] @ coords
+        projected *= inverse_norms[:n]
+        bound = self.residuals[:n] * np.float32(left)
+        bound *= inverse_norms[:n]
+        bound += projected
+        return projected, bound
+
+    def candidates(self, matrix: "IncrementalMatrix", query: np.ndarray, rows: np.ndarray | None,
+                   limit: int) -> np.ndarray | None:
+        """Positions (sorted) that hold every row of ``rows`` (``None``: all the first ``n``) whose
+        exact float32 cosine is within :data:`TOP_MARGIN` of the ``limit``-th best; ``None`` when
+        they would be more than :data:`RESCORE_SHARE` of the scope (the full product is then
+        cheaper). ``limit`` must be less than the scope's size.
+
+        The floor: the ``2 × limit`` rows of the best projected cosines are real rows, so the
+        ``limit``-th best of their exact cosines is at most the scope's ``limit``-th best; a row
+        whose bound is below that floor (less :data:`TOP_MARGIN` and :data:`BOUND_MARGIN`)
+        cannot be among the best, nor within the margin of them."""
+        projected, bound = self.bounds(query, matrix.n, matrix.inverse_norms)
+        if rows is not None:
+            projected, bound = projected[rows], bound[rows]
+        size = len(bound)
+        seed = min(size, 2 * limit)
+        best = np.argpartition(projected, size - seed)[size - seed:]
+        at = best if rows is None else rows[best]
+        exact = (matrix.vectors[at] @ query) * matrix.inverse_norms[at]
+        floor = exact[np.argpartition(exact, seed - limit)[seed - limit]]
+        keep = np.flatnonzero(bound >= floor - np.float32(TOP_MARGIN + BOUND_MARGIN))
+        if len(keep) > RESCORE_SHARE * size:
+            return None
+        return keep if rows is None else rows[keep]
+
+
 class IncrementalMatrix:
     """The vectors of one kind kept current in memory by adding what was written since (issue 18,
     point 2): never reloaded whole after an append. Rows ``0..n-1`` hold ``ids`` (int64),
@@ -191,6 +324,9 @@ class IncrementalMatrix:
         #: positions added, replaced or dropped since an ANN index (:mod:`.ann`) last followed this
         #: matrix; ``None`` until one does
         self.changed: list[int] | None = None
+        #: the two-stage scan's coordinates (:class:`Projection`), built by the first search of a
+        #: large scope once the matrix holds :data:`PROJECTION_MIN_ROWS` rows; ``None`` before
+        self.projection: Projection | None = None
 
     def add(self, rows: Sequence[tuple[int, int, object, int, np.ndarray]]) -> None:
         """Add ``[(storage row, item_id, group, seq, vector)]`` (by row)."""
@@ -204,6 +340,7 @@ class IncrementalMatrix:
         need = self.n + len(rows)
         if need > len(self.ids):
             self.reserve(grown_capacity(need), dim)
+        written = [] if self.projection is not None else None
         for row, item_id, group, seq, vector in rows:
             at = self.row_of.get(item_id)
             if at is None:
@@ -219,6 +356,10 @@ class IncrementalMatrix:
             self.mark = max(self.mark, int(row))
             if self.changed is not None:
                 self.changed.append(at)
+            if written is not None:
+                written.append(at)
+        if written:
+            self.projection.update(self.vectors, np.asarray(written, dtype=np.int64))
 
     def reserve(self, capacity: int, dim: int) -> None:
         """Make room for ``capacity`` rows of ``dim`` floats (never shrinks): a first load sized
@@ -237,6 +378,8 @@ class IncrementalMatrix:
         grown = np.zeros((capacity, dim), dtype=np.float32)
         grown[:self.n] = self.vectors[:self.n]
         self.vectors = grown
+        if self.projection is not None:
+            self.projection.reserve(capacity)
 
     def drop(self, item_ids: Iterable[int]) -> None:
         """Leave these items out from now on (found erased or stale; their vectors are gone from storage)."""
@@ -245,6 +388,8 @@ class IncrementalMatrix:
             if at is not None:
                 self.live[at] = False
                 self.vectors[at] = 0.0
+                if self.projection is not None:
+                    self.projection.clear(at)
                 if self.changed is not None:
                     self.changed.append(at)
 
@@ -295,19 +440,37 @@ class IncrementalMatrix:
         return [(int(ids[i]), float(sims[i])) for i in order]
 
     def _top_in_place(self, query: np.ndarray, rows: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """:meth:`top` of a scope holding most of the matrix, with the same result: one product over
-        the first ``n`` rows, the cosines kept in float32 (no float64 copy, and no gather when the
-        scope is every row: one 100K-turn conversation) to pick the best ``limit`` with a margin of
-        :data:`TOP_MARGIN` (far above float32's rounding of a cosine, about 6e-8), then the exact
-        float64 cosines of those few, sorted as :meth:`top` sorts (best first, ties by smaller id)."""
-        products = self.vectors[:self.n] @ query  # the same product scope_cosines takes
-        scores = products * self.inverse_norms[:self.n]
+        """:meth:`top` of a scope holding most of the matrix, with the same result: the float32
+        cosines of the rows that can be among the best (every row: one product over the first
+        ``n`` rows, no gather when the scope is every row, as in one 100K-turn conversation; or,
+        in a matrix of :data:`PROJECTION_MIN_ROWS` rows or more, only the rows the two-stage
+        bound of :class:`Projection` leaves, in float64) pick the best
+        ``limit`` with a margin of :data:`TOP_MARGIN` (far above float32's rounding of a cosine,
+        about 6e-8), then the exact float64 cosines of those few, sorted as :meth:`top` sorts
+        (best first, ties by smaller id)."""
         every = len(rows) == self.n  # sorted distinct positions: then rows is 0..n-1
-        sub = scores if every else scores[rows]
-        cut = sub[np.argpartition(sub, len(sub) - limit)[len(sub) - limit:]].min()
-        keep = np.flatnonzero(sub >= cut - TOP_MARGIN)
-        at = keep if every else rows[keep]
-        sims = products[at].astype(np.float64) * self.inverse_norms[at]
+        found = None
+        if self.n >= PROJECTION_MIN_ROWS:
+            if self.projection is None:
+                self.projection = Projection(self.vectors, self.n, len(self.ids))
+            found = self.projection.candidates(self, query, None if every else rows, limit)
+        if found is not None:
+            # float64 products, row by row the same arithmetic wherever a row sits (einsum's own
+            # loop: BLAS rounds the last few rows of a product its own way), so equal vectors tie
+            # exactly and go by id; they differ from the full product's float32 ones by its rounding
+            products = np.einsum("ij,j->i", self.vectors[found].astype(np.float64), query.astype(np.float64))
+            sims = products * self.inverse_norms[found]
+            cut = sims[np.argpartition(sims, len(sims) - limit)[len(sims) - limit:]].min()
+            keep = np.flatnonzero(sims >= cut - TOP_MARGIN)
+            at, sims = found[keep], sims[keep]
+        else:
+            products = self.vectors[:self.n] @ query  # the same product scope_cosines takes
+            scores = products * self.inverse_norms[:self.n]
+            sub = scores if every else scores[rows]
+            cut = sub[np.argpartition(sub, len(sub) - limit)[len(sub) - limit:]].min()
+            keep = np.flatnonzero(sub >= cut - TOP_MARGIN)
+            at = keep if every else rows[keep]
+            sims = products[at].astype(np.float64) * self.inverse_norms[at]
         ids = self.ids[at]
         order = np.lexsort((ids, -sims))[:limit]
         return [(int(ids[i]), float(sims[i])) for i in order]
