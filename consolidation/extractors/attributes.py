@@ -519,6 +519,23 @@ _F_INVERTED_BY = _inverted_variants(_F_INVERTED, "though")
 _P_INVERTED_BY = _inverted_variants(_P_INVERTED, "any more")
 
 
+#: what "I love ..." names that is no lasting like (family ``attr_small_talk_vetoes_r10``, from the
+#: LoCoMo dev turns): a pronoun or a clause ("I love them", "I love how it shows ..."), someone
+#: else's thing ("I love your turtles": a compliment), a clause with its own verb ("... is
+#: awesome"), a time ("every day"), a quantity ("loads"), a reaction to what was just said
+_NOT_LIKED = re.compile(r"^(?:(?:them|it|that|this|those|these|you|him|her|us|to|how|when|what|where|why|which|who|"
+                        r"the way|the idea|the thought|the fact|the feeling|your|yours|his|their|our)\b|"
+                        r".*\b(?:is|are|was|were|makes|made|has|have)\b)", re.I)
+
+
+def not_a_liked_thing(thing: str) -> bool:
+    """True when what follows "I like / love / enjoy" names no lasting like (see ``_NOT_LIKED``)."""
+    if not families.on(F_SMALL_TALK_R10):
+        return bool(families.on(F_NOT_A_VALUE_R9) and _QUANTITY.match(thing.strip()))
+    t = thing.strip()
+    return bool(_NOT_LIKED.match(t) or _QUANTITY.match(t) or _is_time(re.sub(r"^(?:every|each|all)\s+", "", t, flags=re.I)))
+
+
 def _is_time(value: str) -> bool:
     """True when a value is only a time ("Friday", "next week", "3pm", "the 5th")."""
     words = re.findall(r"[\w':]+", _DETERMINER.sub("", value).lower())
