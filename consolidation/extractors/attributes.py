@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...memory import families
 from ...memory.families import family
@@ -569,11 +570,37 @@ def _value_key(value: str) -> str:
     return re.sub(r"\s+", " ", value).strip().casefold()
 
 
+#: a word one of the rules below needs (issue 18: most sentences of a conversation say nothing about
+#: an attribute, and are passed over with one search instead of some eighty)
+_MAY_STATE = re.compile(r"fav|prefer|go-to|usual|of choice|go for|go with|pick|choose|\b(?:like|take|have) my\b|rather|switch|"
+                        r"chang|swapp|moved|gone|went|transferr|ported|as my|instead of|n't|n’t|\bnot\b|no longer|never|"
+                        r"given up|gave up|quit|ditch|dropp|cancel|ended|closed|terminated|\bleft\b|stopped|do not", re.I)
+
+
 def attribute_statements(sentence: str) -> list[AttributeStatement]:
     """What one user sentence says about attribute slots (empty for most sentences).
 
     :param sentence: one sentence in the first person (narration already turned into it).
     """
+    if not _MAY_STATE.search(sentence):
+        return []
+    if len(sentence) > _CACHED_LENGTH:
+        return _read_sentence(sentence)
+    return list(_read_cached(sentence, families.off_now()))
+
+
+#: the rules extractor asks about the same sentence up to three times (its like/dislike rule defers to
+#: these slots); sentences up to this length are remembered per set of families turned off
+_CACHED_LENGTH = 2000
+
+
+@lru_cache(maxsize=1024)
+def _read_cached(sentence: str, off: frozenset[str]) -> tuple[AttributeStatement, ...]:
+    with families.off(off):  # the families off when asked (the cache key), whatever the caller's context
+        return tuple(_read_sentence(sentence))
+
+
+def _read_sentence(sentence: str) -> list[AttributeStatement]:
     if families.on(F_ABBREVIATION):
         sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)
         sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)  # "D.C." needs its first stop held first
