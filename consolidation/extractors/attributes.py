@@ -395,8 +395,12 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
         before = v
         if not title_no:
             v = _LEAD_FILLER.sub("", v).strip()
-        title = families.on(F_TITLE_FILLER) and _TITLE_TAIL.search(v)
-        v = (_TRAIL_FILLER_LOWER if title else _TRAIL_FILLER).sub("", v).strip()
+        if families.on(F_TITLE_FILLER):  # lower-case filler first; a title's own last word stays
+            v = _TRAIL_FILLER_LOWER.sub("", v).strip()
+            if not _TITLE_TAIL.search(v):
+                v = _TRAIL_FILLER.sub("", v).strip()
+        else:
+            v = _TRAIL_FILLER.sub("", v).strip()
         if v == before:
             break
     # a lower-case prepositional qualifier is no part of the value; a place name is
