@@ -1,9 +1,9 @@
 """The round-10 attribute classes of issue 20, point 11, each through a real MemFold conversation.
 
 ``fresh6`` (written blind in round 9, measured twice blind: 89.8% of its attribute facts) was read
-for the *class* of each miss, with the misses of the same class left in earlier sets (fresh5,
-r4own2); each class is one rule family registered in ``memfold.memory.families`` with the sets it
-was written from. One case per family at least: sentences of its class (new ones written here, not
+for the *class* of each miss, with the misses of the same class left in earlier sets (fresh5);
+each class is one rule family registered in ``memfold.memory.families`` with the sets it was
+written from. One case per family at least: sentences of its class (new ones written here, not
 items of any phrasing set) appended as user turns to a real database file and consolidated, the
 active facts afterwards, and the same turns giving something else with that family turned off.
 Then small talk in the attribute shapes (the round-8 QA cases' class and LoCoMo's "I love ...")
@@ -43,8 +43,6 @@ ATTRIBUTES = [
     (a.F_SWITCH_BARE_R10, ["I switched broker to Freetrade."], {"user.preferred.broker": "Freetrade"}),
     (a.F_SWITCH_BARE_R10, ["My preferred florist is Bloom.", "I changed florist to a shop called Petals."],
      {"user.preferred.florist": "Petals"}),
-    (a.F_MOVED_FROM_R10, ["My preferred map app is Google Maps.", "I moved from Google Maps to Citymapper."],
-     {"user.preferred.map_app": "Citymapper"}),
     (a.F_NO_LONGER_R10, ["My favourite podcast is Serial.", "not into Serial any more"], {}),
     (a.F_NO_LONGER_R10, ["My preferred garage is Kwik Fit.", "I don't take the van to Kwik Fit anymore."], {}),
     (a.F_NO_LONGER_R10, ["My favourite magazine is Wired.", "I stopped reading Wired ages ago."], {}),
@@ -83,6 +81,7 @@ def test_a_common_noun_before_the_held_value_retires_nothing(mf):
 #: adverbs and activities after "gave up"/"quit", compliments and reactions after "I love"), with
 #: the families whose rules keep each out
 SMALL_TALK = [(text, [a.F_SMALL_TALK_R10]) for text in [
+    "I moved over from the sofa to the armchair.",
     "Switched my laptop to dark mode lol",
     "Just switched my phone to vibrate",
     "Moved my dentist appointment to Thursday.",
@@ -97,7 +96,7 @@ SMALL_TALK = [(text, [a.F_SMALL_TALK_R10]) for text in [
     "I love this!",
     "I love how it turned out.",
     "I enjoy the idea.",
-]] + [("I moved over from the sofa to the armchair.", [a.F_SMALL_TALK_R10, a.F_MOVED_FROM_R10])]
+]]
 
 
 @pytest.mark.parametrize("text, vetoes", SMALL_TALK)
@@ -153,7 +152,6 @@ def test_every_round10_attribute_family_names_the_sets_it_was_written_from():
     assert families.REGISTRY["attr_switch_then_now"] == {"fresh5", "fresh6"}
     assert families.REGISTRY["attr_switch_bare_noun"] == {"fresh5", "fresh6"}
     assert families.REGISTRY["attr_holds_head_noun"] == {"fresh5", "fresh6"}
-    assert families.REGISTRY["attr_moved_from"] == {"r4own2"}
     assert families.REGISTRY["attr_no_longer_forms_r10"] == {"fresh6"}
     assert families.REGISTRY["attr_title_ends_in_filler"] == {"fresh6"}
     assert families.REGISTRY["attr_cancelled_my"] == {"fresh5"}

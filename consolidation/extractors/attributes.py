@@ -94,7 +94,6 @@ F_NOT_A_VALUE_R9 = family("attr_not_a_value_r9", {"fresh5"})
 # twice blind: 89.8%); where the same class also missed in an earlier set, that set is named too
 F_SWITCH_THEN_R10 = family("attr_switch_then_now", {"fresh5", "fresh6"})
 F_SWITCH_BARE_R10 = family("attr_switch_bare_noun", {"fresh5", "fresh6"})
-F_MOVED_FROM_R10 = family("attr_moved_from", {"r4own2"})
 F_NO_LONGER_R10 = family("attr_no_longer_forms_r10", {"fresh6"})
 F_HOLDS_R10 = family("attr_holds_head_noun", {"fresh5", "fresh6"})
 F_CANCELLED_MY = family("attr_cancelled_my", {"fresh5"})
@@ -457,11 +456,6 @@ _S_THEN_NOW = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also)
 _S_BARE_NOUN = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:" + _FILLER + r"|finally|recently|also))*\s+(?:switched|changed)\s+"
                           + _NOT_SWITCHABLE + r"(?P<attr>[a-z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?)"
                           r"(?: from (?P<from>[^.;!?,]+?))?\s+to\s+(?=(?-i:[A-Z0-9])|(?:a|an|the)\s)" + _VALUE + _VALUE_END, re.I)
-#: "I've now moved from Google to Kagi" (family ``attr_moved_from``): "over" not needed when the
-#: new value is named; a move between common nouns ("from the couch to the bed") is none
-_S_MOVED_FROM_R10 = re.compile(r"\bi(?:'ve| have)?(?:\s+(?:just|finally|recently|also|now|since))*\s+(?:moved|gone|went)"
-                               r"(?:\s+(?:over|across))?\s+from\s+(?P<from>[^.;!?,]+?)\s+to\s+(?=(?-i:[A-Z0-9]))"
-                               r"(?P<v>[^.;!?,]+?)(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|since|so|which|when|after|as)\b))", re.I)
 #: "not into Ninja anymore tbh" (no subject), "I don't take the car to Halfords any more", "I no
 #: longer take the kids to Little Gym" (family ``attr_no_longer_forms_r10``): the named place the
 #: user no longer goes to with something
@@ -746,10 +740,9 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
         families.on(F_SWITCH_BARE_R10) and not out and _S_BARE_NOUN.search(s))
     if m and small and (not re.match(_NOT_SWITCHABLE, m.group("attr")) or _one_off(m.group("attr"), m.group("v"))):
         return out  # "I changed my mind, it's fine", "switched my phone to silent", "moved my meeting to Friday"
-    moved = _S_MOVED_FROM_R10 if families.on(F_MOVED_FROM_R10) else _S_MOVED_FROM
     t = None
     if families.on(F_SWITCH_R8) and not out and not m:
-        t = _S_TO_THEN_OLD.search(s) or moved.search(s)
+        t = _S_TO_THEN_OLD.search(s) or _S_MOVED_FROM.search(s)
         if t and small and "from" in t.groupdict() and not re.match(r"\s*(?-i:[A-Z0-9])", t.group("v")):
             t = None  # "I moved over from the couch to the bed": no named value
     if t:
