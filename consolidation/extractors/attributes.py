@@ -521,10 +521,11 @@ _P_INVERTED_BY = _inverted_variants(_P_INVERTED, "any more")
 #: what "I love ..." names that is no lasting like (family ``attr_small_talk_vetoes_r10``, from the
 #: LoCoMo dev turns): a pronoun or a clause ("I love them", "I love how it shows ..."), someone
 #: else's thing ("I love your turtles": a compliment), a clause with its own verb ("... is
-#: awesome"), a time ("every day"), a quantity ("loads"), a reaction to what was just said
+#: awesome") or a pronoun that needs the conversation to mean anything ("holding them"), a time
+#: ("every day"), a quantity ("loads"), a reaction to what was just said ("the idea")
 _NOT_LIKED = re.compile(r"^(?:(?:them|it|that|this|those|these|you|him|her|us|to|how|when|what|where|why|which|who|"
                         r"the way|the idea|the thought|the fact|the feeling|your|yours|his|their|our)\b|"
-                        r".*\b(?:is|are|was|were|makes|made|has|have)\b)", re.I)
+                        r".*\b(?:is|are|was|were|makes|made|has|have|them|it|you|him)\b)", re.I)
 
 
 def not_a_liked_thing(thing: str) -> bool:
