@@ -6,7 +6,8 @@ each class is one rule family registered in ``memfold.memory.families`` with the
 written from. One case per family at least: sentences of its class (new ones written here, not
 items of any phrasing set) appended as user turns to a real database file and consolidated, the
 active facts afterwards, and the same turns giving something else with that family turned off.
-Then small talk in the attribute shapes (the round-8 QA cases' class and LoCoMo's "I love ...")
+Common shapes written from no set's misses (``attr_common_forms_r10``: "I'm done with X", "X has
+taken over as my favourite Y", ...) are tested the same way. Then small talk in the attribute shapes (the round-8 QA cases' class and LoCoMo's "I love ...")
 that must make no fact, with the veto family shown to be what keeps each out, and the one-search
 gate over sentences no rule can read, compared with the full rules on every phrasing set.
 """
@@ -56,6 +57,18 @@ ATTRIBUTES = [
     (a.F_TITLE_FILLER, ["My favourite Neil Diamond song is Hello Again."],
      {"user.favourite.neil_diamond_song": "Hello Again"}),
     (a.F_INVERTED_TAIL, ["Porto is my favourite city hands down."], {"user.favourite.city": "Porto"}),
+    (a.F_COMMON_R10, ["My favourite app is TikTok.", "I'm done with TikTok."], {}),
+    (a.F_COMMON_R10, ["My preferred supermarket is Asda.", "I've gone off Asda."], {}),
+    (a.F_COMMON_R10, ["My favourite band is Keane.", "I can't stand Keane any more."], {}),
+    (a.F_COMMON_R10, ["My preferred airline is Ryanair.", "I haven't flown with Ryanair in years."], {}),
+    (a.F_COMMON_R10, ["My favourite fruit is kiwi.", "Mango has taken over as my favourite fruit."], {"user.favourite.fruit": "Mango"}),
+    (a.F_COMMON_R10, ["My preferred music app is Deezer.", "Qobuz has replaced Deezer as my preferred music app."],
+     {"user.preferred.music_app": "Qobuz"}),
+    (a.F_COMMON_R10, ["My favourite band used to be Muse, now it's Idles."], {"user.favourite.band": "Idles"}),
+    (a.F_COMMON_R10, ["My favourite food is pizza.", "Pizza used to be my favourite food."], {}),
+    (a.F_COMMON_R10, ["My preferred browser is Firefox.", "I've been using Vivaldi instead of Firefox for a while now."],
+     {"user.preferred.browser": "Vivaldi"}),
+    (a.F_COMMON_R10, ["My go-to takeaway is Thai rather than Indian."], {"user.preferred.takeaway": "Thai"}),
 ]
 
 
@@ -96,16 +109,23 @@ SMALL_TALK = [(text, [a.F_SMALL_TALK_R10]) for text in [
     "I love this!",
     "I love how it turned out.",
     "I enjoy the idea.",
+]] + [(text, []) for text in [  # the common forms' own idioms, kept out by their rules
+    "I'm over the moon about it!",
+    "I'm off to Leeds tomorrow.",
+    "I'm off work today.",
 ]]
 
 
 @pytest.mark.parametrize("text, vetoes", SMALL_TALK)
 def test_small_talk_in_the_attribute_shapes_makes_no_fact_and_the_veto_is_what_keeps_it_out(mf, text, vetoes):
     assert _facts(mf, "on", [text]) == {}
-    with families.off(vetoes):
-        off = _facts(mf, "off", [text])
-        statements = a.attribute_statements(text)
-    assert off or statements  # without the veto the sentence reads as a fact (or a retirement of one)
+    if vetoes:
+        with families.off(vetoes):
+            off = _facts(mf, "off", [text])
+            statements = a.attribute_statements(text)
+        assert off or statements  # without the veto the sentence reads as a fact (or a retirement of one)
+    else:
+        assert a.attribute_statements(text) == []
 
 
 def test_laughter_after_an_attribute_is_cut_from_its_name(mf):
@@ -158,4 +178,5 @@ def test_every_round10_attribute_family_names_the_sets_it_was_written_from():
     assert families.REGISTRY["attr_inverted_tail"] == {"fresh5"}
     # the vetoes come from small talk, not from a phrasing set: never off in --loso
     assert families.REGISTRY["attr_small_talk_vetoes_r10"] == {"round8_qa", "locomo"}
+    assert families.REGISTRY["attr_common_forms_r10"] == {"r10own"}  # written from no set's misses
     assert {"attr_no_longer_forms_r10", "attr_title_ends_in_filler"} <= set(families.motivated_only_by("fresh6"))
