@@ -615,8 +615,8 @@ def _value_key(value: str) -> str:
 _MAY_STATE = re.compile(r"fav|prefer|go-to|usual|of choice|go for|go with|pick|choose|\b(?:like|take|have) my\b|rather|switch|"
                         r"chang|swapp|moved|gone|went|transferr|ported|as my|instead of|n't|n’t|\bnot\b|no longer|never|"
                         r"given up|gave up|quit|ditch|dropp|cancel|ended|closed|terminated|\bleft\b|stopped|do not|"
-                        r"done with|\bover\b|\boff\b|sick of|fed up|moved on|lost interest|out of love|grown out|outgrown|"
-                        r"gone cold|kicked|taken over|replaced|overtaken|edged out|used to be|instead|can't stand|"
+                        r"done with|(?:'m|’m|\bam) (?:over|off)\b|(?:gone|went) off|sick of|fed up|moved on|lost interest|out of love|"
+                        r"grown out|outgrown|gone cold|kicked|taken over|replaced|overtaken|edged out|used to be|can't stand|"
                         r"can’t stand|cannot stand|haven't|haven’t|have not", re.I)
 
 
