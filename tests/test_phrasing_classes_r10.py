@@ -69,6 +69,12 @@ ATTRIBUTES = [
     (a.F_COMMON_R10, ["My preferred browser is Firefox.", "I've been using Vivaldi instead of Firefox for a while now."],
      {"user.preferred.browser": "Vivaldi"}),
     (a.F_COMMON_R10, ["My go-to takeaway is Thai rather than Indian."], {"user.preferred.takeaway": "Thai"}),
+    (a.F_COMMON_R10, ["My favourite board game has to be Azul."], {"user.favourite.board_game": "Azul"}),
+    (a.F_COMMON_R10, ["My favourite album would have to be OK Computer."], {"user.favourite.album": "OK Computer"}),
+    (a.F_COMMON_R10, ["Nothing beats Malbec, it's my favourite wine."], {"user.favourite.wine": "Malbec"}),
+    (a.F_COMMON_R10, ["My favourite poet is, without question, Seamus Heaney."], {"user.favourite.poet": "Seamus Heaney"}),
+    (a.F_COMMON_R10, ["My favourite show is Taskmaster.", "Taskmaster isn't my favourite anymore."], {}),
+    (a.F_COMMON_R10, ["My favourite pub is The Anchor.", "We don't go to The Anchor anymore."], {}),
 ]
 
 

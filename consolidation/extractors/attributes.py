@@ -394,13 +394,14 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
         if families.on(F_FILLER_R9):
             v = _TRAIL_R9.sub("", v).strip()
     if families.on(F_COMMON_R10):
-        v = _RATHER_THAN.sub("", v).strip()
+        v = _LEAD_WINS.sub("", _RATHER_THAN.sub("", v)).strip()
     if families.on(F_SMALL_TALK_R10) and _INTERJECTION.match(v):
         return None  # "Lol, that's my favourite joke": laughter is no value
     if families.on(F_CALLED) and (c := _CALLED.match(v)):
         v = c.group("v").strip()
     # "No Such Thing As A Fish": a capitalised "No" opening a title is part of it
-    title_no = families.on(F_TITLE_VALUE) and re.match(r"^No\s+(?-i:[A-Z])", v)
+    title_no = families.on(F_TITLE_VALUE) and re.match(r"^No\s+(?-i:[A-Z])", v) or (
+        families.on(F_COMMON_R10) and re.match(r"^(?-i:OK|No)\s+(?-i:[A-Z])", v))  # "OK Computer"
     for _ in range(3):
         before = v
         if not title_no:
@@ -573,6 +574,27 @@ _F_USED_TO_BE_MY = re.compile(r"^(?P<v>(?!it\b|that\b|this\b|he\b|she\b|they\b)[
 _INSTEAD_PROGRESSIVE = re.compile(r"\bi(?:'ve|’ve| have)\s+been\s+(?:using|drinking|eating|flying with|banking with|"
                                   r"shopping at|going to|listening to|watching|playing|wearing|driving)\s+"
                                   r"(?P<v>[^.;!?,]+?)\s+instead of\s+(?P<old>[^.;!?,]+?)" + _VALUE_END, re.I)
+#: an emphatic copula ("my favourite album has to be OK Computer", "would have to be a BLT")
+_COPULA_R10 = r"(?:has to be|have to be|would have to be|'d have to be|’d have to be|has got to be|must be|is definitely|is easily)"
+_F_MINE_R10 = re.compile(r"\bmy " + _MODS + _FAV + r" " + _ATTR + r"\s+" + _COPULA_R10 + r"[\s,]+(?:(?:" + _FILLER + r")[\s,]+)*"
+                         + _VALUE + _VALUE_END, re.I)
+_P_MINE_R10 = re.compile(r"\bmy " + _MODS + _PREF + r" " + _ATTR + r"\s+" + _COPULA_R10 + r"[\s,]+(?:(?:" + _FILLER
+                         + r")[\s,]+)*" + _VALUE + _VALUE_END, re.I)
+#: "Succession isn't my favourite anymore": the favourite slot holding it retires
+_NOT_MY_FAV = re.compile(r"^(?P<v>(?!it\b|that\b|this\b|he\b|she\b|they\b)[^,;:.!?]+?)(?:\s+isn't|\s+isn’t|\s+is not|"
+                         r"\s+is no longer|'s no longer|’s no longer)\s+my\s+(?:favou?rite|fave|fav|go-to)"
+                         r"(?:\s+(?:anymore|any more|any longer|now))?\s*[.!]?$", re.I)
+#: "We don't go to The Crown anymore": the user among "we"
+_N_WE = re.compile(r"\bwe (?:don't|do not|don’t|never) (?:go to|eat at|drink at|shop at|use|watch|listen to|order from|"
+                   r"bank with|fly with|stay at|visit)\s+" + _VALUE + r"\s+(?:anymore|any more|any longer)\b|"
+                   r"\bwe (?:no longer|stopped) (?:go to|going to|eat at|eating at|shop at|shopping at|use|using|visit|visiting)\s+"
+                   r"(?P<v2>[^.;!?,]+?)" + _VALUE_END, re.I)
+#: words set off by commas that are no part of a value ("is still, without question, Victoria Wood")
+_PAREN_R10 = re.compile(r",\s*(?:without (?:a )?(?:question|doubt)|no (?:doubt|question)|for sure|hands down|easily|"
+                        r"of course|naturally|i reckon|i'd say|i would say)\s*,", re.I)
+#: a lead that says the value wins ("Nothing beats Rioja, it's my favourite wine")
+_LEAD_WINS = re.compile(r"^(?:nothing (?:beats|tops)|you can't beat|you can’t beat|can't beat|can’t beat|gotta love|"
+                        r"got to love)\s+", re.I)
 #: a value that names what it beats ("Thai rather than Indian"): the rest is no part of it
 _RATHER_THAN = re.compile(r"\s+(?:rather than|instead of)\s+.*$", re.I)
 
@@ -650,6 +672,8 @@ def _read_sentence(sentence: str) -> list[AttributeStatement]:
     s = _PAREN.sub(" ", sentence.strip())
     if families.on(F_FILLER_MORE):
         s = _PAREN_MORE.sub(" ", s)
+    if families.on(F_COMMON_R10):
+        s = _PAREN_R10.sub(" ", s)
     if families.on(F_FILLER_R9):
         s = _PAREN_R9.sub(" ", s)
     if families.on(F_NOT_A_VALUE_R9) and _COUNTERFACTUAL.search(s) and re.search(r"\b(?:favou?rite|fave|preferred|go-to)\b", s, re.I):
@@ -726,6 +750,14 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
     for m in _F_CHANGED.finditer(s):
         add("write", "user.favourite.", m.group("attr"), m.group("v"))
     tails = (families.on(F_NO_LONGER_R10), families.on(F_INVERTED_TAIL))
+    if families.on(F_COMMON_R10):
+        for family, mine in (("user.favourite.", _F_MINE_R10), ("user.preferred.", _P_MINE_R10)):
+            if (m := mine.search(s)) and not _HEDGE.search(s[: m.start()]):
+                add("write", family, m.group("attr"), m.group("v"))
+        if (m := _NOT_MY_FAV.match(s)):
+            value = clean_value(m.group("v"))
+            if value:
+                return [AttributeStatement("retire", None, value, slot_of=value)]
     for family, mine, inverted in (("user.favourite.", _F_MINE, _F_INVERTED_BY[tails]),
                                    ("user.preferred.", _P_MINE, _P_INVERTED_BY[tails])):
         for m in mine.finditer(s):
@@ -831,8 +863,8 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
         if value:
             out.append(AttributeStatement("retire", None, value, slot_of=value))
             return out
-    if not out and families.on(F_COMMON_R10) and (m := _N_COMMON.search(s)):
-        value = clean_value(next(g for g in (m.group("v"), m.group("v2"), m.group("v3"), m.group("v4")) if g))
+    if not out and families.on(F_COMMON_R10) and (m := _N_COMMON.search(s) or _N_WE.search(s)):
+        value = clean_value(next(g for g in (m.groupdict().get(k) for k in ("v", "v2", "v3", "v4")) if g))
         if value:
             return [AttributeStatement("retire", None, value, slot_of=value)]
     if not out and families.on(F_CANCELLED_MY) and (m := _N_CANCELLED_MY.search(s)):
