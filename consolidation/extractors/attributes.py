@@ -401,7 +401,7 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
         v = c.group("v").strip()
     # "No Such Thing As A Fish": a capitalised "No" opening a title is part of it
     title_no = families.on(F_TITLE_VALUE) and re.match(r"^No\s+(?-i:[A-Z])", v) or (
-        families.on(F_COMMON_R10) and re.match(r"^(?-i:OK|No)\s+(?-i:[A-Z])", v))  # "OK Computer"
+        families.on(F_COMMON_R10) and re.match(r"^(?-i:OK)\s+(?-i:[A-Z])", v))  # "OK Computer"
     for _ in range(3):
         before = v
         if not title_no:
