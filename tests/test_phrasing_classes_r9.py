@@ -254,4 +254,5 @@ def test_every_round9_family_names_fresh5_and_only_it():
              "attr_no_longer_forms_r9", "attr_not_a_value_r9"]
     for name in names:
         assert families.REGISTRY[name] == {"fresh5"}, name
-    assert set(families.motivated_only_by("fresh5")) == set(names)
+    # round 10 read fresh5's remaining misses too (tests/test_phrasing_classes_r10.py)
+    assert set(families.motivated_only_by("fresh5")) - {"attr_cancelled_my", "attr_inverted_tail"} == set(names)
