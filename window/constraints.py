@@ -312,19 +312,28 @@ def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
     return None
 
 
+#: the longest text a protected record is made of (characters): a longer sentence, or a longer
+#: whole-message reset, is not read as a standing instruction. A record is shown verbatim in every
+#: context, so a 50 KB run-on paste that opens like a rule ("Plan: ...", "Never share the ...")
+#: must not become one; the longest record of every phrasing set and public benchmark is far shorter.
+MAX_RECORD_CHARS = 1_000
+
+
 class RuleConstraintExtractor(ConstraintExtractor):
     """The deterministic extractor: phrase rules over sentences (see the module docstring)."""
 
     id = "rules"
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
-        sents = _merge_r5(text, sentences(text))
+        # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
+        # starts like a rule): it is not read, so no record of that size is ever proposed
+        sents = [s for s in _merge_r5(text, sentences(text)) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
         override = _OVERRIDE.search(text)
         reset8 = None
-        if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
+        if not about and len(text.strip()) <= MAX_RECORD_CHARS and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                           or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                           or (reset8 := directives.reset_r9(text))) \
                 and not directives.reset_is_small_talk(text, override or reset8):
@@ -423,7 +432,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     # "Stop printing copies of the contracts" ends "Always print a copy of each contract"
                     withdrawals.append(Withdrawal("unrequire", sent, content_terms(sent), min_overlap=2))
             i += 1
-        return Extraction(proposals, withdrawals)
+        return Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
 
     def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
         """The sentence states a standing instruction of its own ("Always log account changes."),

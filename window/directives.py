@@ -1468,7 +1468,7 @@ def not_a_directive(sentence: str) -> bool:
 
 @lru_cache(maxsize=2048)
 def _not_a_directive(sentence: str, _off: frozenset) -> bool:
-    if reported(sentence) or narrated_r9(sentence):  # "The article says companies must report breaches within 72 hours."
+    if reported(sentence) or narrated_r9(sentence) or casual_r10(sentence):  # "The article says companies must report breaches within 72 hours."
         return True
     if not families.on(F_NARRATED):
         return False
@@ -2833,6 +2833,39 @@ _LAST_AGO = re.compile(r"\b(?:last|ago|yesterday)\b", re.I)
 _I_WILL_R5 = re.compile(r"^(?:i|we)(?:'ll|'m| will| am| was| had)\b", re.I)
 _FEEL_FREE_R8 = re.compile(r"^(?:feel free to|you (?:can|may))\s+(?P<rest>[a-z]+\s+.+)$", re.I | re.S)
 _FOR_THIS_JUST_R8 = re.compile(r"^(?:for|on|with) (?:this|the|our|my) [\w-]+,?\s+(?P<rest>just .+)$", re.I | re.S)
+
+
+# -- round 10 ------------------------------------------------------------------------------------
+#: the round-10 families: vetoes for small talk in a rule's shape (from round 8's QA list of false
+#: records, ``tests/test_round8_qa.py``), and the classes written from the misses of ``fresh6``
+F_CASUAL_R10 = family("casual_tail_r10", {"round8_qa"})
+
+#: laughter anywhere in a sentence ("Plan: pizza tonight lol", "Refrain from laughing, please lol"):
+#: the sentence is a joke, not an instruction (every phrasing set has laughter only in near misses)
+_LAUGHTER = re.compile(r"\b(?:lol+|lolz|lmao|lmfao|rofl|roflmao|a?ha(?:ha)+h?|he(?:he)+|hihi+|jk|j/k)\b|[\U0001F602\U0001F923\U0001F606\U0001F605\U0001F61C\U0001F61D]",
+                       re.I)
+#: a plan label over a list of everyday words ("Schedule: nap, snack, nap.", "Route: home, couch, bed.")
+_LABEL_LIST = re.compile(r"^(?i:(?:(?:our|the|my)\s+)?(?:[\w-]+\s+)?(?:plan|itinerary|schedule|agenda|route|programme|program|"
+                         r"timeline|routine)(?:\s+for\s+[\w' -]{2,20}?)?)\s*:\s*(?P<items>[a-z][a-z ,;&'-]*?)\s*[.!]*$")
+#: an opinion settled as if decided ("Let's settle this: cats are better than dogs.")
+_OPINION = re.compile(r"\b(?:is|are)\s+(?:way\s+|much\s+|so\s+|far\s+|clearly\s+|definitely\s+)?(?:better|worse|nicer|cuter|"
+                      r"superior|inferior|cooler|funnier|overrated|underrated|the best|the worst|the greatest)\b", re.I)
+
+
+def casual_r10(sentence: str) -> bool:
+    """Small talk in a rule's shape (family ``casual_tail_r10``): laughter in the sentence, a plan
+    label over a list of everyday words, or an opinion settled as if it were decided."""
+    if not families.on(F_CASUAL_R10):
+        return False
+    s = sentence.strip()
+    if _LAUGHTER.search(s):
+        return True
+    m = _LABEL_LIST.match(s)
+    if m:
+        items = [i.strip() for i in re.split(r"[,;&]|\band\b", m.group("items")) if i.strip()]
+        if items and all(len(i.split()) <= 2 for i in items) and not _names_task_noun(m.group("items")):
+            return True
+    return bool(_OPINION.search(s)) and not concrete(s) and not _names_task_noun(_OPINION.split(s, 1)[0])
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
