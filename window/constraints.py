@@ -387,6 +387,13 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
                 i += 1
                 continue
+            r10 = directives.withdrawn_r10(probe) if what is None else None
+            if r10 is not None:
+                # a round-10 form ("X is no longer needed", "the 30-day cut-off is gone", "we're
+                # taking Amex again"): a revocation, or a restoration that lifts a prohibition
+                withdrawals.append(Withdrawal(r10[1], sent, content_terms(r10[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -404,6 +411,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if what is None and directives.condition_met(sent):
                 # "Payment cleared overnight": a record waiting until that happens is released
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives.condition_met_r10(sent):
+                # "We exchanged contracts this afternoon": two words of the condition wanted
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=2))
             if what is not None:
                 terms = content_terms(what)
                 if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
@@ -837,7 +847,10 @@ class ConstraintTracker:
                        and (_waiting(r) or directives.waits_for_event(r.text)) and not directives.standing_r9(r.text)]
             want = {_stem(t) for t in w.terms}
             for rec in waiting:
-                if want & {_stem(t) for t in content_terms(directives.condition_of(rec.text))}:
+                cond = directives.condition_of(rec.text)
+                if w.min_overlap >= 2:  # family ``condition_met_r10``: "until we've exchanged contracts"
+                    cond = directives.condition_r10(rec.text) or cond
+                if len(want & {_stem(t) for t in content_terms(cond)}) >= max(1, w.min_overlap):
                     self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "unrequire":

@@ -2868,5 +2868,119 @@ def casual_r10(sentence: str) -> bool:
     return bool(_OPINION.search(s)) and not concrete(s) and not _names_task_noun(_OPINION.split(s, 1)[0])
 
 
+F_REVOKE_R10 = family("revoke_grammar_r10", {"fresh6"})
+F_RESTORE_R10 = family("restore_grammar_r10", {"fresh6"})
+F_CONDITION_R10 = family("condition_met_r10", {"fresh6"})
+
+# revocations by grammar (family ``revoke_grammar_r10``): the thing a rule asked for declared not
+# needed ("The safety data sheets are no longer needed on orders", "The 6pm reminder isn't needed any
+# more", "Refunds over £200 no longer need to go to a supervisor", "Friday afternoons don't need to be
+# kept clear any more"), a rule noun declared gone ("The 30-day cut-off on returns is gone"), a
+# deictic tail ("..., that instruction is withdrawn"), a topic dismissed ("re the X thing: forget
+# it") and "let's drop the X"
+_NP_R10 = r"(?!(?:i|we|you|it|that|this|they|he|she|there|everything|nothing|life)\b)[\w$€£%&'’/ -]{2,50}?"
+_NOT_NEEDED_R10 = re.compile(
+    r"^(?P<what>" + _NP_R10 + r")\s+(?:(?:is|are)\s+no\s+longer|(?:is|are)\s+not|isn't|aren't|'s\s+no\s+longer|'re\s+no\s+longer)\s+"
+    r"(?:needed|required|necessary|wanted|mandatory|compulsory|in force|in effect|a requirement|part of the process)\b"
+    r"(?P<tail>[^.;!?—]*)|"
+    r"^(?P<what2>" + _NP_R10 + r")\s+(?:no longer|(?:don't|do not|doesn't|does not)\s+(?=[^.;!?]*\b(?:any ?more|any longer|now)\b))"
+    r"\s*(?:need|needs|have|has)\s+to\s+(?P<rest2>[^.;!?—]{2,60})", re.I)
+_RULE_GONE_R10 = re.compile(
+    r"^(?:the|that|this|our|my|your)\s+(?P<what>[\w$€£%'’/ -]{0,40}?(?:cut-?off|limit|rule|ban|cap|restriction|requirement|policy|"
+    r"embargo|minimum|maximum|threshold|blackout|freeze|block)(?:\s+(?:on|for|about|against|around)\s+[^.;!?,—]{2,40}?)?)\s+"
+    r"(?:is|has been|'s|was)\s+(?:now\s+|officially\s+)?(?:gone|over|lifted|scrapped|removed|dropped|history|off|cancell?ed|"
+    r"withdrawn|void|suspended|rescinded|no more|done away with)\b", re.I)
+_DEICTIC_GONE_R10 = re.compile(
+    r"[,;—-]\s*(?:so\s+)?(?:that|this|the|my)\s+(?:old\s+|earlier\s+)?(?:instruction|rule|restriction|ban|request|requirement|limit)\s+"
+    r"(?:is|has been|'s)\s+(?:now\s+)?(?:withdrawn|cancell?ed|lifted|void|revoked|over|gone|off|rescinded|dead)\b", re.I)
+_TOPIC_DISMISS_R10 = re.compile(
+    r"^(?:re|regarding|about|as for|as to|on)\s+(?P<what>[^:,;]{2,50}?)\s*[:,;—-]\s*(?:just\s+|please\s+)?(?:forget|ignore|scrap|"
+    r"drop|disregard|never mind|cancel|bin|ditch)\s+(?:it|that|this|about it)\b", re.I)
+_LETS_DROP_R10 = re.compile(
+    r"^(?:let's|let us|we can|we'll|we will|please)\s+(?:drop|ditch|scrap|stop|forget|skip|cancel|quit|knock)\s+(?:the|my|our|those|"
+    r"these|that|this|all the)\s+(?P<what>[^.;!?,—]{2,40}?)(?:\s+(?:on the head|thing|bit|rule|requirement))?\s*(?:[.;!,—]|$)", re.I)
+# restorations by grammar (family ``restore_grammar_r10``): a banned thing allowed again ("We're
+# taking Amex again from today", "Thursdays are free again", "You're fine to talk about the sale
+# again", "Ryanair's back on the table", "You can go back to booking city-centre hotels")
+_AGAIN_R10 = re.compile(
+    r"^(?:we're|we are|we'll|we will|we|you can|you may|you're|you are)\s+(?:(?:fine|free|welcome|ok|okay|allowed|clear|good)\s+to\s+)?"
+    r"(?P<what>(?:[\w'’-]+\s+){1,6}?)again\b|"
+    r"^(?P<what2>" + _NP_R10 + r")\s+(?:is|are|'s|'re)\s+(?:free|open|available|fine|ok|okay|allowed|back|bookable|on)\s+again\b|"
+    r"^(?P<what3>" + _NP_R10 + r")(?:'s|’s|\s+is|\s+are)\s+back\s+(?:on the (?:table|menu|list|cards)|in play|allowed)\b|"
+    r"^(?:you can|you may|feel free to|we can|please)\s+go\s+back\s+to\s+(?P<what4>\w+ing\b[^.;!?,—]{2,50})", re.I)
+_W_REVOKE_R10 = frozenset("""longer needed required necessary mandatory need needs gone over lifted scrapped removed dropped history off
+cancelled canceled withdrawn void suspended rescinded re regarding about drop ditch scrap stop forget skip cancel quit knock again
+back""".split())
+
+
+def withdrawn_r10(sentence: str) -> tuple[str, str] | None:
+    """``(words naming what is withdrawn, action)`` for a round-10 form: ``revoke`` (family
+    ``revoke_grammar_r10``) or ``lift`` (family ``restore_grammar_r10``: ends only a prohibition
+    naming it), else None."""
+    low = sentence.lower()
+    if _words(low).isdisjoint(_W_REVOKE_R10) and "n't" not in low:
+        return None
+    s = _strip(normalise(sentence))
+    if _QUESTION.search(s):
+        return None
+    if families.on(F_REVOKE_R10):
+        m = _NOT_NEEDED_R10.match(s)
+        if m and (m.group("what2") or "no longer" in m.group(0).lower() or re.search(
+                r"\b(?:any ?more|any longer|now)\b", m.group(0), re.I)):
+            what = " ".join(v for v in (m.group("what"), m.group("what2"), m.group("rest2")) if v)
+            return split_hyphens(what), "revoke"
+        m = _RULE_GONE_R10.match(s) or _TOPIC_DISMISS_R10.match(s) or _LETS_DROP_R10.match(s)
+        if m:
+            return split_hyphens(m.group("what")), "revoke"
+        if _DEICTIC_GONE_R10.search(s):
+            return split_hyphens(s[:_DEICTIC_GONE_R10.search(s).start()]), "revoke"
+    if families.on(F_RESTORE_R10):
+        m = _AGAIN_R10.match(s)
+        if m:
+            what = " ".join(v for k, v in sorted(m.groupdict().items()) if v)
+            return split_hyphens(what), "lift"
+    return None
+
+
+# conditions met by grammar (family ``condition_met_r10``): a statement in the past or perfect
+# ("We exchanged contracts this afternoon", "The CEO read the press release over lunch", "the
+# returned laptop's been inspected", "customer replied w/ serial", "Physio gave me the all-clear")
+# releases a record waiting for an event when the statement shares two words with its condition
+_IRREGULAR_PAST = frozenset("""read gave sent came went got made took found brought bought sold paid told said left won
+rang wrote spoke signed heard knew saw met put set shut""".split())
+_PERFECT_R10 = re.compile(r"\b(?:has|have|had|'s|'ve)\s+(?:just\s+|finally\s+|now\s+|already\s+)?been\s+\w+(?:ed|en|t)\b|"
+                          r"\b(?:has|have|'s|'ve)\s+(?:just\s+|finally\s+|now\s+|already\s+)?\w+(?:ed|en|t)\b", re.I)
+_NOT_MET_R10 = re.compile(r"\b(?:not|n't|never|yet|still|waiting|until|if|when|will|should|must|hope|hopefully|expect|might|may|"
+                          r"could|would|soon|tomorrow|next|going to|gonna|supposed)\b", re.I)
+
+
+def condition_met_r10(sentence: str) -> bool:
+    """The sentence reports that something happened, in the past or perfect (family ``condition_met_r10``)."""
+    if not families.on(F_CONDITION_R10):
+        return False
+    s = _strip(sentence.strip())
+    if _QUESTION.search(s) or len(s.split()) < 3 or _NOT_MET_R10.search(s):
+        return False
+    if s.lower().startswith(("please", "let's", "don't", "never", "always", "make sure", "you ")):
+        return False
+    words = re.findall(r"[a-z']+", s.lower())
+    return bool(_PERFECT_R10.search(s)) or any(
+        w in _IRREGULAR_PAST or (w.endswith("ed") and len(w) > 4 and w not in ("need", "feed", "speed", "seed", "bed", "red"))
+        for w in words[1:8])
+
+
+#: a waiting record's condition after "until / once / before we've ..." ("until we've exchanged contracts")
+_CONDITION_R10 = re.compile(r"\b(?:until|till|once|unless|after|when|for)\s+(?P<cond>(?:my|our|the|his|her|their|we|we've|i|i've|"
+                            r"they|he|she|it)\b(?!\s+(?:say|tell|confirm|approve|give the|give you|get back))[^.;!?]+)", re.I)
+
+
+def condition_r10(record_text: str) -> str | None:
+    """The condition a waiting record names, pronoun subjects included (family ``condition_met_r10``)."""
+    if not families.on(F_CONDITION_R10):
+        return None
+    m = _CONDITION_R10.search(record_text)
+    return m.group("cond") if m else None
+
+
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
 prefilter.prefilter_module(globals())
