@@ -335,7 +335,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         reset8 = None
         if not about and len(text.strip()) <= MAX_RECORD_CHARS and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                           or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
-                          or (reset8 := directives.reset_r9(text))) \
+                          or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))) \
                 and not directives.reset_is_small_talk(text, override or reset8):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:

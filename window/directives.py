@@ -932,8 +932,9 @@ def reset_is_small_talk(text: str, match: "re.Match[str] | None" = None) -> bool
     nothing of the task ("Let's start fresh this year with new hobbies!")."""
     if not families.on(F_RESET):
         return False
-    if match is not None and match.re is getattr(_RESET_R9, "unfiltered", _RESET_R9):
-        return False  # :func:`reset_r9` has read what follows its phrase already
+    if match is not None and match.re in (getattr(_RESET_R9, "unfiltered", _RESET_R9),
+                                          getattr(_RESET_R10, "unfiltered", _RESET_R10)):
+        return False  # :func:`reset_r9` / :func:`reset_r10` have read what follows the phrase already
     m = match or _RESET.search(text) or _RESET_MORE.search(text) or _RESET_SPOT.search(text) or reset_r5(text)
     rest = reset_rest(text, m.end()) if m else text
     rest = re.sub(r"^[\s,.:;!—-]+", "", rest)
@@ -2980,6 +2981,55 @@ def condition_r10(record_text: str) -> str | None:
         return None
     m = _CONDITION_R10.search(record_text)
     return m.group("cond") if m else None
+
+
+F_RESET_R10 = family("reset_grammar_r10", {"fresh6"})
+
+# resets by grammar (family ``reset_grammar_r10``): a discard verb on a plan, its relative clause
+# included ("Ignore the study plan I gave you.", "Wipe the sprint plan."), a perfect discard ("We've
+# torn up the Q2 plan;", "We've rethought the school move entirely —"), a fresh start ("we're starting
+# from scratch"), everything planned discarded ("Reverse everything we planned for the apps:",
+# "Everything I told you about the bathroom plan is out the window;"), a plan declared replaced
+# ("The event plan has been replaced wholesale:"), and a new plan named ("so um, new honeymoon plan, ...")
+_PLAN_NOUN_R10 = (r"(?:plan|plans|itinerary|roadmap|schedule|timeline|agenda|arrangement|approach|strategy|programme|program|"
+                  r"route|idea|routine|move|trip|setup|set-up|budget|menu|line-?up|rota)")
+_DISCARD_R10 = (r"(?:scrap|ditch|drop|bin|rip up|tear up|throw out|toss out|forget|ignore|disregard|shelve|cancel|wipe|junk|"
+                r"abandon|nix|kill|undo|reverse|trash)")
+_DISCARDED_R10 = (r"(?:torn up|ripped up|scrapped|ditched|binned|dropped|thrown out|shelved|cancell?ed|abandoned|wiped|junked|"
+                  r"rethought|re-thought|reconsidered|reworked|redone|overhauled|trashed|nixed|killed)")
+_TOLD_R10 = r"(?:planned|said|agreed|decided|discussed|told you|arranged|sent|gave you|set up|sketched out|mapped out)"
+_RESET_R10 = re.compile(
+    r"(?:^|[.!?;:,—]\s*)" + _DISCARD_R10 + r"\s+(?:the|our|my|that|this)\s+(?:[\w'’/-]+\s+){0,3}?" + _PLAN_NOUN_R10 +
+    r"\b(?:\s+(?:that\s+)?(?:i|we)\s+(?:\w+)(?:\s+(?:you|on|about|for|earlier|before))?)?(?:\s+(?:entirely|completely|altogether))?"
+    r"\s*[.;:,—-]|"
+    r"\b(?:we've|we have|i've|i have|we|they've|they have)\s+(?:now\s+|just\s+|completely\s+|totally\s+)?" + _DISCARDED_R10 +
+    r"\s+(?:the|our|my|that|this)\s+(?:[\w'’/-]+\s+){0,3}?[\w'’/-]+(?:\s+(?:entirely|completely|altogether|wholesale))?\s*[.;:,—-]|"
+    r"\b(?:starting|start|begin|beginning)\s+(?:over\s+|again\s+|afresh\s+)?from scratch\b|\bback to the drawing board\b|"
+    r"\bclean slate\b|"
+    r"\b" + _DISCARD_R10 + r"\s+everything\s+(?:that\s+)?(?:we|i)(?:'ve| have)?\s+" + _TOLD_R10 + r"\b|"
+    r"\beverything\s+(?:that\s+)?(?:we|i)(?:'ve| have)?\s+" + _TOLD_R10 + r"\b[^.;:!?]{0,50}?\s+(?:is|are|'s)\s+(?:now\s+)?"
+    r"(?:out (?:of )?the window|off|void|cancell?ed|scrapped|gone|history|dead|obsolete|binned)\b|"
+    r"\b" + _PLAN_NOUN_R10 + r"\s+(?:has been|have been|was|is|'s been)\s+(?:now\s+)?(?:replaced|rewritten|overhauled|redone|reworked|"
+    r"torn up|ripped up|wiped|changed completely|completely changed)\b|"
+    r"^(?:(?:so|um+|uh+|er+|ok|okay|right|well|hmm+|alright|and)[,\s]+)*(?:a\s+)?(?:new|revised|updated|different)\s+(?:[\w'’-]+\s+)?"
+    + _PLAN_NOUN_R10 + r"\s*[,:—-]", re.I)
+
+
+def reset_r10(text: str) -> "re.Match[str] | None":
+    """A reset of the plan by grammar (family ``reset_grammar_r10``); never a rule's name (a
+    revocation), and something of the task must follow."""
+    if not families.on(F_RESET_R10):
+        return None
+    m = _RESET_R10.search(text)
+    if not m or _QUESTION.search(text.strip()):
+        return None
+    if _RULE_WORDS_R8.search(m.group(0)) and not re.search(_PLAN_NOUN_R10, m.group(0), re.I):
+        return None
+    rest = text[m.end():]
+    if not rest.strip() or not (concrete(rest) or _NAMED.search(rest) or _PLAN_SHAPE.search(rest) or re.search(
+            r"\b(?:we(?:'re| are|'ll| will|'ve)|they(?:'ll| will|'re)|it's|instead|now|everyone|everything)\b", rest, re.I)):
+        return None
+    return m
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
