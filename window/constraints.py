@@ -477,6 +477,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 if found is not None:
                     found = replace(found, text=sent)
                     break
+        if found is None and (rest := directives.strip_lead_r10(norm)) is not None and not directives.not_a_directive(rest):
+            # round 10: "Kindly do not ...", "yeah and uh don't ...", "From 1 March, every order ..."
+            found = self._classify_read(rest, now, clock)
+            if found is not None:
+                found = replace(found, text=sent)
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found

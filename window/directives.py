@@ -664,7 +664,7 @@ def classify(sentence: str) -> tuple[str, str] | None:
         return None
     if plan_statement(s) or plan_statement_r9(s):  # "The roadmap says we build iOS first, then Android": a plan
         return "policy_state", "decision"
-    return _classify_base(s) or _classify_more(s) or classify_r5(s) or classify_r8(s) or classify_r9(s)
+    return _classify_base(s) or _classify_more(s) or classify_r5(s) or classify_r8(s) or classify_r9(s) or classify_r10(s)
 
 
 def _imperative_loose(clause: str) -> bool:
@@ -1469,7 +1469,7 @@ def not_a_directive(sentence: str) -> bool:
 
 @lru_cache(maxsize=2048)
 def _not_a_directive(sentence: str, _off: frozenset) -> bool:
-    if reported(sentence) or narrated_r9(sentence) or casual_r10(sentence):  # "The article says companies must report breaches within 72 hours."
+    if reported(sentence) or narrated_r9(sentence) or casual_r10(sentence) or narrated_r10(sentence):  # "The article says companies must report breaches within 72 hours."
         return True
     if not families.on(F_NARRATED):
         return False
@@ -3030,6 +3030,124 @@ def reset_r10(text: str) -> "re.Match[str] | None":
             r"\b(?:we(?:'re| are|'ll| will|'ve)|they(?:'ll| will|'re)|it's|instead|now|everyone|everything)\b", rest, re.I)):
         return None
     return m
+
+
+F_LEAD_R10 = family("lead_strip_r10", {"fresh6"})
+F_NARRATED_R10 = family("narrated_forms_r10", {"fresh6"})
+F_KINDS_R10 = family("kind_forms_r10", {"fresh6"})
+F_SETUP_R10 = family("manner_imperative_r10", {"fresh6"})
+
+#: fillers and a dated scope before a directive ("Kindly do not ...", "yeah and uh don't ...",
+#: "From 1 March, every order ...", "Starting next week, ..."): read without them, kept whole
+_LEAD_R10 = re.compile(
+    r"^(?:(?:kindly|yeah|yea|yep|uh+|um+|er+|erm|and|so|ok|okay|oh|right|well|also|plus|hey|hi)\b[\s,]*)+(?=\w)|"
+    r"^(?:from|starting|as of|effective|beginning|with effect from)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH +
+    r"|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?|" + _MONTH + r"|next\s+(?:week|month|year|quarter)|" + _WEEKDAY +
+    r"|q[1-4]|\d{4})\s*,\s*", re.I)
+
+
+def strip_lead_r10(sentence: str) -> str | None:
+    """The sentence without round-10 lead words (family ``lead_strip_r10``), or None when it has none."""
+    if not families.on(F_LEAD_R10):
+        return None
+    s = sentence.strip()
+    m = _LEAD_R10.match(s)
+    if not m or m.end() >= len(s) - 3:
+        return None
+    rest = s[m.end():]
+    return rest[:1].upper() + rest[1:]
+
+
+#: another's rule narrated ("The gym has a rule that you have to ...", "The whole team keeps saying we
+#: should ...") or a fact remarked on ("Turns out the post office shuts at 12:30 ..., who knew.")
+_NARRATED_R10 = re.compile(r"\b(?:has|have|had) a (?:rule|policy|thing) (?:that|where)\b|\b(?:keeps?|kept) (?:saying|telling|"
+                           r"going on about)\b|^(?:(?:so|and|oh)[,\s]+)*turns out\b|\bwho knew\b|\bapparently\b|"
+                           r"\b(?:the other day|last (?:week|month|year|night|weekend|summer|winter|spring|autumn))\b", re.I)
+
+
+def narrated_r10(sentence: str) -> bool:
+    return families.on(F_NARRATED_R10) and bool(_NARRATED_R10.search(sentence))
+
+
+# kinds in forms the earlier rules miss (family ``kind_forms_r10``)
+_PROHIBIT_R10 = re.compile(
+    r"^it(?:'s| is)\s+(?:strictly|absolutely|expressly|completely|totally)\s+(?:forbidden|prohibited|not allowed|not permitted|"
+    r"banned)\s+to\s+\w|"
+    r"^you(?:'re| are)\s+(?:not|never)\s+(?:permitted|authori[sz]ed|cleared|supposed)\s+to\s+\w|"
+    r"\b(?:do not|don't|never|must not|mustn't|cannot|can't)\s+\w+[^.;!?]*\bunder any circumstances\b|"
+    r"\bunder any circumstances\b[^.;!?]*\b(?:do not|don't|never|must not|mustn't|cannot|can't)\b", re.I)
+_LIMIT_R10 = re.compile(
+    r"\b(?:a maximum of|a minimum of|no more than|at most)\s+(?:\d+|" + _NUMBER_WORD + r")\b|"
+    r"\bthe (?:most|least|maximum|minimum) (?:you|we|the bot|agents?) (?:can|may|should|are allowed to) (?:offer|give|spend|charge|"
+    r"refund|discount|approve|book|quote|take)\b[^.;!?]*\bis\b|"
+    r"(?:^|:\s*)nothing (?:later|earlier|longer|shorter|more|less|bigger|smaller|over|above|below|under|cheaper|pricier) than\b|"
+    r"\b(?:don't|do not|never) go (?:beyond|over|above|past|below|under) (?:that|this|it|the \w+)\b|"
+    r"\b(?:is|are) (?:max|maximum|capped at|limited to|min|minimum) \d", re.I)
+_PERMIT_R10 = re.compile(
+    r"^(?:the|our|all|every)\s+(?:[\w'’-]+\s+){0,2}?(?:bot|assistant|agents?|team|staff|support|you)\s+(?:has|have)\s+"
+    r"(?:clearance|permission|the authority|authority|the go-ahead|the green light|my ok|approval)\s+to\s+\w|"
+    r"^(?:it(?:'s| is)|that(?:'s| is))\s+(?:ok|okay|fine|alright|all right)\s+(?:with|by)\s+(?:me|us)\s+(?:if|for)\s+you\s+\w|"
+    r"\bit(?:'s| is)\s+(?:fine|ok|okay|alright|acceptable)\s+for\s+(?:the\s+)?(?:bot|assistant|agents?|you|staff|support)\s+to\s+\w|"
+    r"^(?:ur|you're|you are)\s+(?:allowed|free|permitted|welcome)\s+to\s+\w", re.I)
+_APPROVAL_R10 = re.compile(
+    r"^(?:request|application|refund|waiver|exception|expense|purchase|order)?\s*(?:granted|authori[sz]ed|approved|sanctioned|"
+    r"signed off)\s*[:—-]\s*\w|"
+    r"\byou(?:'ve| have)?\s+got\s+(?:the|my|our)\s+(?:ok|okay|go-ahead|go ahead|green light|nod|sign-?off)\s+to\s+\w|"
+    r"^(?:i'm|i am|we're|we are)\s+(?:ok|okay|fine|happy|good)\s+with\s+(?:the|that|this|a|an)\s+[^.;!?]*?[\d$€£][^.;!?]*"
+    r"(?:,|;|—|-)\s*(?:go for it|go ahead|do it|proceed|book it|order it)\b", re.I)
+_DOC_R10 = (r"(?:report|quote|invoice|receipt|email|letter|statement|log|gateway|system|portal|contract|certificate|notice|survey|"
+            r"inspection|valuation|manifest|bill|record|ticket|screenshot|order|tracker|meter|bank|app)")
+_EVIDENCE_R10 = re.compile(
+    r"^(?:the\s+)?(?:[\w'’-]+\s+){0,3}?" + _DOC_R10 + r"s?\b(?:\s+(?:[\w-]*\d[\w-]*|dated [\w ]{3,20}?|from [\w ]{3,20}?|,\s*sent "
+    r"[^,]{3,30},))?\s+(?:notes|states|shows|lists|records|returned|reports|confirms|says|gives|has|puts|quotes|mentions|"
+    r"specifies|reads|logged|recorded)\s+(?P<fact>[^.;!?]{4,})", re.I)
+_DECISION_R10 = re.compile(
+    r"^(?:locked in|decided|agreed|settled|final decision|final call|decision|verdict|consensus(?:\s+(?:from|of)\s+[\w'’ -]{2,30}?)?|"
+    r"voted and (?:done|agreed|decided)|outcome|it's official|official)\s*:\s*\w|"
+    r"^(?:the\s+)?(?:final\s+)?(?:decision|call|verdict|ruling)\s+is\s+(?:that\s+)?\w|"
+    r"^(?:(?:right|ok|okay|so|well)[,\s]+)*that(?:'s| is)\s+(?:settled|decided|agreed)(?:\s+then)?\s*[,;:—-]\s*\w|"
+    r"^(?:so\s+)?(?:we're|we are|i'm|i am)\s+(?:definitely|officially|now|firmly)\s+(?:going with|going for|opting for|sticking with)\s+\w",
+    re.I)
+# a standing manner of doing a task (family ``manner_imperative_r10``): "Use a friendly tone.",
+# "Address customers by surname.", "Send tracking links by SMS.", "Reply to this customer in Polish.",
+# "Remind me to stretch every morning."
+_MANNER_R10 = re.compile(
+    r"\b(?:in|with)\s+(?:a|an)\s+[\w-]+\s+(?:tone|voice|style|register)\b|\b(?:tone|voice|style|register)\s*[.!]?\s*$|"
+    r"\bby\s+(?:sms|text message|text|e-?mail|phone|post|courier|whatsapp|slack|teams|surname|first name|last name|full name|"
+    r"their (?:surname|first name|last name|title)|recorded delivery)\b|"
+    r"\bin\s+(?:english|french|german|spanish|polish|italian|portuguese|dutch|welsh|irish|arabic|chinese|mandarin|cantonese|"
+    r"japanese|korean|hindi|urdu|russian|ukrainian|turkish|greek|swedish|norwegian|danish|finnish|czech|romanian|hungarian|"
+    r"british english|american english|plain english|uk english|us english|bullet points|plain text|markdown)\b", re.I)
+_REMIND_EVERY = re.compile(r"^remind\s+me\s+(?:to|about|of)\s+[^.;!?]{2,60}?\b(?:every|each|daily|weekly|nightly|monthly|on\s+\w+days|"
+                           r"weekdays|weekends|at\s+\d)", re.I)
+
+
+def classify_r10(sentence: str) -> tuple[str, str] | None:
+    """The round-10 phrasing classes (families of :mod:`memfold.memory.families`, from ``fresh6``)."""
+    s = _strip(sentence.strip())
+    if not s or _QUESTION.search(s) or narrated_r10(s):
+        return None
+    if families.on(F_KINDS_R10):
+        if _PROHIBIT_R10.search(s):
+            return "constraint", "never"
+        if _LIMIT_R10.search(s) and (concrete(s) or _names_task_noun(s)) and not _PAST.search(s):
+            return "constraint", "imperative_limit"
+        if _PERMIT_R10.search(s) and not _PERMIT_SOCIAL.search(s) and (concrete(s) or _names_task_noun(s)):
+            return "permission", "permission_form"
+        if _APPROVAL_R10.search(s):
+            return "approval", "approval_statement"
+        e = _EVIDENCE_R10.match(s)
+        if e and re.search(r"\d", s) and not _PAST.search(s.split(e.group("fact"))[0] if e.group("fact") in s else ""):
+            return "evidence", "evidence"
+        if _DECISION_R10.search(s) and len(s.split()) >= 4:
+            return "policy_state", "decision"
+    if families.on(F_SETUP_R10):
+        if _REMIND_EVERY.match(s):
+            return "obligation", "imperative"
+        if (_first_word(s) in _VERBS or _first_word(s) in ("address", "greet", "sign")) and _MANNER_R10.search(s) \
+                and not s.endswith("!") and not _PAST.search(s):
+            return "obligation", "imperative"
+    return None
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
