@@ -175,7 +175,8 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
     ("make_sure", "obligation",
      re.compile(_CLAUSE_START + _LEAD + r"(?:make sure|be sure|ensure|don't forget to|do not forget to)\s+"
                 r"(?!(?:to |you )?(?:take care|have fun|enjoy|relax|rest|treat yourself|smile|keep going|don't quit|"
-                r"socialize|stay positive|take (?:breaks|some)|prepare emotionally|believe)|they\b|it'?s\b)", re.I)),
+                r"socialize|stay positive|take (?:breaks|some)|prepare emotionally|believe|build (?:relationships|connections|trust|"
+                r"a network))|they\b|it'?s\b|yours\b)", re.I)),
     ("when_you", "constraint",
      re.compile(_CLAUSE_START + _LEAD + r"(?:when|whenever|each time|every time|any time|if) you\b[^,]{2,80},\s*"
                 r"(?:always\s+|please\s+|do\s+)?(?:use|pick|prefer|choose|end|start|begin|include|add|write|put|"

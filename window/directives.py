@@ -3062,7 +3062,7 @@ def strip_lead_r10(sentence: str) -> str | None:
 #: should ...") or a fact remarked on ("Turns out the post office shuts at 12:30 ..., who knew.")
 _NARRATED_R10 = re.compile(r"\b(?:has|have|had) a (?:rule|policy|thing) (?:that|where)\b|\b(?:keeps?|kept) (?:saying|telling|"
                            r"going on about)\b|^(?:(?:so|and|oh)[,\s]+)*turns out\b|\bwho knew\b|\bapparently\b|"
-                           r"\b(?:the other day|last (?:week|month|year|night|weekend|summer|winter|spring|autumn))\b", re.I)
+                           r"^(?:we|i)\b[^,;:]*\b(?:the other day|last (?:week|month|year|night|weekend|summer|winter|spring|autumn))\b", re.I)
 
 
 def narrated_r10(sentence: str) -> bool:
