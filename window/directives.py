@@ -3084,7 +3084,7 @@ _LIMIT_R10 = re.compile(
     r"\b(?:don't|do not|never) go (?:beyond|over|above|past|below|under) (?:that|this|it|the \w+)\b|"
     r"\b(?:is|are) (?:max|maximum|capped at|limited to|min|minimum) \d", re.I)
 _PERMIT_R10 = re.compile(
-    r"^(?:the|our|all|every)\s+(?:[\w'’-]+\s+){0,2}?(?:bot|assistant|agents?|team|staff|support|you)\s+(?:has|have)\s+"
+    r"^(?:the|our|all|every)\s+(?:[\w'’-]+\s+){0,3}?(?:has|have)\s+"
     r"(?:clearance|permission|the authority|authority|the go-ahead|the green light|my ok|approval)\s+to\s+\w|"
     r"^(?:it(?:'s| is)|that(?:'s| is))\s+(?:ok|okay|fine|alright|all right)\s+(?:with|by)\s+(?:me|us)\s+(?:if|for)\s+you\s+\w|"
     r"\bit(?:'s| is)\s+(?:fine|ok|okay|alright|acceptable)\s+for\s+(?:the\s+)?(?:bot|assistant|agents?|you|staff|support)\s+to\s+\w|"
