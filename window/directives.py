@@ -3001,9 +3001,10 @@ _TOLD_R10 = r"(?:planned|said|agreed|decided|discussed|told you|arranged|sent|ga
 _RESET_R10 = re.compile(
     r"(?:^|[.!?;:,—]\s*)" + _DISCARD_R10 + r"\s+(?:the|our|my|that|this)\s+(?:[\w'’/-]+\s+){0,3}?" + _PLAN_NOUN_R10 +
     r"\b(?:\s+(?:that\s+)?(?:i|we)\s+(?:\w+)(?:\s+(?:you|on|about|for|earlier|before))?)?(?:\s+(?:entirely|completely|altogether))?"
-    r"\s*[.;:,—-]|"
+    r"\s*[.;:,—-](?=\s|$)|"
     r"\b(?:we've|we have|i've|i have|we|they've|they have)\s+(?:now\s+|just\s+|completely\s+|totally\s+)?" + _DISCARDED_R10 +
-    r"\s+(?:the|our|my|that|this)\s+(?:[\w'’/-]+\s+){0,3}?[\w'’/-]+(?:\s+(?:entirely|completely|altogether|wholesale))?\s*[.;:,—-]|"
+    r"\s+(?:the|our|my|that|this)\s+(?:[\w'’/-]+\s+){0,3}?" + _PLAN_NOUN_R10 +
+    r"\b(?:\s+(?:entirely|completely|altogether|wholesale))?\s*[.;:,—-](?=\s|$)|"
     r"\b(?:starting|start|begin|beginning)\s+(?:over\s+|again\s+|afresh\s+)?from scratch\b|\bback to the drawing board\b|"
     r"\bclean slate\b|"
     r"\b" + _DISCARD_R10 + r"\s+everything\s+(?:that\s+)?(?:we|i)(?:'ve| have)?\s+" + _TOLD_R10 + r"\b|"
