@@ -130,7 +130,7 @@ class ConstraintExtractor(ABC):
 # -- the deterministic rules ------------------------------------------------------------------
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"')\]]*|$)", re.M)
 # Words that may precede a directive at the start of a sentence without changing it.
-_LEAD = (r"(?:(?:absolutely|please|also|so|and|again|actually|remember|yes|ok|okay|rule\s+\w+|one\s+more\s+thing|"
+_LEAD = (r"(?:(?:absolutely|please|also|so|and|again|actually|remember|yes|ok|okay|rule\s+\w+|one\s+more\s+thing|first|"
          r"important|note|oh and|but)\s*[:,\-—]?\s+)*")
 # A directive starts a sentence (after lead words), or follows a colon, semicolon or dash.
 _CLAUSE_START = r"(?:^\s*|[:;—]\s*|\s-\s+)"
@@ -483,6 +483,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_read(rest, now, clock)
             if found is not None:
                 found = replace(found, text=sent)
+        if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
+                and _WAIT_FOR.search(sent):
+            # "Before booking the holiday, wait for my leave to be approved.": a record that waits
+            found = replace(found, kind="prerequisite")
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
@@ -522,6 +526,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return None
 
 
+_WAIT_FOR = re.compile(r"\bwait (?:for|until)\b", re.I)
 _LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
 
 

@@ -933,7 +933,8 @@ def reset_is_small_talk(text: str, match: "re.Match[str] | None" = None) -> bool
     if not families.on(F_RESET):
         return False
     if match is not None and match.re in (getattr(_RESET_R9, "unfiltered", _RESET_R9),
-                                          getattr(_RESET_R10, "unfiltered", _RESET_R10)):
+                                          getattr(_RESET_R10, "unfiltered", _RESET_R10),
+                                          getattr(_RESET_NAME_R10, "unfiltered", _RESET_NAME_R10)):
         return False  # :func:`reset_r9` / :func:`reset_r10` have read what follows the phrase already
     m = match or _RESET.search(text) or _RESET_MORE.search(text) or _RESET_SPOT.search(text) or reset_r5(text)
     rest = reset_rest(text, m.end()) if m else text
@@ -1162,6 +1163,7 @@ _INVITATION = re.compile(r"^(?:(?:oh|and|also|btw)[,\s]+)*(?:feel free to|you're
 
 #: texting spellings read as the words they stand for (classification only; records stay verbatim)
 _TEXTING = ((re.compile(r"\b(?:pls|plz|plse)\b\.?", re.I), "please"), (re.compile(r"\bu\b"), "you"),
+            (re.compile(r"\b(?:tmrw|tmrow|tmr|2moro|2morrow)\b", re.I), "tomorrow"),
             (re.compile(r"\bur\b"), "your"), (re.compile(r"\b(?:thx|thnx|tks)\b", re.I), "thanks"),
             (re.compile(r"\bgoing forwards\b", re.I), "going forward"),
             (re.compile(r"\bunder no circumstance\b", re.I), "under no circumstances"))
@@ -2811,7 +2813,7 @@ _BEFORE_YOU_ONE = re.compile(r"^(?:before|until)\s+you\s+[a-z]+\s+(?:the|my|our|
 
 
 _STANDING_R9 = re.compile(r"\b(?:for the rest of|from now on|going forward|until further notice|always|every|each|any|"
-                          r"whenever|all)\b", re.I)
+                          r"whenever|all)\b(?!-)", re.I)  # (round 10: not "the all-clear")
 
 
 def standing_r9(record_text: str) -> bool:
@@ -3014,6 +3016,9 @@ _RESET_R10 = re.compile(
     r"torn up|ripped up|wiped|changed completely|completely changed)\b|"
     r"^(?:(?:so|um+|uh+|er+|ok|okay|right|well|hmm+|alright|and)[,\s]+)*(?:a\s+)?(?:new|revised|updated|different)\s+(?:[\w'’-]+\s+)?"
     + _PLAN_NOUN_R10 + r"\s*[,:—-]", re.I)
+#: "Forget Slough. We're staying in the current warehouse ...": a discarded name, then the new plan
+_RESET_NAME_R10 = re.compile(r"^(?i:forget|scrap|ditch|drop|bin|skip)\s+(?:the\s+)?[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?\s*[.;:—-]\s+"
+                             r"(?=(?i:we(?:'re| are|'ll| will)|the new|instead|it's)\b)")
 
 
 def reset_r10(text: str) -> "re.Match[str] | None":
@@ -3021,7 +3026,7 @@ def reset_r10(text: str) -> "re.Match[str] | None":
     revocation), and something of the task must follow."""
     if not families.on(F_RESET_R10):
         return None
-    m = _RESET_R10.search(text)
+    m = _RESET_R10.search(text) or _RESET_NAME_R10.match(text.strip())
     if not m or _QUESTION.search(text.strip()):
         return None
     if _RULE_WORDS_R8.search(m.group(0)) and not re.search(_PLAN_NOUN_R10, m.group(0), re.I):
@@ -3089,7 +3094,7 @@ _PERMIT_R10 = re.compile(
     r"(?:clearance|permission|the authority|authority|the go-ahead|the green light|my ok|approval)\s+to\s+\w|"
     r"^(?:it(?:'s| is)|that(?:'s| is))\s+(?:ok|okay|fine|alright|all right)\s+(?:with|by)\s+(?:me|us)\s+(?:if|for)\s+you\s+\w|"
     r"\bit(?:'s| is)\s+(?:fine|ok|okay|alright|acceptable)\s+for\s+(?:the\s+)?(?:bot|assistant|agents?|you|staff|support)\s+to\s+\w|"
-    r"^(?:ur|you're|you are)\s+(?:allowed|free|permitted|welcome)\s+to\s+\w", re.I)
+    r"^(?:ur|your|you're|you are)\s+(?:allowed|free|permitted|welcome)\s+to\s+\w", re.I)
 _APPROVAL_R10 = re.compile(
     r"^(?:request|application|refund|waiver|exception|expense|purchase|order)?\s*(?:granted|authori[sz]ed|approved|sanctioned|"
     r"signed off)\s*[:—-]\s*\w|"
@@ -3099,8 +3104,8 @@ _APPROVAL_R10 = re.compile(
 _DOC_R10 = (r"(?:report|quote|invoice|receipt|email|letter|statement|log|gateway|system|portal|contract|certificate|notice|survey|"
             r"inspection|valuation|manifest|bill|record|ticket|screenshot|order|tracker|meter|bank|app)")
 _EVIDENCE_R10 = re.compile(
-    r"^(?:the\s+)?(?:[\w'’-]+\s+){0,3}?" + _DOC_R10 + r"s?\b(?:\s+(?:[\w-]*\d[\w-]*|dated [\w ]{3,20}?|from [\w ]{3,20}?|,\s*sent "
-    r"[^,]{3,30},))?\s+(?:notes|states|shows|lists|records|returned|reports|confirms|says|gives|has|puts|quotes|mentions|"
+    r"^(?:the\s+)?(?:[\w'’-]+\s+){0,3}?" + _DOC_R10 + r"s?\b(?:\s+(?:[\w-]*\d[\w-]*|dated [\w ]{3,20}?|from [\w ]{3,20}?)|\s*,\s*"
+    r"(?:sent|dated|received|signed) [^,]{3,30},)?\s+(?:notes|states|shows|lists|records|returned|reports|confirms|says|gives|has|puts|quotes|mentions|"
     r"specifies|reads|logged|recorded)\s+(?P<fact>[^.;!?]{4,})", re.I)
 _DECISION_R10 = re.compile(
     r"^(?:locked in|decided|agreed|settled|final decision|final call|decision|verdict|consensus(?:\s+(?:from|of)\s+[\w'’ -]{2,30}?)?|"
@@ -3119,6 +3124,12 @@ _MANNER_R10 = re.compile(
     r"\bin\s+(?:english|french|german|spanish|polish|italian|portuguese|dutch|welsh|irish|arabic|chinese|mandarin|cantonese|"
     r"japanese|korean|hindi|urdu|russian|ukrainian|turkish|greek|swedish|norwegian|danish|finnish|czech|romanian|hungarian|"
     r"british english|american english|plain english|uk english|us english|bullet points|plain text|markdown)\b", re.I)
+_AGENT_SHALL = re.compile(r"^(?:the|our|this)\s+(?:bot|assistant|agent|agents|chatbot|helpdesk|support team|desk)\s+"
+                          r"(?:shall|is to|are to)\s+(?!be\b)\w", re.I)
+_WE_PLAN_TO = re.compile(r"^(?:we|i)\s+(?:plan|intend|aim|mean)\s+to\s+\w+[^.;!?]*\b(?:in|on|by|from|over)\s+(?:the\s+)?(?:" + _MONTH +
+                         r"|" + _WEEKDAY + r"|\d|spring|summer|autumn|winter|next\s+(?:week|month|year))", re.I)
+_KEEP_AS_UNTIL = re.compile(r"^(?:please\s+)?(?:keep|leave|hold)\s+(?:the|my|our|this|that|all)\s+[\w'’ -]{2,40}?\s+(?:as\s+(?:a\s+)?\w+|"
+                            r"in\s+\w+|on\s+\w+)\s+until\s+(?:the|my|our|we|i|they|he|she|it)\b", re.I)
 _REMIND_EVERY = re.compile(r"^remind\s+me\s+(?:to|about|of)\s+[^.;!?]{2,60}?\b(?:every|each|daily|weekly|nightly|monthly|on\s+\w+days|"
                            r"weekdays|weekends|at\s+\d)", re.I)
 
@@ -3142,6 +3153,12 @@ def classify_r10(sentence: str) -> tuple[str, str] | None:
             return "evidence", "evidence"
         if _DECISION_R10.search(s) and len(s.split()) >= 4:
             return "policy_state", "decision"
+        if _AGENT_SHALL.match(s):
+            return "obligation", "modal"
+        if _WE_PLAN_TO.match(s) and not _PAST.search(s):
+            return "policy_state", "decision"
+        if _KEEP_AS_UNTIL.match(s) and (_names_task_noun(s) or concrete(s)):
+            return "prerequisite", "until"
     if families.on(F_SETUP_R10):
         if _REMIND_EVERY.match(s):
             return "obligation", "imperative"
