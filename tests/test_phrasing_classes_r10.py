@@ -34,6 +34,9 @@ STANDING = [
     (d.F_KINDS_R10, "You've got my nod to renew the domain for three years.", "approval"),
     (d.F_KINDS_R10, "Consensus from the planning call: the fair moves to the church hall.", "policy_state"),
     (d.F_KINDS_R10, "The final decision is that the newsletter goes out fortnightly.", "policy_state"),
+    (d.F_KINDS_R10, "The chatbot shall log every complaint with a reference number.", "obligation"),
+    (d.F_KINDS_R10, "We plan to open the second shop in the spring.", "policy_state"),
+    (d.F_KINDS_R10, "Keep the autumn menu as a draft until the chef is back.", "prerequisite"),
     (d.F_SETUP_R10, "Answer the helpdesk chats in Spanish.", "obligation"),
     (d.F_SETUP_R10, "Greet returning members by their first name.", "obligation"),
     (d.F_SETUP_R10, "Remind me to water the tomatoes every evening.", "obligation"),
@@ -64,6 +67,7 @@ def test_sentences_written_for_round10_classes_that_earlier_rules_read_already(m
     ("Kindly never leave a parcel with a neighbour.", "constraint"),
     ("yeah and um don't print the drafts in colour", "constraint"),
     ("From 1 July, every refund over £100 must be logged in the ledger.", "obligation"),
+    ("If a parcel comes back damaged, first make sure the courier has photographed it.", "obligation"),
 ])
 def test_a_round10_lead_is_read_past_and_kept(mf, text, kind):
     _say(mf, text)

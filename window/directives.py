@@ -3049,7 +3049,9 @@ _LEAD_R10 = re.compile(
     r"^(?:(?:kindly|yeah|yea|yep|uh+|um+|er+|erm|and|so|ok|okay|oh|right|well|also|plus|hey|hi)\b[\s,]*)+(?=\w)|"
     r"^(?:from|starting|as of|effective|beginning|with effect from)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH +
     r"|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?|" + _MONTH + r"|next\s+(?:week|month|year|quarter)|" + _WEEKDAY +
-    r"|q[1-4]|\d{4})\s*,\s*", re.I)
+    r"|q[1-4]|\d{4})\s*,\s*|"
+    r"^(?:if|when|whenever|once|each time|every time)\s+[^,;:]{3,80},\s*(?=(?:first|then|always|never|please|make sure|be sure|"
+    r"don't|do not)\b)", re.I)
 
 
 def strip_lead_r10(sentence: str) -> str | None:
