@@ -2855,19 +2855,26 @@ _OPINION = re.compile(r"\b(?:is|are)\s+(?:way\s+|much\s+|so\s+|far\s+|clearly\s+
                       r"superior|inferior|cooler|funnier|overrated|underrated|the best|the worst|the greatest)\b", re.I)
 
 
+_LAUGH_WORDS = ("lol", "lmao", "lmfao", "rofl", "haha", "hehe", "hihi", "jk", "j/k")
+_OPINION_WORDS = frozenset("better worse nicer cuter superior inferior cooler funnier overrated underrated best worst greatest".split())
+
+
 def casual_r10(sentence: str) -> bool:
     """Small talk in a rule's shape (family ``casual_tail_r10``): laughter in the sentence, a plan
     label over a list of everyday words, or an opinion settled as if it were decided."""
     if not families.on(F_CASUAL_R10):
         return False
     s = sentence.strip()
-    if _LAUGHTER.search(s):
+    low = s.lower()
+    if (any(w in low for w in _LAUGH_WORDS) or not s.isascii()) and _LAUGHTER.search(s):
         return True
-    m = _LABEL_LIST.match(s)
+    m = _LABEL_LIST.match(s) if ":" in s else None
     if m:
         items = [i.strip() for i in re.split(r"[,;&]|\band\b", m.group("items")) if i.strip()]
         if items and all(len(i.split()) <= 2 for i in items) and not _names_task_noun(m.group("items")):
             return True
+    if _words(low).isdisjoint(_OPINION_WORDS):
+        return False
     return bool(_OPINION.search(s)) and not concrete(s) and not _names_task_noun(_OPINION.split(s, 1)[0])
 
 
@@ -2951,6 +2958,7 @@ def withdrawn_r10(sentence: str) -> tuple[str, str] | None:
 # releases a record waiting for an event when the statement shares two words with its condition
 _IRREGULAR_PAST = frozenset("""read gave sent came went got made took found brought bought sold paid told said left won
 rang wrote spoke signed heard knew saw met put set shut""".split())
+_ED_WORD = re.compile(r"\w{2}ed\b|\bbeen\b", re.I)
 _PERFECT_R10 = re.compile(r"\b(?:has|have|had|'s|'ve)\s+(?:just\s+|finally\s+|now\s+|already\s+)?been\s+\w+(?:ed|en|t)\b|"
                           r"\b(?:has|have|'s|'ve)\s+(?:just\s+|finally\s+|now\s+|already\s+)?\w+(?:ed|en|t)\b", re.I)
 _NOT_MET_R10 = re.compile(r"\b(?:not|n't|never|yet|still|waiting|until|if|when|will|should|must|hope|hopefully|expect|might|may|"
@@ -2960,6 +2968,9 @@ _NOT_MET_R10 = re.compile(r"\b(?:not|n't|never|yet|still|waiting|until|if|when|w
 def condition_met_r10(sentence: str) -> bool:
     """The sentence reports that something happened, in the past or perfect (family ``condition_met_r10``)."""
     if not families.on(F_CONDITION_R10):
+        return False
+    words = _words(sentence.lower())
+    if len(words) < 3 or words.isdisjoint(_IRREGULAR_PAST) and not _ED_WORD.search(sentence):
         return False
     s = _strip(sentence.strip())
     if _QUESTION.search(s) or len(s.split()) < 3 or _NOT_MET_R10.search(s):
@@ -3046,7 +3057,8 @@ F_SETUP_R10 = family("manner_imperative_r10", {"fresh6"})
 #: fillers and a dated scope before a directive ("Kindly do not ...", "yeah and uh don't ...",
 #: "From 1 March, every order ...", "Starting next week, ..."): read without them, kept whole
 _LEAD_R10 = re.compile(
-    r"^(?:(?:kindly|yeah|yea|yep|uh+|um+|er+|erm|and|so|ok|okay|oh|right|well|also|plus|hey|hi)\b[\s,]*)+(?=\w)|"
+    r"^(?:kindly|yeah|yea|yep|uh+|um+|er+|erm)\b[\s,]*(?:(?:kindly|yeah|yea|yep|uh+|um+|er+|erm|and|so|ok|okay|oh|right|well|"
+    r"also|plus)\b[\s,]*)*(?=\w)|"
     r"^(?:from|starting|as of|effective|beginning|with effect from)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH +
     r"|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?|" + _MONTH + r"|next\s+(?:week|month|year|quarter)|" + _WEEKDAY +
     r"|q[1-4]|\d{4})\s*,\s*|"
@@ -3054,11 +3066,17 @@ _LEAD_R10 = re.compile(
     r"don't|do not)\b)", re.I)
 
 
+_LEAD_STARTS_R10 = ("kindly", "yeah", "yea", "yep", "uh", "um", "er", "from", "starting", "as of", "effective", "beginning",
+                    "with effect", "if", "when", "once", "each time", "every time")
+
+
 def strip_lead_r10(sentence: str) -> str | None:
     """The sentence without round-10 lead words (family ``lead_strip_r10``), or None when it has none."""
     if not families.on(F_LEAD_R10):
         return None
     s = sentence.strip()
+    if not s.lower().startswith(_LEAD_STARTS_R10):
+        return None
     m = _LEAD_R10.match(s)
     if not m or m.end() >= len(s) - 3:
         return None
@@ -3136,12 +3154,23 @@ _REMIND_EVERY = re.compile(r"^remind\s+me\s+(?:to|about|of)\s+[^.;!?]{2,60}?\b(?
                            r"weekdays|weekends|at\s+\d)", re.I)
 
 
+#: the words one of the kind forms needs (a sentence with none skips them all)
+_W_KINDS_R10 = frozenset("""forbidden prohibited banned allowed permitted authorised authorized cleared supposed circumstances
+maximum minimum most least nothing beyond over above past below under max min capped limited clearance permission authority
+go-ahead green ok okay fine alright granted authorised sanctioned signed got nod sign-off happy good notes states shows lists
+records returned reports confirms says gives has puts quotes mentions specifies reads logged recorded locked decided agreed
+settled decision call verdict consensus voted outcome official ruling definitely officially firmly shall plan intend aim mean
+until""".split())
+
+
 def classify_r10(sentence: str) -> tuple[str, str] | None:
     """The round-10 phrasing classes (families of :mod:`memfold.memory.families`, from ``fresh6``)."""
     s = _strip(sentence.strip())
-    if not s or _QUESTION.search(s) or narrated_r10(s):
+    if not s or _QUESTION.search(s):
         return None
-    if families.on(F_KINDS_R10):
+    low = s.lower()
+    words = _words(low)
+    if families.on(F_KINDS_R10) and not words.isdisjoint(_W_KINDS_R10) and not narrated_r10(s):
         if _PROHIBIT_R10.search(s):
             return "constraint", "never"
         if _LIMIT_R10.search(s) and (concrete(s) or _names_task_noun(s)) and not _PAST.search(s):
@@ -3162,10 +3191,10 @@ def classify_r10(sentence: str) -> tuple[str, str] | None:
         if _KEEP_AS_UNTIL.match(s) and (_names_task_noun(s) or concrete(s)):
             return "prerequisite", "until"
     if families.on(F_SETUP_R10):
-        if _REMIND_EVERY.match(s):
+        if low.startswith("remind") and _REMIND_EVERY.match(s) and not narrated_r10(s):
             return "obligation", "imperative"
         if (_first_word(s) in _VERBS or _first_word(s) in ("address", "greet", "sign")) and _MANNER_R10.search(s) \
-                and not s.endswith("!") and not _PAST.search(s):
+                and not s.endswith("!") and not _PAST.search(s) and not narrated_r10(s):
             return "obligation", "imperative"
     return None
 
