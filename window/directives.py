@@ -3182,7 +3182,7 @@ def classify_r10(sentence: str) -> tuple[str, str] | None:
         e = _EVIDENCE_R10.match(s)
         if e and re.search(r"\d", s) and not _PAST.search(s.split(e.group("fact"))[0] if e.group("fact") in s else ""):
             return "evidence", "evidence"
-        if _DECISION_R10.search(s) and len(s.split()) >= 4:
+        if _DECISION_R10.search(s) and len(s.split()) >= 4 and not _PAST.search(s):
             return "policy_state", "decision"
         if _AGENT_SHALL.match(s):
             return "obligation", "modal"
