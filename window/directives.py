@@ -1792,6 +1792,8 @@ def strip_lead_r8(sentence: str) -> str | None:
     if not m or len(s) - m.end() < 8:
         return None
     rest = s[m.end():]
+    if s[:1].lower() in "kyue" and not (_first_word(rest) in _VERBS or _DIRECTIVE_START_R10.match(rest)):
+        return None  # a filler before small talk ("Yeah, it was fun"): nothing to read again
     return rest[:1].upper() + rest[1:]
 
 
@@ -2856,6 +2858,7 @@ _OPINION = re.compile(r"\b(?:is|are)\s+(?:way\s+|much\s+|so\s+|far\s+|clearly\s+
 
 
 _LAUGH_WORDS = ("lol", "lmao", "lmfao", "rofl", "haha", "hehe", "hihi", "jk", "j/k")
+_LAUGH_EMOJI = ("\U0001F602", "\U0001F923", "\U0001F606", "\U0001F605", "\U0001F61C", "\U0001F61D")
 _OPINION_WORDS = frozenset("better worse nicer cuter superior inferior cooler funnier overrated underrated best worst greatest".split())
 
 
@@ -2866,7 +2869,7 @@ def casual_r10(sentence: str) -> bool:
         return False
     s = sentence.strip()
     low = s.lower()
-    if (any(w in low for w in _LAUGH_WORDS) or not s.isascii()) and _LAUGHTER.search(s):
+    if (any(w in low for w in _LAUGH_WORDS) or not s.isascii() and any(e in s for e in _LAUGH_EMOJI)) and _LAUGHTER.search(s):
         return True
     m = _LABEL_LIST.match(s) if ":" in s else None
     if m:
@@ -2958,6 +2961,8 @@ def withdrawn_r10(sentence: str) -> tuple[str, str] | None:
 # releases a record waiting for an event when the statement shares two words with its condition
 _IRREGULAR_PAST = frozenset("""read gave sent came went got made took found brought bought sold paid told said left won
 rang wrote spoke signed heard knew saw met put set shut""".split())
+_NOT_MET_WORDS = frozenset("not never yet still waiting until if when will should must hope hopefully expect might may could "
+                           "would soon tomorrow next gonna supposed".split())
 _ED_WORD = re.compile(r"\w{2}ed\b|\bbeen\b", re.I)
 _PERFECT_R10 = re.compile(r"\b(?:has|have|had|'s|'ve)\s+(?:just\s+|finally\s+|now\s+|already\s+)?been\s+\w+(?:ed|en|t)\b|"
                           r"\b(?:has|have|'s|'ve)\s+(?:just\s+|finally\s+|now\s+|already\s+)?\w+(?:ed|en|t)\b", re.I)
@@ -2969,8 +2974,11 @@ def condition_met_r10(sentence: str) -> bool:
     """The sentence reports that something happened, in the past or perfect (family ``condition_met_r10``)."""
     if not families.on(F_CONDITION_R10):
         return False
-    words = _words(sentence.lower())
+    low = sentence.lower()
+    words = _words(low)
     if len(words) < 3 or words.isdisjoint(_IRREGULAR_PAST) and not _ED_WORD.search(sentence):
+        return False
+    if not words.isdisjoint(_NOT_MET_WORDS) or "n't" in low or "going to" in low:
         return False
     s = _strip(sentence.strip())
     if _QUESTION.search(s) or len(s.split()) < 3 or _NOT_MET_R10.search(s):
@@ -3066,6 +3074,8 @@ _LEAD_R10 = re.compile(
     r"don't|do not)\b)", re.I)
 
 
+_DIRECTIVE_START_R10 = re.compile(r"(?:don't|do not|never|always|please|make sure|be sure|you|every|each|any|all|no|only|"
+                                  r"nothing|nobody|from now on|going forward)\b", re.I)
 _LEAD_STARTS_R10 = ("kindly", "yeah", "yea", "yep", "uh", "um", "er", "from", "starting", "as of", "effective", "beginning",
                     "with effect", "if", "when", "once", "each time", "every time")
 
@@ -3081,6 +3091,8 @@ def strip_lead_r10(sentence: str) -> str | None:
     if not m or m.end() >= len(s) - 3:
         return None
     rest = s[m.end():]
+    if s[:1].lower() in "kyue" and not (_first_word(rest) in _VERBS or _DIRECTIVE_START_R10.match(rest)):
+        return None  # a filler before small talk ("Yeah, it was fun"): nothing to read again
     return rest[:1].upper() + rest[1:]
 
 
