@@ -761,6 +761,8 @@ class ConstraintTracker:
                 self._withdraw(turn, w, scope)
             standing = None
             for p in extraction.proposals:
+                if len(p.text) > MAX_RECORD_CHARS:
+                    continue  # any extractor's proposal (the LLM's too) is bounded like the rules'
                 replaced: list[ProtectedRecord] = []
                 if p.supersedes:
                     replaced = self._replaced_by(turn, p, scope)
