@@ -230,10 +230,6 @@ ROUND8_FALSE_RECORDS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="round 8's plan/decision/deadline/prohibition families read small talk "
-                   "in their shapes (a joking 'Plan: pizza tonight lol', 'Route: home, couch, bed.') as a "
-                   "protected record; no laughter or casual-tail veto; left to r8phrase (a veto must be "
-                   "measured on the phrasing sets)")
 @pytest.mark.parametrize("text", ROUND8_FALSE_RECORDS)
 def test_round8_shapes_in_small_talk_make_no_protected_record(tmp_path, text):
     assert _records_of(tmp_path, text) == []
@@ -267,10 +263,6 @@ def test_a_50kb_pathological_turn_makes_no_record(tmp_path, unit):
         assert [r.text[:40] for r in mf.protected.active_for("c")] == []
 
 
-@pytest.mark.xfail(strict=True, reason="no length bound on a record's sentence: a 50 KB run-on paste that starts "
-                   "like a rule becomes one protected record of 10,000 characters (the scanned half), kept verbatim "
-                   "in every context; old families did this already ('Never share the x x x ...'), round 8's plan "
-                   "and deadline labels add 'Plan: ...' and 'Deadline for X: ...'; the bound is a design call")
 @pytest.mark.parametrize("text", [_rep("Plan: "), "Plan: " + _rep("x "), "Deadline for the launch: " + _rep("x "),
                                   "Never share the " + _rep("x ")])
 def test_a_run_on_paste_makes_no_huge_protected_record(tmp_path, text):
