@@ -96,11 +96,18 @@ def test_most_rule_patterns_have_a_prefilter():
     reset = directives._RESET_R5  # a search pattern: prefiltered
     assert isinstance(reset, Prefiltered)
     assert reset.search("Total reset: new plan.") is not None and reset.search("The weather is fine") is None
-    # anchored at the start, a pattern fails at the first characters anyway: left as it is
-    assert not isinstance(directives._LEADS, Prefiltered) and directives._LEADS.pattern.startswith("^")
-    assert prefilter.prefiltered(re.compile(r"^never\b")).pattern == r"^never\b"
+    # anchored at the start with a fixed first character, a pattern fails at the first characters
+    # anyway: left as it is
+    assert not isinstance(prefilter.prefiltered(re.compile(r"^never\b")), Prefiltered)
     assert not isinstance(prefilter.prefiltered(re.compile(r"\Anever\b")), Prefiltered)
+    assert not isinstance(prefilter.prefiltered(re.compile(r"^(?:never|no)\b")), Prefiltered)
     assert isinstance(prefilter.prefiltered(re.compile(r"^never\b", re.M)), Prefiltered)  # any line start
+    # round 10: one whose start is a run of optional words is gated, match and fullmatch too
+    assert isinstance(directives._LEADS, Prefiltered) and directives._LEADS.pattern.startswith("^")
+    lead = prefilter.prefiltered(re.compile(r"^(?:[\w-]+ ){0,3}?(?:rejected|vetoed)\b", re.I))
+    assert isinstance(lead, Prefiltered)
+    assert lead.match("The board VETOED it").span() == (0, 16) and lead.match("The board approved it") is None
+    assert lead.fullmatch("they rejected") is not None and lead.fullmatch("they rejected it") is None
 
 
 @pytest.mark.parametrize(("pattern", "flags", "literals"), [

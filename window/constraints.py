@@ -318,6 +318,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
     id = "rules"
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
+        prefilter.read(text, "rules")  # the turn's literals once, shared by its sentences (speed only)
         sents = _merge_r5(text, sentences(text))
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
@@ -964,4 +965,4 @@ def make_constraint_extractor(spec: object = None) -> ConstraintExtractor:
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
-prefilter.prefilter_module(globals())
+prefilter.prefilter_module(globals(), group="rules")

@@ -257,6 +257,7 @@ class SecretDetector:
         text = turn.get("content")
         if not isinstance(text, str) or not text:
             return []
+        prefilter.read(text, __name__)  # the turn's literals once, shared by its parts (speed only)
         if earlier is None:
             earlier = [previous] if previous is not None else []
         role = turn.get("role")
