@@ -4,12 +4,21 @@ The constraint extractor (:mod:`memfold.window.constraints`, :mod:`memfold.windo
 and the secret detector (:mod:`memfold.window.secrets`) read every appended turn with a few
 hundred regular expressions, most of them long alternations that Python's engine tries at every
 position of the text, and almost all of them fail on ordinary chat. A pattern's *required
-literals* are worked out once from its parsed form (:func:`required_literals`): a set of strings
-of which every match must contain at least one. Before the pattern runs, :class:`Prefiltered`
-looks for them in the lowercased text (plain substring tests); when none is there the pattern
-cannot match, and the answer is given without running it (``None``, no matches, the text
-unchanged). When one is there, or when no set could be worked out, the pattern runs as before, so
-every result is the pattern's own: a prefilter changes what is computed, never what is found.
+literals* are worked out once from its parsed form (:func:`required_literals`,
+:func:`requirement`): strings of which every match must contain one (a tree of them: each part of
+a sequence, one branch of an alternation). Before the pattern runs, :class:`Prefiltered` tests
+that requirement on the text; when it fails the pattern cannot match, and the answer is given
+without running it (``None``, no matches, the text unchanged). When it holds, or when no
+requirement could be worked out, the pattern runs as before, so every result is the pattern's
+own: a prefilter changes what is computed, never what is found.
+
+Since round 10 the requirement is not tested by substring tests on each call: the literals of
+all the patterns of a group (the rule modules together, the secret detector apart) are found in
+a text once (:class:`_Index`, through one trigram per literal, each candidate confirmed by a
+substring test), and a call tests the pattern's number against the text's candidates (the
+patterns whose first test, :func:`_necessary`, holds) and the rest of its requirement as set
+tests on the literals found. The same truth values as the substring tests, at a fraction of the
+cost. ``match`` and ``fullmatch`` are gated too, unless the pattern starts with a fixed character.
 
 Why a literal's absence proves no match: the set is built so that each path through the pattern
 passes through one of its strings (a sequence needs one of its parts, an alternation one of every
@@ -28,7 +37,7 @@ from __future__ import annotations
 import re
 from functools import partial
 from itertools import chain
-from typing import Any, Iterator
+from typing import Any
 
 try:  # Python 3.11+
     from re import _constants as _c, _parser as _p  # type: ignore[attr-defined]
@@ -539,9 +548,10 @@ class Prefiltered:
 
     The methods that scan the text (``search``, ``finditer``, ``findall``, ``sub``, ``subn``,
     ``split``) test the text first; ``match`` and ``fullmatch`` too when the pattern does not
-    start with a fixed character (:func:`_gates_anchored`: a leading optional lead or word run
-    is tried at length before it fails). Each method is written for this pattern on first use
-    (:func:`_method`): the trigram gate, then the exact requirement, then the pattern."""
+    start with a fixed character (:func:`_fixed_start`: a leading optional lead, word run or
+    alternation is tried at length before it fails). Each method is written for this pattern on
+    first use (:func:`_method`): the pattern among the text's candidates, the rest of the
+    requirement on the literals found (:func:`_info`), then the pattern."""
 
     __slots__ = ("_pattern", "_literals", "_group", "_pid", "_test", "_names", "_gated", "_built", "pattern", "flags", "groups",
                  "groupindex", "match", "fullmatch", *_SCANNING)
@@ -628,11 +638,7 @@ def _fixed_start(pattern: re.Pattern) -> bool:
     if not items:
         return True
     op, av = items[0]
-    if op in (_c.LITERAL, _c.NOT_LITERAL, _c.IN):
-        return True
-    if op is _c.BRANCH:
-        return all(branch and list(branch)[0][0] in (_c.LITERAL, _c.IN) for branch in av[1])
-    return False
+    return op in (_c.LITERAL, _c.NOT_LITERAL, _c.IN)  # an alternation tries each of its branches
 
 
 def prefiltered(pattern: re.Pattern, group: str = "") -> re.Pattern | Prefiltered:
