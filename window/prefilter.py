@@ -574,21 +574,24 @@ class Prefiltered:
         self.match, self.fullmatch = pattern.match, pattern.fullmatch
         # the methods are written on first use (:meth:`_build`): importing pays nothing for the
         # gates, and a process that never searches with a pattern never for its
-        self._built = False
+        self._built: dict[str, Any] = {}
         for name in self._gated:
             setattr(self, name, partial(self._first_call, name))
 
     def _first_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        if not self._built:  # a method taken before the first use still lands here: made once
-            self._build()
-        return getattr(self, name)(*args, **kwargs)
+        method = self._built.get(name)
+        if method is None:  # a method taken before its first use still lands here: made once
+            method = self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names)
+            setattr(self, name, method)
+        return method(*args, **kwargs)
 
     def _build(self) -> None:
-        """Write the methods (:func:`_method`), each testing the requirement on the literals found
-        in the text (:func:`_set_expression`)."""
+        """Write every gated method now (:func:`_method`; each is otherwise written on its first
+        use, so that a process pays only for the methods it calls)."""
         for name in self._gated:
-            setattr(self, name, _method(self._pattern, name, self._group, self._pid, self._test, self._names))
-        self._built = True
+            if name not in self._built:
+                self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names)
+                setattr(self, name, self._built[name])
 
     @property
     def unfiltered(self) -> re.Pattern:
