@@ -364,6 +364,10 @@ class _Group:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        #: find every literal of a text up front (:class:`_Index`), or test each call's
+        #: requirement by substring tests on the lowercased text (a group of few patterns, each
+        #: text read by few of them: finding every literal first would cost more)
+        self.indexed = True
         self.literals: set[str] = set()  #: every literal of the group's patterns
         self.firsts: dict[int, frozenset[str]] = {}  #: each pattern's first test, by pattern number
         #: the index in use (a one-element list: the methods read it each call); None until
@@ -473,6 +477,8 @@ def _info(group: _Group, text: str) -> tuple:
         return seen
     if not text.isascii() and _ASCII_FOLDS.search(text) is not None:
         out: tuple = (text, None, index, None)
+    elif not group.indexed:
+        out = (text, text.lower(), index, None)
     else:
         low = text.lower()
         roots = group.roots
@@ -528,10 +534,14 @@ _ABSENT = {"search": "None", "match": "None", "fullmatch": "None", "finditer": "
            "split": "[string]", "sub": "string", "subn": "(string, 0)"}
 
 
-def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, names: dict) -> Any:
+def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, names: dict, literals: str) -> Any:
     """The method ``name`` of ``pattern`` behind ``test`` (Python source over ``found``), written
-    out for this pattern: one Python call around the test."""
+    out for this pattern: one Python call around the test. In a group that is not indexed,
+    ``found`` is the lowercased text and ``literals`` (the substring tests) is the test."""
     template = _TEMPLATE_REPL if name in ("sub", "subn") else _TEMPLATE
+    if not group.indexed:
+        template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
+        test = literals.replace(" in low", " in found")
     namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
                  **names}
     exec(template.format(name=name, pid=pid, test=test, absent=_ABSENT[name]), namespace)  # noqa: S102 - names and reprs only
@@ -581,7 +591,7 @@ class Prefiltered:
     def _first_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         method = self._built.get(name)
         if method is None:  # a method taken before its first use still lands here: made once
-            method = self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names)
+            method = self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names, self._literals)
             setattr(self, name, method)
         return method(*args, **kwargs)
 
@@ -590,7 +600,7 @@ class Prefiltered:
         use, so that a process pays only for the methods it calls)."""
         for name in self._gated:
             if name not in self._built:
-                self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names)
+                self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names, self._literals)
                 setattr(self, name, self._built[name])
 
     @property
@@ -604,6 +614,8 @@ class Prefiltered:
             return False
         info = _info(self._group, text)
         found = info[1]
+        if not self._group.indexed:
+            return found is not None and not eval("lambda low: " + self._literals)(found)  # noqa: S307
         return found is not None and (self._pid not in info[3]
                                       or not eval("lambda found: " + self._test, dict(self._names))(found))  # noqa: S307
 
@@ -657,13 +669,15 @@ def prefiltered(pattern: re.Pattern, group: str = "") -> re.Pattern | Prefiltere
     return pattern if req is None else Prefiltered(pattern, _expression(req), gate_anchored=not fixed, req=req, group=group)
 
 
-def prefilter_module(namespace: dict[str, Any], group: str | None = None) -> int:
+def prefilter_module(namespace: dict[str, Any], group: str | None = None, *, indexed: bool = True) -> int:
     """Give every compiled pattern bound at the top of a module (``globals()``; also those in
     top-level tuples and lists of patterns) its prefilter. ``group`` names the patterns that read
-    the same texts and share one literal index (:func:`read`; default: the module's name).
-    :returns: how many got one."""
+    the same texts and share one literal index (:func:`read`; default: the module's name);
+    ``indexed=False``: no index, each call tests its requirement by substring tests (for a few
+    patterns that each text meets only a few of). :returns: how many got one."""
     if group is None:
         group = namespace.get("__name__", "")
+    _group(group).indexed = indexed
     made = 0
 
     def wrap(value: Any) -> Any:
