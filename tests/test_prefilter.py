@@ -417,3 +417,16 @@ def test_every_gated_pattern_agrees_with_itself_on_phrasings_and_locomo():
 def _prefiltered_patterns_of(modules):
     return [(f"{m.__name__}.{name}", value) for m in modules for name, value in vars(m).items()
             if isinstance(value, Prefiltered)]
+
+
+def test_a_group_without_an_index_tests_substrings_per_call():
+    """The secret detector's group (``indexed=False``): each call tests its requirement on the
+    lowercased text; a literal that reads like the test's own source is still just a literal."""
+    assert not prefilter._group(secrets.__name__).indexed and prefilter._group("rules").indexed
+    namespace = {"__name__": "test-no-index", "P": re.compile(r"\bsign in low\b|never (?:call|email)", re.I)}
+    assert prefilter.prefilter_module(namespace, indexed=False) == 1
+    gated, raw = namespace["P"], namespace["P"].unfiltered
+    for text in ("Please SIGN IN LOW tonight", "sign in high", "never email me", "never mind", "o\u212a sign in low"):
+        got, want = gated.search(text), raw.search(text)
+        assert (got and got.span()) == (want and want.span()), text
+        assert gated.sub("#", text) == raw.sub("#", text)

@@ -540,8 +540,9 @@ def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, 
     ``found`` is the lowercased text and ``literals`` (the substring tests) is the test."""
     template = _TEMPLATE_REPL if name in ("sub", "subn") else _TEMPLATE
     if not group.indexed:
+        template = template.replace("found = last[1]", "found = low = last[1]")
         template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
-        test = literals.replace(" in low", " in found")
+        test = literals
     namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
                  **names}
     exec(template.format(name=name, pid=pid, test=test, absent=_ABSENT[name]), namespace)  # noqa: S102 - names and reprs only
