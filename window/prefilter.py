@@ -460,6 +460,10 @@ def _set_expression(req: Any, names: dict[str, frozenset]) -> str:
 
 MAX_ROOTS = 6
 MAX_SEEN = 64
+#: texts longer than this are not kept as roots (a huge turn is not kept alive past the next few)
+MAX_KEPT = 2_000_000
+#: nor, longer than this, among the texts read lately (sentences and clauses are what repeat)
+MAX_SEEN_CHARS = 20_000
 
 
 def _info(group: _Group, text: str) -> tuple:
@@ -488,13 +492,15 @@ def _info(group: _Group, text: str) -> tuple:
                 break
         else:
             found = index.present(low)
-            roots.insert(0, (text, found, index))
-            del roots[MAX_ROOTS:]
+            if len(text) <= MAX_KEPT:
+                roots.insert(0, (text, found, index))
+                del roots[MAX_ROOTS:]
         out = (text, found, index, index.candidates(found))
     group.last[0] = out
-    if len(group.seen) >= MAX_SEEN:
-        group.seen.clear()
-    group.seen[text] = out
+    if len(text) <= MAX_SEEN_CHARS:
+        if len(group.seen) >= MAX_SEEN:
+            group.seen.clear()
+        group.seen[text] = out
     return out
 
 
