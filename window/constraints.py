@@ -237,6 +237,7 @@ _INITIAL_QUOTED = re.compile(r"(?:^|\s)['\"‘“(][A-Z]\.$")
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``, each a verbatim substring (stripped of surrounding spaces). A
     full stop after a title or common abbreviation ("Mr. Obi", "e.g. this") ends no sentence."""
+    prefilter.read(text, "rules")  # the text's literals once, shared by its sentences (speed only)
     spans = [[m.start(), m.end()] for m in _SENTENCE.finditer(text) if m.group(0).strip()]
     merged: list[list[int]] = []
     for span in spans:
@@ -318,7 +319,6 @@ class RuleConstraintExtractor(ConstraintExtractor):
     id = "rules"
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
-        prefilter.read(text, "rules")  # the turn's literals once, shared by its sentences (speed only)
         sents = _merge_r5(text, sentences(text))
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
