@@ -96,11 +96,18 @@ def test_most_rule_patterns_have_a_prefilter():
     reset = directives._RESET_R5  # a search pattern: prefiltered
     assert isinstance(reset, Prefiltered)
     assert reset.search("Total reset: new plan.") is not None and reset.search("The weather is fine") is None
-    # anchored at the start, a pattern fails at the first characters anyway: left as it is
-    assert not isinstance(directives._LEADS, Prefiltered) and directives._LEADS.pattern.startswith("^")
-    assert prefilter.prefiltered(re.compile(r"^never\b")).pattern == r"^never\b"
+    # anchored at the start with a fixed first character, a pattern fails at the first characters
+    # anyway: left as it is
+    assert not isinstance(prefilter.prefiltered(re.compile(r"^never\b")), Prefiltered)
     assert not isinstance(prefilter.prefiltered(re.compile(r"\Anever\b")), Prefiltered)
+    assert isinstance(prefilter.prefiltered(re.compile(r"^(?:never|don't)\b")), Prefiltered)  # each branch is tried
     assert isinstance(prefilter.prefiltered(re.compile(r"^never\b", re.M)), Prefiltered)  # any line start
+    # round 10: one whose start is a run of optional words is gated, match and fullmatch too
+    assert isinstance(directives._LEADS, Prefiltered) and directives._LEADS.pattern.startswith("^")
+    lead = prefilter.prefiltered(re.compile(r"^(?:[\w-]+ ){0,3}?(?:rejected|vetoed)\b", re.I))
+    assert isinstance(lead, Prefiltered)
+    assert lead.match("The board VETOED it").span() == (0, 16) and lead.match("The board approved it") is None
+    assert lead.fullmatch("they rejected") is not None and lead.fullmatch("they rejected it") is None
 
 
 @pytest.mark.parametrize(("pattern", "flags", "literals"), [
@@ -297,3 +304,129 @@ def test_a_method_taken_before_the_first_search_still_gives_the_patterns_answers
     assert filtered.search is not early  # written now
     assert early("hello") is None and filtered.search("hello") is None
     assert early_sub("#", "never email") == raw.sub("#", "never email") == filtered.sub("#", "never email")
+
+
+# --- round 10: the literals found once per text ------------------------------------------------
+
+TRICKY = [
+    # (pattern, flags): shapes the literal analysis must get right for match, fullmatch and search
+    (r"^(?:[\w-]+ ){0,3}?(?:rejected|vetoed|turned down)\b", re.I),  # a word run before the literal
+    (r"^(?:please\s+)?(?:remember|don't forget)\b", re.I),  # an optional lead
+    (r"(?<!not )\bapproved\b", re.I),  # a look-behind adds nothing
+    (r"\bcall(?=\s+me)\b", re.I),  # a look-ahead adds nothing
+    (r"(?:ab)?c(?:de)*f", 0),  # optional and repeated parts
+    (r"(\w+) and \1", 0),  # a back-reference
+    (r"""never \s+ (?: call | email ) \s+ me  # verbose""", re.I | re.X),
+    (r"(?i:NEVER) CALL", 0),  # a scoped flag: "call" stays case-sensitive
+    (r"^\W*(?:(?:oh|ok|and)[,\s]+)*(?:just )?so you know\s*[,:;]", re.I),
+    (r"\b(?:by|before)\s+(?:monday|noon)\b|\bdeadline\b", re.I),
+    (r"k\w+", re.I),  # "k" pairs with the Kelvin sign case-insensitively
+]
+TRICKY_TEXTS = [
+    "The board VETOED it", "the new plan was turned down", "We rejected", "they approved it", "not approved",
+    "never call me", "Please remember the milk", "don't forget", "cf", "abcdedef", "acf", "cats and cats",
+    "cats and dogs", "NEVER CALL", "never call", "Never CALL", "Oh, ok, just so you know: it's late",
+    "so you know", "by Monday", "the deadline", "by   noon!", "\u212aelvin", "kelvin", "Call me maybe", "call",
+    "caf\u00e9 \u03a3\u039f\u03a3 never call me", "\u0130stanbul approved", "",
+]
+
+
+@pytest.mark.parametrize(("pattern", "flags"), TRICKY)
+def test_a_gated_method_answers_as_the_pattern_on_tricky_shapes(pattern, flags):
+    raw = re.compile(pattern, flags)
+    gated = prefilter.prefiltered(raw, group="test-tricky")
+    assert isinstance(gated, Prefiltered), pattern
+    checked = 0
+    for text in TRICKY_TEXTS + [t.upper() for t in TRICKY_TEXTS] + [t[3:] for t in TRICKY_TEXTS]:
+        for method in ("search", "match", "fullmatch"):
+            got, want = getattr(gated, method)(text), getattr(raw, method)(text)
+            assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups())), (pattern, method, text)
+        assert gated.sub("#", text) == raw.sub("#", text) and gated.findall(text) == raw.findall(text)
+        assert gated.split(text) == raw.split(text) and gated.subn("#", text) == raw.subn("#", text)
+        checked += raw.search(text) is not None
+    assert checked, pattern  # each shape matches some of the texts
+
+
+def test_the_literals_found_are_exactly_those_the_text_holds():
+    """The index finds a literal through one of its trigrams, a sentence inside a turn keeps the
+    turn's literals it holds: either way, exactly the literals in the lowercased text."""
+    group = prefilter._group("rules")
+    index = group.current_index()
+    texts = [t for g in _corpus(every=40) for t in g][::6] + TRICKY_TEXTS
+    for text in texts:
+        if prefilter.folds_to_ascii(text):
+            continue
+        low = text.lower()
+        want = frozenset(lit for lit in index.literals if lit in low)
+        assert index.present(low) == want, text
+        prefilter.read(text, "rules")
+        for part in {text[: len(text) // 2], text[len(text) // 3:], *re.split(r"(?<=[.!?,])\s+", text)}:
+            if part:
+                info = prefilter._info(group, part)
+                assert info[1] == frozenset(lit for lit in index.literals if lit in part.lower()), (text, part)
+    assert len(index.literals) > 1000
+
+
+def test_a_text_with_a_case_fold_character_runs_every_pattern():
+    raw = re.compile(r"\bok\b", re.I)
+    gated = prefilter.prefiltered(raw, group="test-folds")
+    prefilter.read("fine by me, o\u212a?", "test-folds")  # a root holding the Kelvin sign
+    for text in ("o\u212a", "fine by me, o\u212a?", "that is O\u212a"):
+        assert gated.search(text) is not None and gated.search(text).span() == raw.search(text).span()
+    assert gated.search("fine by me") is None
+
+
+def test_a_pattern_added_later_to_a_group_is_seen_in_texts_read_before():
+    first = prefilter.prefiltered(re.compile(r"\bpineapple\b", re.I), group="test-later")
+    text = "I never eat mango or pineapple"
+    assert first.search(text) is not None
+    later = prefilter.prefiltered(re.compile(r"\bmango\b", re.I), group="test-later")  # new literals: a new index
+    assert later.search(text).span() == (12, 17) and first.search(text).span() == (21, 30)
+    assert later.search("I never eat pineapple") is None
+
+
+def test_every_gated_pattern_agrees_with_itself_on_phrasings_and_locomo():
+    """Every prefiltered pattern of the rule modules and the secret detector: search, match and
+    fullmatch give the unwrapped pattern's answers on a seventh of the phrasing texts and a
+    fortieth of the LoCoMo turns, and on their sentences, each read as a turn first (as the
+    extractor does) so that the sentences share its literals."""
+    texts = [t for group in _texts(HERE / "data") for t in group][::7]  # (every text: bench/prefilter_exactness.py)
+    locomo = SHARED / "locomo" / "locomo_dev.json"
+    if locomo.exists():
+        data = json.loads(locomo.read_text(encoding="utf-8"))
+        turns = [turn["text"] for sample in data for key, session in sample["conversation"].items()
+                 if key.startswith("session_") and isinstance(session, list) for turn in session]
+        texts += turns[::40]
+    groups = {"rules": _prefiltered_patterns_of((directives, constraints)),
+              secrets.__name__: _prefiltered_patterns_of((secrets,))}
+    compared = 0
+    for text in dict.fromkeys(texts):
+        parts = [text] + [s for s in re.split(r"(?<=[.!?])\s+", text) if s != text]
+        for group, patterns in groups.items():
+            prefilter.read(text, group)
+            for part in parts:
+                for name, pattern in patterns:
+                    raw = pattern.unfiltered
+                    for method in ("search", "match", "fullmatch")[:len(pattern._gated) - len(prefilter._SCANNING) + 1]:
+                        got, want = getattr(pattern, method)(part), getattr(raw, method)(part)
+                        assert (got and got.span()) == (want and want.span()), (name, method, part)
+                        compared += 1
+    assert compared > 20_000
+
+
+def _prefiltered_patterns_of(modules):
+    return [(f"{m.__name__}.{name}", value) for m in modules for name, value in vars(m).items()
+            if isinstance(value, Prefiltered)]
+
+
+def test_a_group_without_an_index_tests_substrings_per_call():
+    """The secret detector's group (``indexed=False``): each call tests its requirement on the
+    lowercased text; a literal that reads like the test's own source is still just a literal."""
+    assert not prefilter._group(secrets.__name__).indexed and prefilter._group("rules").indexed
+    namespace = {"__name__": "test-no-index", "P": re.compile(r"\bsign in low\b|never (?:call|email)", re.I)}
+    assert prefilter.prefilter_module(namespace, indexed=False) == 1
+    gated, raw = namespace["P"], namespace["P"].unfiltered
+    for text in ("Please SIGN IN LOW tonight", "sign in high", "never email me", "never mind", "o\u212a sign in low"):
+        got, want = gated.search(text), raw.search(text)
+        assert (got and got.span()) == (want and want.span()), text
+        assert gated.sub("#", text) == raw.sub("#", text)

@@ -3205,4 +3205,4 @@ def classify_r10(sentence: str) -> tuple[str, str] | None:
 
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
-prefilter.prefilter_module(globals())
+prefilter.prefilter_module(globals(), group="rules")  # with constraints.py's: the same texts

@@ -4,12 +4,21 @@ The constraint extractor (:mod:`memfold.window.constraints`, :mod:`memfold.windo
 and the secret detector (:mod:`memfold.window.secrets`) read every appended turn with a few
 hundred regular expressions, most of them long alternations that Python's engine tries at every
 position of the text, and almost all of them fail on ordinary chat. A pattern's *required
-literals* are worked out once from its parsed form (:func:`required_literals`): a set of strings
-of which every match must contain at least one. Before the pattern runs, :class:`Prefiltered`
-looks for them in the lowercased text (plain substring tests); when none is there the pattern
-cannot match, and the answer is given without running it (``None``, no matches, the text
-unchanged). When one is there, or when no set could be worked out, the pattern runs as before, so
-every result is the pattern's own: a prefilter changes what is computed, never what is found.
+literals* are worked out once from its parsed form (:func:`required_literals`,
+:func:`requirement`): strings of which every match must contain one (a tree of them: each part of
+a sequence, one branch of an alternation). Before the pattern runs, :class:`Prefiltered` tests
+that requirement on the text; when it fails the pattern cannot match, and the answer is given
+without running it (``None``, no matches, the text unchanged). When it holds, or when no
+requirement could be worked out, the pattern runs as before, so every result is the pattern's
+own: a prefilter changes what is computed, never what is found.
+
+Since round 10 the requirement is not tested by substring tests on each call: the literals of
+all the patterns of a group (the rule modules together, the secret detector apart) are found in
+a text once (:class:`_Index`, through one trigram per literal, each candidate confirmed by a
+substring test), and a call tests the pattern's number against the text's candidates (the
+patterns whose first test, :func:`_necessary`, holds) and the rest of its requirement as set
+tests on the literals found. The same truth values as the substring tests, at a fraction of the
+cost. ``match`` and ``fullmatch`` are gated too, unless the pattern starts with a fixed character.
 
 Why a literal's absence proves no match: the set is built so that each path through the pattern
 passes through one of its strings (a sequence needs one of its parts, an alternation one of every
@@ -27,7 +36,8 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any, Iterator
+from itertools import chain
+from typing import Any
 
 try:  # Python 3.11+
     from re import _constants as _c, _parser as _p  # type: ignore[attr-defined]
@@ -232,11 +242,9 @@ def _expression(req: Any) -> str:
     return "(" + " or ".join(_expression(r) for r in req[1]) + ")"
 
 
-def requirement(pattern: re.Pattern) -> str | None:
-    """A Python expression over ``low`` (the lowercased text) that is true for every text the
-    pattern can match in: a sequence requires each of its parts, an alternation one of its
-    branches, a literal run one of its strings (see the module docstring); None when nothing is
-    known or the test would be too long."""
+def _requirement_tree(pattern: re.Pattern) -> Any:
+    """The requirement of ``pattern`` (a tree of ``("lit", strings)``, ``("and", [...])`` and
+    ``("or", [...])``), the flat literal set when the tree is too long, or None."""
     if not isinstance(pattern.pattern, str):
         return None
     try:
@@ -245,8 +253,17 @@ def requirement(pattern: re.Pattern) -> str | None:
         return None
     if req is None or _tests(req) > MAX_TESTS:
         literals = required_literals(pattern)
-        return None if literals is None else _expression(("lit", literals))
-    return _expression(req)
+        return None if literals is None else ("lit", literals)
+    return req
+
+
+def requirement(pattern: re.Pattern) -> str | None:
+    """A Python expression over ``low`` (the lowercased text) that is true for every text the
+    pattern can match in: a sequence requires each of its parts, an alternation one of its
+    branches, a literal run one of its strings (see the module docstring); None when nothing is
+    known or the test would be too long."""
+    req = _requirement_tree(pattern)
+    return None if req is None else _expression(req)
 
 
 def required_literals(pattern: re.Pattern) -> frozenset[str] | None:
@@ -264,127 +281,334 @@ def required_literals(pattern: re.Pattern) -> frozenset[str] | None:
     return found
 
 
-def _methods(pattern: re.Pattern, test: Any, flat: Any) -> tuple[Any, ...]:
-    """The scanning methods of a :class:`Prefiltered` (issue 18, point 4, round 7): each reads the
-    text's lowercase from :data:`_LAST` itself and turns the text down when ``flat`` (the flat
-    literal set's test, or None) or ``test`` (the requirement's) fails on it: one Python call per
-    search around the tests, where a method calling :meth:`Prefiltered._absent` made four. Both
-    tests hold on every text the pattern matches in, so either turning a text down proves no
-    match; ``flat`` goes first where it is the shorter test. A text that is not a ``str``, or may
-    not be prefiltered (:data:`_ASCII_FOLDS`), always runs the pattern."""
-    raw_search, raw_finditer, raw_findall = pattern.search, pattern.finditer, pattern.findall
-    raw_split, raw_sub, raw_subn = pattern.split, pattern.sub, pattern.subn
+# --- present literals (round 10) -----------------------------------------------------------
+#
+# Testing a requirement one substring test at a time cost about half of a user turn's
+# extraction (round 10's profile: a few hundred literals per pattern, a few hundred pattern calls
+# per turn, almost all turned down). Instead, every literal of every prefiltered pattern is kept
+# in one index per group (:class:`_Group`), and the literals present in a text are found once per text
+# (:func:`_info`): the short ones by substring tests, the others through one trigram of each
+# (a text holding a literal holds each of its trigrams, so the literals whose trigram the text
+# holds are the only candidates, each then confirmed by a substring test). A requirement is then
+# tested on that set, one ``isdisjoint`` in C per literal group: the same truth value as its
+# substring tests, at a fraction of the cost. A text read inside a recent one (a sentence of a
+# turn, a clause of a sentence) takes the literals of that text that it holds: each ASCII string
+# in ``text.lower()`` is in ``root.lower()`` when ``text`` is part of ``root`` (ASCII characters
+# lowercase one to one and no other character lowercases to an ASCII one, :data:`_ASCII_FOLDS`
+# aside), so no literal is missed.
 
-    if flat is None:
-        def absent(string: Any) -> bool:
-            if type(string) is not str:
-                return False
-            last = _LAST
-            low = last[1] if last[0] is string else _lowered(string)
-            return low is not None and not test(low)
+#: frequent English trigrams a literal's index trigram avoids where it can: a rarer one makes
+#: fewer candidates to confirm (any choice finds the same literals; this only decides the work)
+_COMMON_TRIGRAMS = frozenset(
+    "the and ing ion ent her for tha nth int ere tio ter est ers ati hat ate all eth hes ver his "
+    "oft ith fth sth oth res ont are you not was rea ear con com pro".split())
+_LETTER_RANK = {c: i for i, c in enumerate("etaoinshrdlcumwfgypbvkjxqz")}
 
-        def search(string: Any, *args: Any) -> re.Match | None:
-            if type(string) is str:
-                last = _LAST
-                low = last[1] if last[0] is string else _lowered(string)
-                if low is not None and not test(low):
-                    return None
-            return raw_search(string, *args)
 
-        def sub(repl: Any, string: Any, *args: Any, **kwargs: Any) -> str:
-            if type(string) is str:
-                last = _LAST
-                low = last[1] if last[0] is string else _lowered(string)
-                if low is not None and not test(low):
-                    return string
-            return raw_sub(repl, string, *args, **kwargs)
+def _trigram_cost(tri: str) -> tuple:
+    """How often a trigram is expected in chat text (lower is rarer)."""
+    plain = sum(1 for c in tri if not c.isalpha())  # spaces and punctuation are everywhere
+    return (tri in _COMMON_TRIGRAMS, plain, -sum(_LETTER_RANK.get(c, 13) for c in tri if c.isalpha()), tri)
+
+
+def _index_trigram(literal: str) -> tuple[str, str, str]:
+    """The trigram of ``literal`` (three characters or more) it is indexed under, as a tuple of
+    characters (the form :meth:`_Index.present` reads a text in)."""
+    best = min((literal[i:i + 3] for i in range(len(literal) - 2)), key=_trigram_cost)
+    return tuple(best)  # type: ignore[return-value]
+
+
+class _Index:
+    """Every literal of the prefiltered patterns: the short ones (under three characters) and the
+    others by their index trigram; and for each literal, the patterns whose first test
+    (:func:`_necessary`) holds it. Built on first use after patterns were added, never changed."""
+
+    __slots__ = ("literals", "short", "by_gram", "keys", "patterns_of")
+
+    def __init__(self, literals: frozenset[str], firsts: dict[int, frozenset[str]]) -> None:
+        self.literals = literals
+        self.short = tuple(sorted(lit for lit in literals if len(lit) < 3))
+        # each literal under the trigram fewest literals share (then the rarer in chat text):
+        # fewer candidates to confirm per text (any choice finds the same literals)
+        shared: dict[str, int] = {}
+        for lit in literals:
+            for tri in {lit[i:i + 3] for i in range(len(lit) - 2)}:
+                shared[tri] = shared.get(tri, 0) + 1
+        by_gram: dict[tuple, list[str]] = {}
+        for lit in sorted(literals):
+            if len(lit) >= 3:
+                tri = min((lit[i:i + 3] for i in range(len(lit) - 2)), key=lambda t: (shared[t], _trigram_cost(t)))
+                by_gram.setdefault(tuple(tri), []).append(lit)
+        self.by_gram = {gram: tuple(lits) for gram, lits in by_gram.items()}
+        self.keys = frozenset(self.by_gram)
+        patterns_of: dict[str, set[int]] = {}
+        for pid, first in firsts.items():
+            for lit in first:
+                patterns_of.setdefault(lit, set()).add(pid)
+        self.patterns_of = {lit: frozenset(pids) for lit, pids in patterns_of.items()}
+
+    def present(self, low: str) -> frozenset[str]:
+        """The literals in ``low`` (a lowercased text): exactly those, by the trigram argument."""
+        grams = self.keys.intersection(zip(low, low[1:], low[2:]))
+        return frozenset(filter(low.__contains__, chain(self.short, chain.from_iterable(map(self.by_gram.__getitem__, grams)))))
+
+    def candidates(self, found: frozenset[str]) -> frozenset[int]:
+        """The patterns whose first test holds on a text holding ``found``."""
+        patterns_of = self.patterns_of
+        return frozenset().union(*[patterns_of[lit] for lit in found if lit in patterns_of])
+
+
+class _Group:
+    """The patterns that read the same texts (a module's, or the rule modules' together): their
+    literals and first tests, the index built from them, and the texts read lately."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        #: find every literal of a text up front (:class:`_Index`), or test each call's
+        #: requirement by substring tests on the lowercased text (a group of few patterns, each
+        #: text read by few of them: finding every literal first would cost more)
+        self.indexed = True
+        self.literals: set[str] = set()  #: every literal of the group's patterns
+        self.firsts: dict[int, frozenset[str]] = {}  #: each pattern's first test, by pattern number
+        #: the index in use (a one-element list: the methods read it each call); None until
+        #: built, and again when patterns are added (:meth:`current_index`)
+        self.index: list[_Index | None] = [None]
+        #: the last text read: (text, the literals present in it or None when it may not be
+        #: prefiltered, the index they were found with, the patterns whose first test holds on it)
+        self.last: list = [("", None, object(), None)]
+        #: recent texts whose literals were found from the index ("roots"), newest first
+        self.roots: list[tuple[str, frozenset, _Index]] = []
+        #: texts read lately (the rules go back and forth between a turn's sentences and clauses)
+        self.seen: dict[str, tuple] = {}
+
+    def current_index(self) -> _Index:
+        index = self.index[0]
+        if index is None:
+            index = _Index(frozenset(self.literals), dict(self.firsts))
+            self.index[0] = index
+        return index
+
+    def register(self, req: Any, first: frozenset[str]) -> int:
+        """Add a pattern's literals and first test (the index is rebuilt on next use: texts read
+        with the old one are read again). :returns: the pattern's number."""
+        def walk(r: Any) -> None:
+            if r[0] == "lit":
+                self.literals.update(r[1])
+            else:
+                for part in r[1]:
+                    walk(part)
+
+        walk(req)
+        pid = len(self.firsts)
+        self.firsts[pid] = first
+        self.index[0] = None
+        return pid
+
+
+_GROUPS: dict[str, _Group] = {}
+
+
+def _group(name: str) -> _Group:
+    found = _GROUPS.get(name)
+    if found is None:
+        found = _GROUPS.setdefault(name, _Group(name))
+    return found
+
+
+#: words of chat text so frequent that a literal group holding one is met by most texts
+_FREQUENT = frozenset("a an the is are was be to of in on at for and or but not no it its i me my we our you your "
+                      "he she they this that these those there what with as by from about have has had do so if "
+                      "just can will all".split())
+
+
+def _chance(req: Any) -> float:
+    """A rough chance that a chat text meets ``req`` (speed only: which part is tested first, which
+    literals :func:`_necessary` takes; any answer keeps the tests exact)."""
+    if req[0] == "lit":
+        total = 0.0
+        for lit in req[1]:
+            word = lit.strip(" ,.'")
+            total += 0.9 if len(lit) < 2 else 0.5 if len(lit) < 3 or word in _FREQUENT else 0.1 if len(lit) < 4 \
+                else 0.03 if len(lit) < 6 else 0.01
+        return min(1.0, total)
+    chances = [_chance(r) for r in req[1]]
+    if req[0] == "and":
+        return min(chances)
+    return min(1.0, sum(chances))
+
+
+def _necessary(req: Any) -> frozenset[str]:
+    """Literals of which a text meeting ``req`` holds one: a group's own, one part's of a
+    sequence (the one least often met, :func:`_chance`), every branch's of an alternation together."""
+    if req[0] == "lit":
+        return frozenset(req[1])
+    if req[0] == "and":
+        return _necessary(min(req[1], key=_chance))
+    return frozenset().union(*(_necessary(r) for r in req[1]))
+
+
+def _set_expression(req: Any, names: dict[str, frozenset]) -> str:
+    """Python source testing ``req`` on ``found`` (the literals present in the text), each literal
+    group bound in ``names``: true exactly where :func:`_expression`'s substring tests are."""
+    if req[0] == "lit":
+        name = f"_L{len(names)}"
+        names[name] = frozenset(req[1])
+        return f"not {name}.isdisjoint(found)"
+    inner = [_set_expression(r, names) for r in (sorted(req[1], key=_chance) if req[0] == "and" else req[1])]
+    return "(" + f" {req[0]} ".join(inner) + ")"
+
+
+MAX_ROOTS = 6
+MAX_SEEN = 64
+#: texts longer than this are not kept as roots (a huge turn is not kept alive past the next few)
+MAX_KEPT = 2_000_000
+#: nor, longer than this, among the texts read lately (sentences and clauses are what repeat)
+MAX_SEEN_CHARS = 20_000
+
+
+def _info(group: _Group, text: str) -> tuple:
+    """``(text, found, index, candidates)`` for ``text``, kept in the group's ``last``: the
+    literals of the group's index present in ``text.lower()`` (None when the text holds a
+    character that case-insensitive matching pairs with an ASCII letter, :data:`_ASCII_FOLDS`)
+    and the patterns whose first test holds on them. A text inside a recent root keeps those of
+    the root's literals it holds (module comment above)."""
+    index = group.index[0]
+    if index is None:
+        index = group.current_index()
+    seen = group.seen.get(text)
+    if seen is not None and seen[2] is index:
+        group.last[0] = seen = (text, seen[1], index, seen[3])  # this object: the next call tells it by identity
+        return seen
+    if not text.isascii() and _ASCII_FOLDS.search(text) is not None:
+        out: tuple = (text, None, index, None)
+    elif not group.indexed:
+        out = (text, text.lower(), index, None)
     else:
-        def absent(string: Any) -> bool:
-            if type(string) is not str:
-                return False
-            last = _LAST
-            low = last[1] if last[0] is string else _lowered(string)
-            return low is not None and (not flat(low) or not test(low))
+        low = text.lower()
+        roots = group.roots
+        for root, root_found, root_index in roots:
+            if root_index is index and text in root:
+                found = root_found if len(text) == len(root) else frozenset([lit for lit in root_found if lit in low])
+                break
+        else:
+            found = index.present(low)
+            if len(text) <= MAX_KEPT:
+                roots.insert(0, (text, found, index))
+                del roots[MAX_ROOTS:]
+        out = (text, found, index, index.candidates(found))
+    group.last[0] = out
+    if len(text) <= MAX_SEEN_CHARS:
+        if len(group.seen) >= MAX_SEEN:
+            group.seen.clear()
+        group.seen[text] = out
+    return out
 
-        def search(string: Any, *args: Any) -> re.Match | None:
-            if type(string) is str:
-                last = _LAST
-                low = last[1] if last[0] is string else _lowered(string)
-                if low is not None and (not flat(low) or not test(low)):
-                    return None
-            return raw_search(string, *args)
 
-        def sub(repl: Any, string: Any, *args: Any, **kwargs: Any) -> str:
-            if type(string) is str:
-                last = _LAST
-                low = last[1] if last[0] is string else _lowered(string)
-                if low is not None and (not flat(low) or not test(low)):
-                    return string
-            return raw_sub(repl, string, *args, **kwargs)
+def read(text: str, group: str) -> None:
+    """Find the literals of ``text`` for the patterns of ``group`` now, as a root its sentences
+    and clauses share (a caller about to run the rules over a whole turn calls this first: each
+    part of it then costs a few substring tests, not an index look-up of its own). Speed only:
+    every answer is the same."""
+    if type(text) is str and text:
+        _info(_group(group), text)
 
-    def finditer(string: Any, *args: Any) -> Iterator[re.Match]:
-        return iter(()) if absent(string) else raw_finditer(string, *args)
 
-    def findall(string: Any, *args: Any) -> list:
-        return [] if absent(string) else raw_findall(string, *args)
+_TEMPLATE = '''
+def {name}(string, *args, **kwargs):
+    if type(string) is str:
+        last = _LAST[0]
+        if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
+            last = _info(string)
+        found = last[1]
+        if found is not None and ({pid} not in last[3] or not ({test})):
+            return {absent}
+    return raw(string, *args, **kwargs)
+'''
+_TEMPLATE_REPL = '''
+def {name}(repl, string, *args, **kwargs):
+    if type(string) is str:
+        last = _LAST[0]
+        if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
+            last = _info(string)
+        found = last[1]
+        if found is not None and ({pid} not in last[3] or not ({test})):
+            return {absent}
+    return raw(repl, string, *args, **kwargs)
+'''
+#: what each method answers on a text that cannot hold a match
+_ABSENT = {"search": "None", "match": "None", "fullmatch": "None", "finditer": "iter(())", "findall": "[]",
+           "split": "[string]", "sub": "string", "subn": "(string, 0)"}
 
-    def split(string: Any, *args: Any, **kwargs: Any) -> list:
-        return [string] if absent(string) else raw_split(string, *args, **kwargs)
 
-    def subn(repl: Any, string: Any, *args: Any, **kwargs: Any) -> tuple[str, int]:
-        return (string, 0) if absent(string) else raw_subn(repl, string, *args, **kwargs)
-
-    return search, finditer, findall, split, sub, subn
+def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, names: dict, literals: str) -> Any:
+    """The method ``name`` of ``pattern`` behind ``test`` (Python source over ``found``), written
+    out for this pattern: one Python call around the test. In a group that is not indexed,
+    ``found`` is the lowercased text and ``literals`` (the substring tests) is the test."""
+    template = _TEMPLATE_REPL if name in ("sub", "subn") else _TEMPLATE
+    if not group.indexed:
+        template = template.replace("found = last[1]", "found = low = last[1]")
+        template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
+        test = literals
+    namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
+                 **names}
+    exec(template.format(name=name, pid=pid, test=test, absent=_ABSENT[name]), namespace)  # noqa: S102 - names and reprs only
+    return namespace[name]
 
 
 _SCANNING = ("search", "finditer", "findall", "split", "sub", "subn")
+_ANCHORED = ("match", "fullmatch")
 
 
 class Prefiltered:
     """A compiled pattern that is not run on a text lacking its required literals (module
     docstring). Same methods and attributes as :class:`re.Pattern` for ``str`` texts.
-    ``match`` and ``fullmatch`` are the pattern's own: they are anchored, so they fail at the
-    first characters anyway; the methods that scan the text (``search``, ``finditer``,
-    ``findall``, ``sub``, ``subn``, ``split``) test the literals first.
 
-    Each of those is a function made for this pattern by :func:`_methods` on its first use
-    (round 7): the requirement's test as in :meth:`_absent`, with the flat literal set tested
-    first where that is the shorter test, and fewer calls around them."""
+    The methods that scan the text (``search``, ``finditer``, ``findall``, ``sub``, ``subn``,
+    ``split``) test the text first; ``match`` and ``fullmatch`` too when the pattern does not
+    start with a fixed character (:func:`_fixed_start`: a leading optional lead, word run or
+    alternation is tried at length before it fails). Each method is written for this pattern on
+    first use (:func:`_method`): the pattern among the text's candidates, the rest of the
+    requirement on the literals found (:func:`_info`), then the pattern."""
 
-    __slots__ = ("_pattern", "_literals", "_any", "_built", "pattern", "flags", "groups", "groupindex", "match", "fullmatch",
-                 *_SCANNING)
+    __slots__ = ("_pattern", "_literals", "_group", "_pid", "_test", "_names", "_gated", "_built", "pattern", "flags", "groups",
+                 "groupindex", "match", "fullmatch", *_SCANNING)
 
-    def __init__(self, pattern: re.Pattern, test: str) -> None:
+    def __init__(self, pattern: re.Pattern, test: str, gate_anchored: bool = False, req: Any = None,
+                 group: str = "") -> None:
         self._pattern = pattern
         self._literals = test  #: the requirement's source (:func:`requirement`)
-        # one expression of substring tests (``("never" in low or "do not" in low) and "me" in
-        # low``), compiled once: several times faster than walking a tree of literals
-        self._any = eval("lambda low: " + test)  # noqa: S307 - built from repr()s of ASCII strings
+        if req is None:
+            req = _requirement_tree(pattern)
+        self._group = _group(group)
+        self._pid = self._group.register(req, _necessary(req))
+        self._names: dict[str, frozenset] = {}
+        #: after the first test (the pattern among the text's candidates), the rest of the
+        #: requirement on the literals found; a single literal group is the first test itself
+        self._test = "True" if req[0] == "lit" else _set_expression(req, self._names)
+        self._gated = _SCANNING + _ANCHORED if gate_anchored else _SCANNING
         self.pattern, self.flags = pattern.pattern, pattern.flags
         self.groups, self.groupindex = pattern.groups, pattern.groupindex
         self.match, self.fullmatch = pattern.match, pattern.fullmatch
-        # the scanning methods are made on first use (:meth:`_build`): importing pays nothing for
-        # the flat literal sets, and a process that never searches with a pattern never for its
-        self._built = False
-        for name in _SCANNING:
+        # the methods are written on first use (:meth:`_build`): importing pays nothing for the
+        # gates, and a process that never searches with a pattern never for its
+        self._built: dict[str, Any] = {}
+        for name in self._gated:
             setattr(self, name, partial(self._first_call, name))
 
     def _first_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        if not self._built:  # a method taken before the first use still lands here: made once
-            self._build()
-        return getattr(self, name)(*args, **kwargs)
+        method = self._built.get(name)
+        if method is None:  # a method taken before its first use still lands here: made once
+            method = self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names, self._literals)
+            setattr(self, name, method)
+        return method(*args, **kwargs)
 
     def _build(self) -> None:
-        """Make the scanning methods (:func:`_methods`) and put them in place: the flat literal
-        set (:func:`required_literals`) is tested first where it is fewer substring tests."""
-        literals = required_literals(self._pattern)
-        flat = None if literals is None else _expression(("lit", literals))
-        flat_test = None
-        if flat is not None and flat != self._literals and len(literals) < self._literals.count(" in low"):
-            flat_test = eval("lambda low: " + flat)  # noqa: S307 - built from repr()s of ASCII strings
-        for name, fn in zip(_SCANNING, _methods(self._pattern, self._any, flat_test)):
-            setattr(self, name, fn)
-        self._built = True
+        """Write every gated method now (:func:`_method`; each is otherwise written on its first
+        use, so that a process pays only for the methods it calls)."""
+        for name in self._gated:
+            if name not in self._built:
+                self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test, self._names, self._literals)
+                setattr(self, name, self._built[name])
 
     @property
     def unfiltered(self) -> re.Pattern:
@@ -392,19 +616,18 @@ class Prefiltered:
         return self._pattern
 
     def _absent(self, text: Any) -> bool:
-        """True when ``text`` cannot hold a match (none of the literals is in it)."""
+        """True when ``text`` cannot hold a match (the requirement fails on it)."""
         if type(text) is not str:
             return False
-        last = _LAST
-        low = last[1] if last[0] is text else _lowered(text)
-        return low is not None and not self._any(low)
+        info = _info(self._group, text)
+        found = info[1]
+        if not self._group.indexed:
+            return found is not None and not eval("lambda low: " + self._literals)(found)  # noqa: S307
+        return found is not None and (self._pid not in info[3]
+                                      or not eval("lambda found: " + self._test, dict(self._names))(found))  # noqa: S307
 
     def __repr__(self) -> str:
         return f"Prefiltered({self._pattern!r})"
-
-
-#: the last text lowered: (text, its lowercase or None when it may not be prefiltered)
-_LAST: tuple[str, str | None] = ("", "")
 
 
 def folds_to_ascii(text: str) -> bool:
@@ -413,21 +636,8 @@ def folds_to_ascii(text: str) -> bool:
     return _ASCII_FOLDS.search(text) is not None
 
 
-def _lowered(text: str) -> str | None:
-    """``text`` lowercased, or None when a prefilter may not be used on it (:data:`_ASCII_FOLDS`).
-    The last answer is kept: the rules read one sentence with many patterns in a row."""
-    global _LAST
-    last = _LAST
-    if last[0] is text or last[0] == text:  # the rules of several rounds re-strip the same sentence (round 9)
-        return last[1]
-    low = text.lower() if text.isascii() or _ASCII_FOLDS.search(text) is None else None
-    _LAST = (text, low)
-    return low
-
-
 def _anchored(pattern: re.Pattern) -> bool:
-    """Does the pattern only match at the start of the text (``^`` without MULTILINE, ``\\A``)?
-    Such a search fails at the first characters already: a prefilter would only add its cost."""
+    """Does the pattern only match at the start of the text (``^`` without MULTILINE, ``\\A``)?"""
     try:
         parsed = list(_p.parse(pattern.pattern, pattern.flags))
     except Exception:  # noqa: BLE001
@@ -438,23 +648,49 @@ def _anchored(pattern: re.Pattern) -> bool:
     return at is _c.AT_BEGINNING_STRING or (at is _c.AT_BEGINNING and not pattern.flags & re.MULTILINE)
 
 
-def prefiltered(pattern: re.Pattern) -> re.Pattern | Prefiltered:
-    """``pattern`` with a prefilter when its required literals are known, else ``pattern`` itself."""
-    if not isinstance(pattern, re.Pattern) or _anchored(pattern):
+def _fixed_start(pattern: re.Pattern) -> bool:
+    """Does every match start with a fixed character (a literal or a class of literals, after the
+    leading anchors)? An anchored try of such a pattern fails at the first character of most
+    texts: a gate in front of ``match`` would only add its cost. Speed only: either answer is exact."""
+    try:
+        parsed = list(_p.parse(pattern.pattern, pattern.flags))
+    except Exception:  # noqa: BLE001
+        return True
+    items = [item for item in parsed if item[0] is not _c.AT]
+    if not items:
+        return True
+    op, av = items[0]
+    return op in (_c.LITERAL, _c.NOT_LITERAL, _c.IN)  # an alternation tries each of its branches
+
+
+def prefiltered(pattern: re.Pattern, group: str = "") -> re.Pattern | Prefiltered:
+    """``pattern`` with a prefilter when its required literals are known, else ``pattern`` itself.
+    A pattern anchored at the start of the text whose matches start with a fixed character is
+    left as it is (it fails at the first characters anyway)."""
+    if not isinstance(pattern, re.Pattern):
         return pattern
-    test = requirement(pattern)
-    return pattern if test is None else Prefiltered(pattern, test)
+    fixed = _fixed_start(pattern)
+    if fixed and _anchored(pattern):
+        return pattern
+    req = _requirement_tree(pattern)
+    return pattern if req is None else Prefiltered(pattern, _expression(req), gate_anchored=not fixed, req=req, group=group)
 
 
-def prefilter_module(namespace: dict[str, Any]) -> int:
+def prefilter_module(namespace: dict[str, Any], group: str | None = None, *, indexed: bool = True) -> int:
     """Give every compiled pattern bound at the top of a module (``globals()``; also those in
-    top-level tuples and lists of patterns) its prefilter. :returns: how many got one."""
+    top-level tuples and lists of patterns) its prefilter. ``group`` names the patterns that read
+    the same texts and share one literal index (:func:`read`; default: the module's name);
+    ``indexed=False``: no index, each call tests its requirement by substring tests (for a few
+    patterns that each text meets only a few of). :returns: how many got one."""
+    if group is None:
+        group = namespace.get("__name__", "")
+    _group(group).indexed = indexed
     made = 0
 
     def wrap(value: Any) -> Any:
         nonlocal made
         if isinstance(value, re.Pattern):
-            out = prefiltered(value)
+            out = prefiltered(value, group)
             made += out is not value
             return out
         if isinstance(value, tuple) and any(isinstance(v, (re.Pattern, tuple)) for v in value):
@@ -469,5 +705,5 @@ def prefilter_module(namespace: dict[str, Any]) -> int:
     return made
 
 
-__all__ = ["MAX_LITERALS", "Prefiltered", "folds_to_ascii", "prefilter_module", "prefiltered", "required_literals",
-           "requirement"]
+__all__ = ["MAX_LITERALS", "Prefiltered", "folds_to_ascii", "prefilter_module", "prefiltered", "read",
+           "required_literals", "requirement"]
