@@ -418,10 +418,6 @@ def test_a_rolled_back_turns_speaker_and_time_do_not_stay_in_the_priors(backend_
     mf.close()
 
 
-@pytest.mark.xfail(strict=True, reason="found in round 10, not fixed (dense side: memory/embeddings.py, the vector "
-                   "stores): a hybrid search inside a caller's transaction embeds and stores its uncommitted turn and "
-                   "moves the in-memory scan marks past it; after a rollback SQLite hands the same id to the next "
-                   "turn, which then never gets a vector in this process (dense mode misses it, a fresh open finds it)")
 def test_a_dense_search_after_a_rolled_back_transaction_finds_the_next_turn(tmp_path):
     path = tmp_path / "m.db"
 
