@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import memfold
+from memfold.memory import families
 
 
 @pytest.fixture
@@ -27,3 +28,12 @@ def _say(mf, *texts, cid="c"):
     for text in texts:
         conv.append({"role": "user", "content": text})
     return conv
+
+
+def with_later(*names):
+    """The named families and every round-10 family (``families.motivated_by("fresh6")``): written
+    later, from ``fresh6``'s misses, as grammar, they read some sentences an earlier family's test
+    uses, so "this family off -> not retained" holds with both off."""
+    import memfold.window.directives  # noqa: F401 (registers the families)
+
+    return [*names, *families.motivated_by("fresh6"), *families.motivated_by("round8_qa")]

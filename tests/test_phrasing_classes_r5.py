@@ -15,7 +15,7 @@ import memfold
 from memfold.consolidation.extractors import attributes
 from memfold.memory import families
 from memfold.window import directives as d
-from phrasing_support import _active, _say, _states, mf  # noqa: F401 (mf: a fixture)
+from phrasing_support import _active, _say, _states, mf, with_later  # noqa: F401 (mf: a fixture)
 
 
 #: (family, sentence, kind of the record it makes)
@@ -65,7 +65,7 @@ def test_each_round5_class_is_protected_and_only_with_its_family(mf, family, tex
     # the record is in every compiled context, word for word
     conv = mf.conversation("c", namespace="n")
     assert any(text in m["content"] for m in conv.context(budget=2000).messages if m["role"] == "system")
-    with families.off([family] if isinstance(family, str) else family):
+    with families.off(with_later(*([family] if isinstance(family, str) else family))):
         _say(mf, text, cid="off")
         assert _active(mf, "off") == {}
 
@@ -136,7 +136,7 @@ def test_round5_revocations_withdraw_only_the_named_rule(mf):
          cid="c3")
     assert _states(mf, "c3")["Always print a copy of each receipt."] == "revoked"
     assert _states(mf, "c3")["Never email receipts."] == "active"
-    with families.off([d.F_REVOKE_R5]):
+    with families.off(with_later(d.F_REVOKE_R5)):
         _say(mf, "Never offer refunds over $200.", "The $200 refund rule is rescinded.", cid="off")
         assert _states(mf, "off")["Never offer refunds over $200."] == "active"
 

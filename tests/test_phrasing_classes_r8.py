@@ -17,7 +17,7 @@ import memfold
 from memfold.consolidation.extractors import attributes as a
 from memfold.memory import families
 from memfold.window import directives as d
-from phrasing_support import _active, _say, _states, mf  # noqa: F401 (mf: a fixture)
+from phrasing_support import _active, _say, _states, mf, with_later  # noqa: F401 (mf: a fixture)
 
 
 #: (family, sentence, kind of the record it makes)
@@ -82,7 +82,7 @@ def test_each_round8_class_is_protected_and_only_with_its_family(mf, family, tex
     assert _active(mf) == {text: kind}
     conv = mf.conversation("c", namespace="n")
     assert any(text in m["content"] for m in conv.context(budget=2000).messages if m["role"] == "system")
-    with families.off([family]):
+    with families.off(with_later(family)):
         _say(mf, text, cid="off")
         assert _active(mf, "off") != {text: kind}
 

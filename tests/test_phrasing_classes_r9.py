@@ -18,7 +18,7 @@ from memfold.consolidation.extractors import attributes as a
 from memfold.memory import families
 from memfold.window import constraints as c
 from memfold.window import directives as d
-from phrasing_support import _active, _say, _states, mf  # noqa: F401 (mf: a fixture)
+from phrasing_support import _active, _say, _states, mf, with_later  # noqa: F401 (mf: a fixture)
 
 
 #: (family, sentence, kind of the record it makes)
@@ -111,7 +111,7 @@ def test_a_round9_reset_supersedes_the_plan_in_force(mf, plan, reset):
     states = _states(mf)
     assert states[plan] == "superseded" and states["Always copy Dana on supplier emails."] == "active"
     assert states[reset] == "active"
-    with families.off([d.F_RESET_R9]):
+    with families.off(with_later(d.F_RESET_R9)):
         _say(mf, plan, reset, cid="off")
         assert _states(mf, "off")[plan] == "active"
 
@@ -134,7 +134,7 @@ def test_round9_withdrawals_end_only_the_named_rule(mf, family, rule, other, wit
     _say(mf, rule, other, withdrawal)
     states = _states(mf)
     assert states[rule] == "revoked" and states[other] == "active"
-    with families.off([family]):
+    with families.off(with_later(family)):
         _say(mf, rule, other, withdrawal, cid="off")
         assert _states(mf, "off")[rule] == "active"
 
@@ -254,4 +254,5 @@ def test_every_round9_family_names_fresh5_and_only_it():
              "attr_no_longer_forms_r9", "attr_not_a_value_r9"]
     for name in names:
         assert families.REGISTRY[name] == {"fresh5"}, name
-    assert set(families.motivated_only_by("fresh5")) == set(names)
+    # round 10 read fresh5's remaining misses too (tests/test_attribute_classes_r10.py)
+    assert set(families.motivated_only_by("fresh5")) - {"attr_cancelled_my", "attr_inverted_tail"} == set(names)

@@ -231,10 +231,6 @@ ROUND8_FALSE_RECORDS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="round 8's plan/decision/deadline/prohibition families read small talk "
-                   "in their shapes (a joking 'Plan: pizza tonight lol', 'Route: home, couch, bed.') as a "
-                   "protected record; no laughter or casual-tail veto; left to r8phrase (a veto must be "
-                   "measured on the phrasing sets)")
 @pytest.mark.parametrize("text", ROUND8_FALSE_RECORDS)
 def test_round8_shapes_in_small_talk_make_no_protected_record(tmp_path, text):
     assert _records_of(tmp_path, text) == []
@@ -268,10 +264,6 @@ def test_a_50kb_pathological_turn_makes_no_record(tmp_path, unit):
         assert [r.text[:40] for r in mf.protected.active_for("c")] == []
 
 
-@pytest.mark.xfail(strict=True, reason="no length bound on a record's sentence: a 50 KB run-on paste that starts "
-                   "like a rule becomes one protected record of 10,000 characters (the scanned half), kept verbatim "
-                   "in every context; old families did this already ('Never share the x x x ...'), round 8's plan "
-                   "and deadline labels add 'Plan: ...' and 'Deadline for X: ...'; the bound is a design call")
 @pytest.mark.parametrize("text", [_rep("Plan: "), "Plan: " + _rep("x "), "Deadline for the launch: " + _rep("x "),
                                   "Never share the " + _rep("x ")])
 def test_a_run_on_paste_makes_no_huge_protected_record(tmp_path, text):
@@ -565,7 +557,8 @@ def test_a_search_inside_a_committed_transaction_then_matches_a_fresh_open(backe
     mf.close()
 
 
-#: small talk that round 8's attribute families read as a fact about the user (none did at e9fa801)
+#: small talk that round 8's attribute families read as a fact about the user (none did at e9fa801; round 10's
+#: vetoes, family ``attr_small_talk_vetoes_r10``, read none of them again)
 ROUND8_FALSE_FACTS = [
     "I changed my mind, it's fine.",            # user.preferred.mind = fine (attr_switch_forms_r8)
     "Just switched my phone to silent lol",     # user.preferred.phone = 'silent lol'
@@ -578,9 +571,6 @@ ROUND8_FALSE_FACTS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="round 8's attribute families (switch forms, 'that's my favourite', "
-                   "gave up / quit, moved over from) read figures of speech and one-off moves as user facts; "
-                   "left to r8phrase (a veto must be measured on the attribute sets)")
 @pytest.mark.parametrize("text", ROUND8_FALSE_FACTS)
 def test_round8_attribute_shapes_in_small_talk_make_no_fact(text):
     from memfold.consolidation.extractors.attributes import attribute_statements
@@ -588,8 +578,6 @@ def test_round8_attribute_shapes_in_small_talk_make_no_fact(text):
     assert attribute_statements(text) == []
 
 
-@pytest.mark.xfail(strict=True, reason="'Sleep, that's my favourite hobby haha' keys the fact "
-                   "user.favourite.hobby_haha: the laughter is read into the attribute name")
 def test_laughter_is_not_part_of_an_attribute_name():
     from memfold.consolidation.extractors.attributes import attribute_statements
 

@@ -130,7 +130,7 @@ class ConstraintExtractor(ABC):
 # -- the deterministic rules ------------------------------------------------------------------
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"')\]]*|$)", re.M)
 # Words that may precede a directive at the start of a sentence without changing it.
-_LEAD = (r"(?:(?:absolutely|please|also|so|and|again|actually|remember|yes|ok|okay|rule\s+\w+|one\s+more\s+thing|"
+_LEAD = (r"(?:(?:absolutely|please|also|so|and|again|actually|remember|yes|ok|okay|rule\s+\w+|one\s+more\s+thing|first|"
          r"important|note|oh and|but)\s*[:,\-—]?\s+)*")
 # A directive starts a sentence (after lead words), or follows a colon, semicolon or dash.
 _CLAUSE_START = r"(?:^\s*|[:;—]\s*|\s-\s+)"
@@ -175,7 +175,8 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
     ("make_sure", "obligation",
      re.compile(_CLAUSE_START + _LEAD + r"(?:make sure|be sure|ensure|don't forget to|do not forget to)\s+"
                 r"(?!(?:to |you )?(?:take care|have fun|enjoy|relax|rest|treat yourself|smile|keep going|don't quit|"
-                r"socialize|stay positive|take (?:breaks|some)|prepare emotionally|believe)|they\b|it'?s\b)", re.I)),
+                r"socialize|stay positive|take (?:breaks|some)|prepare emotionally|believe|build (?:relationships|connections|trust|"
+                r"a network))|they\b|it'?s\b|yours\b)", re.I)),
     ("when_you", "constraint",
      re.compile(_CLAUSE_START + _LEAD + r"(?:when|whenever|each time|every time|any time|if) you\b[^,]{2,80},\s*"
                 r"(?:always\s+|please\s+|do\s+)?(?:use|pick|prefer|choose|end|start|begin|include|add|write|put|"
@@ -312,21 +313,30 @@ def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
     return None
 
 
+#: the longest text a protected record is made of (characters): a longer sentence, or a longer
+#: whole-message reset, is not read as a standing instruction. A record is shown verbatim in every
+#: context, so a 50 KB run-on paste that opens like a rule ("Plan: ...", "Never share the ...")
+#: must not become one; the longest record of every phrasing set and public benchmark is far shorter.
+MAX_RECORD_CHARS = 1_000
+
+
 class RuleConstraintExtractor(ConstraintExtractor):
     """The deterministic extractor: phrase rules over sentences (see the module docstring)."""
 
     id = "rules"
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
-        sents = _merge_r5(text, sentences(text))
+        # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
+        # starts like a rule): it is not read, so no record of that size is ever proposed
+        sents = [s for s in _merge_r5(text, sentences(text)) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
         override = _OVERRIDE.search(text)
         reset8 = None
-        if not about and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
+        if not about and len(text.strip()) <= MAX_RECORD_CHARS and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                           or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
-                          or (reset8 := directives.reset_r9(text))) \
+                          or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))) \
                 and not directives.reset_is_small_talk(text, override or reset8):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
@@ -378,6 +388,13 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     withdrawals.append(Withdrawal("revoke", sent, content_terms(r9[0]), min_overlap=1))
                 i += 1
                 continue
+            r10 = directives.withdrawn_r10(probe) if what is None else None
+            if r10 is not None:
+                # a round-10 form ("X is no longer needed", "the 30-day cut-off is gone", "we're
+                # taking Amex again"): a revocation, or a restoration that lifts a prohibition
+                withdrawals.append(Withdrawal(r10[1], sent, content_terms(r10[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -395,6 +412,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if what is None and directives.condition_met(sent):
                 # "Payment cleared overnight": a record waiting until that happens is released
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives.condition_met_r10(sent):
+                # "We exchanged contracts this afternoon": two words of the condition wanted
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=2))
             if what is not None:
                 terms = content_terms(what)
                 if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
@@ -423,7 +443,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     # "Stop printing copies of the contracts" ends "Always print a copy of each contract"
                     withdrawals.append(Withdrawal("unrequire", sent, content_terms(sent), min_overlap=2))
             i += 1
-        return Extraction(proposals, withdrawals)
+        return Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
 
     def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
         """The sentence states a standing instruction of its own ("Always log account changes."),
@@ -458,6 +478,15 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 if found is not None:
                     found = replace(found, text=sent)
                     break
+        if found is None and (rest := directives.strip_lead_r10(norm)) is not None and not directives.not_a_directive(rest):
+            # round 10: "Kindly do not ...", "yeah and uh don't ...", "From 1 March, every order ..."
+            found = self._classify_read(rest, now, clock)
+            if found is not None:
+                found = replace(found, text=sent)
+        if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
+                and _WAIT_FOR.search(sent):
+            # "Before booking the holiday, wait for my leave to be approved.": a record that waits
+            found = replace(found, kind="prerequisite")
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
@@ -497,6 +526,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return None
 
 
+_WAIT_FOR = re.compile(r"\bwait (?:for|until)\b", re.I)
 _LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
 
 
@@ -731,6 +761,8 @@ class ConstraintTracker:
                 self._withdraw(turn, w, scope)
             standing = None
             for p in extraction.proposals:
+                if len(p.text) > MAX_RECORD_CHARS:
+                    continue  # any extractor's proposal (the LLM's too) is bounded like the rules'
                 replaced: list[ProtectedRecord] = []
                 if p.supersedes:
                     replaced = self._replaced_by(turn, p, scope)
@@ -828,7 +860,10 @@ class ConstraintTracker:
                        and (_waiting(r) or directives.waits_for_event(r.text)) and not directives.standing_r9(r.text)]
             want = {_stem(t) for t in w.terms}
             for rec in waiting:
-                if want & {_stem(t) for t in content_terms(directives.condition_of(rec.text))}:
+                cond = directives.condition_of(rec.text)
+                if w.min_overlap >= 2:  # family ``condition_met_r10``: "until we've exchanged contracts"
+                    cond = directives.condition_r10(rec.text) or cond
+                if len(want & {_stem(t) for t in content_terms(cond)}) >= max(1, w.min_overlap):
                     self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "unrequire":

@@ -106,7 +106,8 @@ from typing import Mapping, Sequence
 from ...window.secrets import ASKS_SECRET, SECRET_MASK
 
 from ...memory import families
-from .attributes import F_ABBREVIATION, F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, _ABBREV_DOT, _HELD_DOT, attribute_statements, holds
+from .attributes import (F_ABBREVIATION, F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, _ABBREV_DOT, _HELD_DOT, attribute_statements,
+                         holds, not_a_liked_thing)
 from .base import Episode, Extractor, Proposal
 
 #: default policy windows in days, per topic (overridable: ``RulesExtractor(windows=...)``)
@@ -399,7 +400,7 @@ class RulesExtractor(Extractor):
                 continue
             thing = _clean(match.group("v"))
             if verdict == "likes" and (_negated(sentence, match) or thing.lower().startswith(("to ", "it", "that"))
-                                       or _CONTACT_WORDS.match(thing)):
+                                       or _CONTACT_WORDS.match(thing) or not_a_liked_thing(thing)):
                 continue
             if thing and len(thing.split()) <= 5:
                 out.append((f"user.preference.{_slug(thing)}", f"{verdict} {thing}", PREFERENCE_IMPORTANCE))
