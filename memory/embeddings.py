@@ -544,7 +544,14 @@ class EmbeddingIndex:
 
     def scanned_up_to(self, kind: str, mark: int) -> None:
         """Record that every item of ``kind`` up to id ``mark`` has been checked for a vector (and
-        the missing ones stored): later scans of this process start after it."""
+        the missing ones stored): later scans of this process start after it. Not recorded inside
+        a caller's transaction or snapshot (:attr:`Storage.in_transaction`): the items read there
+        may be its own uncommitted ones, and a rollback takes them and their vectors away (SQLite
+        then hands the same id to the next turn, which a mark past it would never embed; a
+        committed turn embedded there loses its vector too). The vectors stored inside it commit
+        with it, and the first scan after it (from the mark recorded before) finds them stored."""
+        if self.storage.in_transaction:
+            return
         with self._lock:
             self._scanned[kind] = max(self._scanned.get(kind, 0), int(mark))
 
@@ -651,7 +658,7 @@ class EmbeddingIndex:
             return 0
         meta = self.storage.meta
         if meta.get(TURN_TEXT_KEY) == TURN_TEXT_FORM:
-            self._turn_form_ok = True
+            self._turn_form_ok = not self.storage.in_transaction
             return 0
         self.check_model(embedder.model_id, embedder.dim)
         todo: list[tuple[int, str]] = []
@@ -668,7 +675,7 @@ class EmbeddingIndex:
                 progress(min(start + batch_size, len(todo)), len(todo))
         with self.storage.transaction():
             meta.set(TURN_TEXT_KEY, TURN_TEXT_FORM)
-        self._turn_form_ok = True
+        self._turn_form_ok = not self.storage.in_transaction  # a caller's transaction may roll the form back
         return done
 
     def reembed(self, embedder: Embedder, *, batch_size: int = 256,

@@ -841,7 +841,7 @@ class HybridSearch:
         return out
 
     def _with_new_items(self, kind: str, dense: dict[int, float], new_ids: list[int], qvec: np.ndarray,
-                        flt: SearchScope, n: int) -> dict[int, float]:
+                        flt: SearchScope, n: int, private: bool) -> dict[int, float]:
         """The ``n`` nearest of ``dense`` (the scope's nearest stored vectors, scanned before the
         items ``new_ids`` had theirs) and of those new items that are inside ``flt`` and now have a
         vector: best first, ties by smaller id, as :meth:`VectorStorage.nearest` orders them. Call
@@ -849,7 +849,7 @@ class HybridSearch:
         if not new_ids:
             return dense
         inside = self.fulltext.visible(kind, flt, sorted(set(new_ids)))
-        added = self.storage.vectors.similarity(kind, qvec, sorted(inside)) if inside else {}
+        added = self.storage.vectors.similarity(kind, qvec, sorted(inside), private=private) if inside else {}
         if not added:
             return dense
         merged = {**dense, **added}
@@ -892,11 +892,12 @@ class HybridSearch:
             while len(self._query_vectors) > QUERY_VECTORS_CACHED:
                 self._query_vectors.popitem(last=False)
 
-    def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int) -> dict[int, float]:
+    def _dense_top(self, kind: str, qvec: np.ndarray, flt: SearchScope, n: int, private: bool) -> dict[int, float]:
         """``{id: cosine}`` of the ``n`` nearest vectors among the scope's items: the storage's
         nearest-neighbour search (:meth:`VectorStorage.nearest`: on SQLite the incremental
-        in-memory index, on PostgreSQL pgvector's HNSW index when present)."""
-        return dict(self.storage.vectors.nearest(kind, qvec, flt, limit=n))
+        in-memory index, on PostgreSQL pgvector's HNSW index when present); ``private`` inside a
+        caller's transaction (what it reads past the kept vectors is not kept)."""
+        return dict(self.storage.vectors.nearest(kind, qvec, flt, limit=n, private=private))
 
     def search(
         self,
@@ -1041,6 +1042,8 @@ class HybridSearch:
             if flt is not None:
                 filters[kind] = flt
         qvec = None
+        # inside a caller's transaction (it may roll back) the vector stores keep nothing they read
+        private = self.storage.in_transaction
         qvecs: dict[str, np.ndarray] = {}  # a kind's own query vector, when it differs from qvec
         job = None
         early: dict[str, dict[int, float]] = {}  # dense lists scanned while the worker embedded new items
@@ -1093,7 +1096,8 @@ class HybridSearch:
                 if known_qvecs is None:
                     self._keep_query_vectors(embedder, qtexts, vectors)
                 qvec, qvecs = self._as_query_vectors(query, qtexts, vectors)
-                early = {kind: self._dense_top(kind, qvecs.get(kind, qvec), filters[kind], depth) for kind in ranked}
+                early = {kind: self._dense_top(kind, qvecs.get(kind, qvec), filters[kind], depth, private)
+                         for kind in ranked}
                 job.wait()
             else:
                 vectors = job.wait()
@@ -1113,9 +1117,10 @@ class HybridSearch:
                 rows, bm = ranked[kind]
                 if kind in early:
                     dense = self._with_new_items(kind, early[kind], job.item_ids(kind), qvecs.get(kind, qvec), flt,
-                                                 depth)
+                                                 depth, private)
                 else:
-                    dense = self._dense_top(kind, qvecs.get(kind, qvec), flt, depth) if qvec is not None else {}
+                    dense = (self._dense_top(kind, qvecs.get(kind, qvec), flt, depth, private)
+                             if qvec is not None else {})
                 # hybrid reads BM25 HYBRID_BM25_DEPTH times deeper, but only its best `depth` are
                 # candidates: the rest keep their own score only as a candidate's neighbour or a
                 # dense hit
@@ -1138,7 +1143,8 @@ class HybridSearch:
                     continue
                 sims = {}
                 if qvec is not None:
-                    sims = self.storage.vectors.similarity(kind, qvecs.get(kind, qvec), sorted(every & live))
+                    sims = self.storage.vectors.similarity(kind, qvecs.get(kind, qvec), sorted(every & live),
+                                                           private=private)
                 per_kind.append((kind, cands, bm, sims, prev, nxt, live))
             if not per_kind:
                 return []

@@ -21,6 +21,7 @@ import pytest
 
 import memfold
 from memfold import LogicalClock
+from memfold.memory.embeddings import HashingEmbedder
 from memfold.memory.errors import InvalidInput
 from memfold.memory.search import SMALL_SCOPE
 
@@ -410,35 +411,135 @@ def test_a_rolled_back_turns_speaker_and_time_do_not_stay_in_the_priors(backend_
     mf.close()
 
 
-@pytest.mark.xfail(strict=True, reason="found in round 10, not fixed (dense side: memory/embeddings.py, the vector "
-                   "stores): a hybrid search inside a caller's transaction embeds and stores its uncommitted turn and "
-                   "moves the in-memory scan marks past it; after a rollback SQLite hands the same id to the next "
-                   "turn, which then never gets a vector in this process (dense mode misses it, a fresh open finds it)")
-def test_a_dense_search_after_a_rolled_back_transaction_finds_the_next_turn(tmp_path):
-    path = tmp_path / "m.db"
+class _CountingEmbedder(HashingEmbedder):
+    """The hashing embedder (same model id, same vectors), remembering every text it embedded."""
 
-    def open_():
-        return memfold.MemFold(path, clock=LogicalClock(), token_counter="words", embedder="hashing",
-                               secrets="off", preload_embedder=False)
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
 
-    mf = open_()
+    def embed_batch(self, texts):
+        self.texts.extend(texts)
+        return super().embed_batch(texts)
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres-no-pgvector"])
+def dense_target(request, tmp_path):
+    """A database on each vector store: SQLite's in-memory index, PostgreSQL with pgvector (nothing
+    kept in memory) and without it (the in-process matrix)."""
+    if request.param == "sqlite":
+        return tmp_path / "m.db"
+    url = request.getfixturevalue("pg_url")
+    if request.param == "postgres-no-pgvector":
+        url += ("&" if "?" in url else "?") + "pgvector=off"
+    return url
+
+
+def _open_dense(target, embedder="hashing"):
+    return memfold.MemFold(target, clock=LogicalClock(), token_counter="words", embedder=embedder,
+                           secrets="off", preload_embedder=False)
+
+
+def _dense(mf, query, limit=5):
+    return [(h.id, round(h.score, 6)) for h in mf.search(query, conversation_id="c", mode="dense", limit=limit)]
+
+
+def _fresh_dense(target, query, limit=5):
+    fresh = _open_dense(target)
+    try:
+        return _dense(fresh, query, limit)
+    finally:
+        fresh.close()
+
+
+def _river(mf, n=150):
     conv = mf.conversation("c", namespace="n")
-    conv.append_many([{"role": "user", "content": f"filler line {i} about the river"} for i in range(150)],
+    conv.append_many([{"role": "user", "content": f"filler line {i} about the river"} for i in range(n)],
                      compact=False)
-    mf.search("river", conversation_id="c")
+    mf.search("river", conversation_id="c")  # every vector stored, the scan marks and the kept index loaded
+    return conv
+
+
+def test_a_dense_search_after_a_rolled_back_transaction_finds_the_next_turn(dense_target):
+    """A hybrid search inside a caller's transaction embedded its uncommitted turn and moved the
+    scan mark past it; after the rollback SQLite hands the same id to the next turn, which then
+    never got a vector in this process (dense mode missed it, a fresh open found it). Fixed in
+    round 10: marks move only outside a caller's transaction, and what the vector store reads
+    inside one is used for that search only."""
+    mf = _open_dense(dense_target)
+    conv = _river(mf)
     with pytest.raises(RuntimeError):
         with mf.storage.transaction():
-            conv.append({"role": "user", "content": "zebra zebra zebra crossing rolled back"})
+            gone = conv.append({"role": "user", "content": "zebra zebra zebra crossing rolled back"})
+            assert _dense(mf, "zebra zebra crossing")[0][0] == gone  # its own turn, searched inside it
             mf.search("zebra crossing", conversation_id="c")
             raise RuntimeError("roll back")
     new = mf.conversation("c", namespace="n").append({"role": "user", "content": "lion lion savannah after rollback"})
-    got = [h.id for h in mf.search("lion savannah", conversation_id="c", mode="dense", limit=5)]
-    fresh = open_()
-    want = [h.id for h in fresh.search("lion savannah", conversation_id="c", mode="dense", limit=5)]
-    fresh.close()
-    mf.close()
-    assert want[0] == new
+    got = _dense(mf, "lion savannah")
+    want = _fresh_dense(dense_target, "lion savannah")
+    assert want[0][0] == new
     assert got == want
+    assert _dense(mf, "zebra zebra crossing") == _fresh_dense(dense_target, "zebra zebra crossing")
+    mf.close()
+
+
+def test_a_committed_turn_embedded_inside_a_rolled_back_transaction_gets_its_vector_again(dense_target):
+    """A committed turn without a vector yet, embedded by a search inside a caller's transaction
+    that rolls back: its vector goes with the rollback, and the next search embeds it again (the
+    scan mark had passed it: it never got a vector in this process, on every backend)."""
+    mf = _open_dense(dense_target)
+    conv = _river(mf)
+    kept = conv.append({"role": "user", "content": "heron heron heron by the weir"})
+    with pytest.raises(RuntimeError):
+        with mf.storage.transaction():
+            assert _dense(mf, "heron weir")[0][0] == kept
+            raise RuntimeError("roll back")
+    got = _dense(mf, "heron weir")
+    assert got[0][0] == kept
+    assert got == _fresh_dense(dense_target, "heron weir")
+    mf.close()
+
+
+def test_a_rolled_back_vector_is_never_kept_under_an_id_a_later_turn_gets(dense_target):
+    """Two turns appended and searched inside a transaction that rolls back, then two turns with
+    the same ids (on SQLite), the second with the same text as before: the first one's
+    rolled-back vector must not stay in memory under its id (SQLite also reuses the vectors'
+    row numbers, so the newest stored row looks unchanged)."""
+    mf = _open_dense(dense_target)
+    conv = _river(mf)
+    with pytest.raises(RuntimeError):
+        with mf.storage.transaction():
+            first = conv.append({"role": "user", "content": "zebra zebra zebra crossing rolled back"})
+            conv.append({"role": "user", "content": "otter otter in the reeds"})
+            assert _dense(mf, "zebra zebra crossing")[0][0] == first
+            raise RuntimeError("roll back")
+    conv = mf.conversation("c", namespace="n")
+    new = conv.append({"role": "user", "content": "lion lion savannah after rollback"})
+    conv.append({"role": "user", "content": "otter otter in the reeds"})
+    _dense(mf, "otter reeds")  # both new turns embedded in one batch
+    for q in ("lion savannah", "zebra zebra crossing", "otter reeds"):
+        assert _dense(mf, q) == _fresh_dense(dense_target, q), q
+    assert _dense(mf, "lion savannah")[0][0] == new
+    mf.close()
+
+
+def test_a_turn_embedded_inside_a_committed_transaction_is_not_embedded_again(dense_target):
+    """The other way out: the transaction commits, with the vector its search stored; the next
+    search finds the turn by its vector without embedding it again, as a fresh open does."""
+    embedder = _CountingEmbedder()
+    mf = _open_dense(dense_target, embedder)
+    conv = _river(mf)
+    text = "kingfisher kingfisher diving at dawn"
+    with mf.storage.transaction():
+        kept = conv.append({"role": "user", "content": text})
+        assert _dense(mf, "kingfisher dawn")[0][0] == kept
+    assert embedder.texts.count(text) == 1
+    got = _dense(mf, "kingfisher diving")
+    assert got[0][0] == kept
+    assert got == _fresh_dense(dense_target, "kingfisher diving")
+    mf.search("kingfisher diving at dawn", conversation_id="c")  # hybrid: nothing pending either
+    assert embedder.texts.count(text) == 1
+    mf.close()
 
 
 def test_a_search_inside_a_committed_transaction_then_matches_a_fresh_open(backend_target):

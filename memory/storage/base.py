@@ -442,16 +442,24 @@ class VectorStorage(Protocol):
     def matrix(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """All vectors of ``kind``: ``(ids (n,) int64 ascending, vectors (n, dim) float32)``."""
 
-    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
+    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int,
+                private: bool | None = None) -> list[tuple[int, float]]:
         """The ``limit`` live items of ``kind`` inside ``scope`` (labels included, filtered before
         ranking) whose vectors are most similar to ``query_vector`` (``(dim,) float32``):
         ``[(item_id, cosine similarity)]``, best first. Fewer only when fewer visible items have a
         vector. Exact in-process on SQLite; pgvector's HNSW index on PostgreSQL when present
-        (approximate), else the same exact scan."""
+        (approximate), else the same exact scan.
 
-    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
+        :param private: the read may see rows that are not committed (a caller's transaction
+            that may roll back): whatever it reads past the vectors kept in memory is used for this
+            call only, and nothing kept is changed (no row added, none dropped). ``None`` (the
+            default): when the calling thread is inside a transaction or snapshot of the storage.
+            A search passes whether its caller was."""
+
+    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int], *,
+                   private: bool | None = None) -> dict[int, float]:
         """``{item_id: cosine similarity}`` to ``query_vector`` of those of ``item_ids`` that have a
-        vector (the caller passes only ids it may see)."""
+        vector (the caller passes only ids it may see); ``private`` as for :meth:`nearest`."""
 
     def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` that have no vector yet, oldest first

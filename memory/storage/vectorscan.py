@@ -144,14 +144,19 @@ class MatrixCache:
         self._lock = threading.Lock()
         self._cached: dict[str, tuple[tuple, Matrix]] = {}
 
-    def get(self, kind: str, stamp: tuple, load: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Matrix:
+    def get(self, kind: str, stamp: tuple, load: Callable[[], tuple[np.ndarray, np.ndarray]], *,
+            keep: bool = True) -> Matrix:
+        """The kind's matrix at ``stamp``: the cached one when its stamp is ``stamp``, else
+        ``load()``, kept for the next call unless ``keep`` is false (a read inside a caller's
+        transaction, which may see rows that roll back: used for that read only)."""
         with self._lock:
             hit = self._cached.get(kind)
             if hit is not None and hit[0] == stamp:
                 return hit[1]
         matrix = Matrix(*load())
-        with self._lock:
-            self._cached[kind] = (stamp, matrix)
+        if keep:
+            with self._lock:
+                self._cached[kind] = (stamp, matrix)
         return matrix
 
     def clear(self) -> None:

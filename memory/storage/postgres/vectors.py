@@ -183,8 +183,13 @@ class PostgresVectors:
         return ids, vectors
 
     # -- nearest neighbours ----------------------------------------------------------------
-    def _matrix(self, kind: str) -> vectorscan.Matrix:
-        return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind))
+    def _matrix(self, kind: str, private: bool | None) -> vectorscan.Matrix:
+        """The kind's vectors in memory (reloaded when :meth:`version` changes); one loaded inside
+        a caller's transaction (``private``; ``None``: when this thread is in one) is used for that
+        read only, never kept (its rows may roll back)."""
+        if private is None:
+            private = self.c.in_transaction_here()
+        return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind), keep=not private)
 
     def _plan(self, kind: str, query_vector: np.ndarray, scope: SearchScope, limit: int
               ) -> list[tuple[str, list, int | None]]:
@@ -205,16 +210,18 @@ class PostgresVectors:
                        f"ORDER BY n.sim DESC, n.item_id LIMIT %s", [q, q, fetch, *params, limit], fetch)
         return [approximate, exact]
 
-    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
+    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int,
+                private: bool | None = None) -> list[tuple[int, float]]:
         """The ``limit`` live items of ``kind`` inside ``scope`` most similar to ``query_vector``:
         ``[(item_id, cosine)]``, best first (see the module docstring for how: HNSW, exact SQL, or
-        in-process). Fewer only when fewer visible items have a vector."""
+        in-process). Fewer only when fewer visible items have a vector. ``private``: see
+        :meth:`_matrix` (pgvector keeps nothing in memory)."""
         limit = int(limit)
         if limit <= 0:
             _query(_LIVE, kind)
             return []
         if not self.uses_pgvector():
-            matrix = self._matrix(kind)
+            matrix = self._matrix(kind, private)
             if len(matrix.ids) == 0:
                 return []
             frm, where, params = _filter(kind, scope)
@@ -249,14 +256,16 @@ class PostgresVectors:
         and operators after a bulk load (PostgreSQL only; not part of the storage Protocol)."""
         self.c.run("ANALYZE embeddings")
 
-    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
-        """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector."""
+    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int], *,
+                   private: bool | None = None) -> dict[int, float]:
+        """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector
+        (``private``: see :meth:`_matrix`)."""
         _query(_LIVE, kind)
         ids = list(dict.fromkeys(int(i) for i in item_ids))
         if not ids:
             return {}
         if not self.uses_pgvector():
-            return vectorscan.similarity(self._matrix(kind), query_vector, ids)
+            return vectorscan.similarity(self._matrix(kind, private), query_vector, ids)
         rows = self.c.all(f"SELECT e.item_id, {_SIM} FROM embeddings e WHERE e.kind = %s AND e.item_id = ANY(%s)",
                           [pgvector.literal(vectorscan.unit(query_vector)), kind, ids])
         return {int(i): float(s) for i, s in rows}

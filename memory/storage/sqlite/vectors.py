@@ -194,6 +194,34 @@ class SqliteVectors:
             mem.scanned, mem.last_row = int(newest[0]), (newest[1], int(newest[2]), bytes(newest[3]))
         return mem
 
+    def _current(self, kind: str, private: bool
+                 ) -> tuple[vectorscan.IncrementalMatrix, vectorscan.IncrementalMatrix | None]:
+        """``(kept, extra)``: the vectors a read sees. Outside a caller's transaction, the kept
+        in-memory index brought up to date (:meth:`_index`) and no extra. Inside one
+        (``private``), the rows it may see past the kept index may be its own uncommitted writes
+        (SQLite hands a rolled-back row number, and a rolled-back turn's id, to the next write):
+        the kept index is read as it stands, never changed, and the rows written since go to an
+        ``extra`` index of their own, for this read only (``None`` when there are none; its rows
+        replace the kept rows of the same items). When the kept index no longer matches storage
+        (its newest row replaced or deleted, by this transaction or before it) the whole kind is
+        loaded into a private index (returned as ``kept``, not kept). Call with :attr:`_lock`
+        held, inside a snapshot."""
+        if not private:
+            return self._index(kind), None
+        mem = self._indexes.get(kind)
+        if mem is None or not self._still_there(mem):
+            mem = vectorscan.IncrementalMatrix()
+            for rows in self._since_in_blocks(kind, 0):
+                mem.add(rows)
+            return mem, None
+        newest = self.c.value("SELECT COALESCE(MAX(rowid), 0) FROM embeddings", default=0)
+        if newest <= mem.scanned:
+            return mem, None
+        extra = vectorscan.IncrementalMatrix()
+        for rows in self._since_in_blocks(kind, mem.scanned):
+            extra.add(rows)
+        return mem, (extra if extra.n else None)
+
     def _still_there(self, mem: vectorscan.IncrementalMatrix) -> bool:
         """Whether the newest vector row ``mem`` read (of any kind) still holds what it held then.
         SQLite numbers a new row one past the largest existing one, so rows below that one can
@@ -247,43 +275,65 @@ class SqliteVectors:
                 f"WHERE {a}.rowid = wanted.id AND {where}", [*chunk, *params]))
         return out
 
-    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int) -> list[tuple[int, float]]:
+    def nearest(self, kind: str, query_vector: np.ndarray, scope: SearchScope, *, limit: int,
+                private: bool | None = None) -> list[tuple[int, float]]:
         """The ``limit`` live items of ``kind`` inside ``scope`` most similar to ``query_vector``:
         ``[(item_id, cosine)]``, best first, ties by smaller id: an exact scan of the incremental
         in-memory index (:meth:`_index`). A lineage scope (or none) is selected in memory by each
         vector's conversation and seq, and the best few are checked live by primary key (an erased
         turn or stale card found so is dropped from the index, and the next best taken); any other
-        scope's ids are read in SQL first."""
+        scope's ids are read in SQL first. With ``private`` (default: inside a transaction or
+        snapshot of this thread) nothing kept changes: the rows past the kept index are ranked
+        from a copy of their own and merged (:meth:`_current`), and items found dead are passed
+        over, not dropped (the erasure may roll back)."""
         _query(_LIVE, kind)
         limit = int(limit)
         if limit <= 0:
             return []
+        if private is None:
+            private = self.c.in_transaction_here()
         simple = (scope.namespace is None and scope.type is None and scope.key is None and scope.since is None
                   and scope.until is None and scope.reader_labels is None and kind != "record")
         with self.c.snapshot(), self._lock:  # storage first, then the index (the order every caller keeps)
-            mem = self._index(kind)
-            if mem.n == 0:
+            mem, extra = self._current(kind, private)
+            if mem.n == 0 and extra is None:
                 return []
             if not simple:
                 frm, where, params = _filter(kind, scope)
                 allowed = np.asarray([r[0] for r in self.c.all(f"SELECT {_ALIAS[kind]}.rowid FROM {frm} WHERE {where}",
                                                                params)], dtype=np.int64)
-                return self._top(kind, mem, query_vector, mem.where(allowed), limit)
+                return self._top_of(kind, mem, extra, query_vector, lambda m: m.where(allowed), limit)
             fetch = limit + 8
             while True:
-                found = self._top(kind, mem, query_vector, mem.rows(scope.lineage), fetch)
+                found = self._top_of(kind, mem, extra, query_vector, lambda m: m.rows(scope.lineage), fetch)
                 live = self._live(kind, scope, [i for i, _ in found])
-                mem.drop(i for i, _ in found if i not in live)
+                if not private:
+                    mem.drop(i for i, _ in found if i not in live)
                 out = [(i, s) for i, s in found if i in live]
                 if len(out) >= limit or len(found) < fetch:
                     return out[:limit]
                 fetch *= 2
 
+    def _top_of(self, kind: str, mem: vectorscan.IncrementalMatrix, extra: vectorscan.IncrementalMatrix | None,
+                query_vector: np.ndarray, rows_of, limit: int) -> list[tuple[int, float]]:
+        """:meth:`_top` of the rows ``rows_of(index)`` picks in ``mem`` and in ``extra`` (the rows a
+        transaction sees past the kept index, :meth:`_current`; ``None``: none): ``mem``'s rows of
+        items ``extra`` holds are left out (``extra`` has their newer vectors), and the two best
+        lists are merged (each is exact, so the merge is the best ``limit`` of both)."""
+        rows = rows_of(mem) if mem.n else np.zeros(0, dtype=np.int64)
+        if extra is None:
+            return self._top(kind, mem, query_vector, rows, limit)
+        shadowed = mem.positions(extra.row_of) if mem.n else rows
+        found = self._top(kind, mem, query_vector, np.setdiff1d(rows, shadowed, assume_unique=True), limit)
+        found += extra.top(query_vector, rows_of(extra), limit)
+        return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:limit]
+
     def _top(self, kind: str, mem: vectorscan.IncrementalMatrix, query_vector: np.ndarray, rows: np.ndarray,
              limit: int) -> list[tuple[int, float]]:
         """The best ``limit`` of ``rows``: from the kind's HNSW graph when ``vector_index="ann"``
-        and the scope is large (:meth:`..ann.HnswIndex.worth`), else the exact scan."""
-        if self.vector_index == "ann":
+        and the scope is large (:meth:`..ann.HnswIndex.worth`), else the exact scan (always for a
+        private index read inside a transaction, :meth:`_current`: the graph follows the kept one)."""
+        if self.vector_index == "ann" and mem is self._indexes.get(kind):
             from ..ann import HnswIndex
 
             graph = self._ann.get(kind)
@@ -295,13 +345,17 @@ class SqliteVectors:
                     return found
         return mem.top(query_vector, rows, limit)
 
-    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int]) -> dict[int, float]:
+    def similarity(self, kind: str, query_vector: np.ndarray, item_ids: Sequence[int], *,
+                   private: bool | None = None) -> dict[int, float]:
         """``{item_id: cosine}`` to ``query_vector`` of those of ``item_ids`` that have a vector
-        (one primary-key probe each in ``embeddings``; the cosines come from the in-memory index)."""
+        (one primary-key probe each in ``embeddings``; the cosines come from the in-memory index).
+        ``private`` as for :meth:`nearest`: nothing kept changes."""
         _query(_LIVE, kind)
         ids = list(dict.fromkeys(int(i) for i in item_ids))
         if not ids:
             return {}
+        if private is None:
+            private = self.c.in_transaction_here()
         with self.c.snapshot(), self._lock:
             stored: set[int] = set()
             for start in range(0, len(ids), 500):
@@ -309,11 +363,18 @@ class SqliteVectors:
                 stored.update(r[0] for r in self.c.all(
                     f"SELECT item_id FROM embeddings WHERE kind = ? AND item_id IN ({', '.join('?' for _ in chunk)})",
                     [kind, *chunk]))
-            mem = self._index(kind)
-            mem.drop(i for i in ids if i not in stored and i in mem.row_of)
-            rows = mem.positions(i for i in ids if i in stored)
-            sims = mem.cosines(rows, vectorscan.unit(query_vector))
-            return {int(i): float(v) for i, v in zip(mem.ids[rows], sims)}
+            mem, extra = self._current(kind, private)
+            if not private:
+                mem.drop(i for i in ids if i not in stored and i in mem.row_of)
+            query = vectorscan.unit(query_vector)
+            out: dict[int, float] = {}
+            if extra is not None:
+                rows = extra.positions(i for i in ids if i in stored)
+                out.update((int(i), float(v)) for i, v in zip(extra.ids[rows], extra.cosines(rows, query)))
+            rows = mem.positions(i for i in ids if i in stored and i not in out)
+            sims = mem.cosines(rows, query)
+            out.update((int(i), float(v)) for i, v in zip(mem.ids[rows], sims))
+            return out
 
     def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
         """``[(item_id, text)]`` of live items of ``kind`` without a vector, oldest first (turns not
