@@ -766,6 +766,8 @@ def create_conversation(body: ConversationBody, response: Response, svc: Service
                 raise InvalidInput(f"conversation id {body.id!r} is taken: choose another id")
             if namespace is not None and namespace != existing.namespace:
                 mf.conversation(body.id, namespace=namespace)  # raises InvalidInput naming both
+            if body.labels is not None:  # other labels are refused, as mf.conversation refuses them
+                mf.conversation(body.id, labels=body.labels)
             response.status_code = 200
             return _conversation_out(mf, body.id)
         caller.check_namespace(namespace or "default")
