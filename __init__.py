@@ -500,10 +500,10 @@ class MemFold:
                 raise
         else:
             if labels is not None:
-                stored = self.archive.conversation_row(conversation_id)["labels"]
-                if check_labels(labels) != list(stored):
-                    raise InvalidInput(f"conversation {conversation_id!r} has labels {list(stored)!r}, not "
-                                       f"{check_labels(labels)!r}: a conversation's labels are set when it is "
+                stored, given = list(self.archive.conversation_row(conversation_id)["labels"]), check_labels(labels)
+                if given != stored:
+                    raise InvalidInput(f"conversation {conversation_id!r} has labels {stored!r}, not "
+                                       f"{given!r}: a conversation's labels are set when it is "
                                        f"created (relabel its turns to change who reads them)")
             if namespace is not None and namespace != ref.namespace:
                 raise InvalidInput(f"conversation {conversation_id!r} is in namespace {ref.namespace!r}, "

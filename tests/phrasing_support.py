@@ -37,3 +37,14 @@ def with_later(*names):
     import memfold.window.directives  # noqa: F401 (registers the families)
 
     return [*names, *families.motivated_by("fresh6"), *families.motivated_by("round8_qa")]
+
+
+def check_withdrawal(mf, off, rule, other, withdrawal):
+    """``withdrawal`` after ``rule`` and ``other`` revokes ``rule`` only, and with the families
+    ``off`` turned off it leaves ``rule`` active (the shared body of the rounds' withdrawal tests)."""
+    _say(mf, rule, other, withdrawal)
+    states = _states(mf)
+    assert states[rule] == "revoked" and states[other] == "active"
+    with families.off(off):
+        _say(mf, rule, other, withdrawal, cid="off")
+        assert _states(mf, "off")[rule] == "active"

@@ -20,7 +20,7 @@ import pytest
 from memfold.memory import families
 from memfold.window import constraints as c
 from memfold.window import directives as d
-from phrasing_support import _active, _say, _states, mf  # noqa: F401 (mf: a fixture)
+from phrasing_support import _active, _say, _states, check_withdrawal, mf  # noqa: F401 (mf: a fixture)
 
 
 #: (family, sentence, kind of the record it makes)
@@ -115,12 +115,7 @@ def test_small_talk_in_the_round10_shapes_makes_no_record(mf, text):
      "We're doing Wednesday calls again."),
 ])
 def test_round10_withdrawals_end_only_the_named_rule(mf, family, rule, other, withdrawal):
-    _say(mf, rule, other, withdrawal)
-    states = _states(mf)
-    assert states[rule] == "revoked" and states[other] == "active"
-    with families.off([family]):
-        _say(mf, rule, other, withdrawal, cid="off")
-        assert _states(mf, "off")[rule] == "active"
+    check_withdrawal(mf, [family], rule, other, withdrawal)
 
 
 @pytest.mark.parametrize("plan, reset", [

@@ -18,7 +18,7 @@ from memfold.consolidation.extractors import attributes as a
 from memfold.memory import families
 from memfold.window import constraints as c
 from memfold.window import directives as d
-from phrasing_support import _active, _say, _states, mf, with_later  # noqa: F401 (mf: a fixture)
+from phrasing_support import _active, _say, _states, check_withdrawal, mf, with_later  # noqa: F401 (mf: a fixture)
 
 
 #: (family, sentence, kind of the record it makes)
@@ -131,12 +131,7 @@ def test_a_round9_reset_supersedes_the_plan_in_force(mf, plan, reset):
      "Let's go back to English, enough German for now."),
 ])
 def test_round9_withdrawals_end_only_the_named_rule(mf, family, rule, other, withdrawal):
-    _say(mf, rule, other, withdrawal)
-    states = _states(mf)
-    assert states[rule] == "revoked" and states[other] == "active"
-    with families.off(with_later(family)):
-        _say(mf, rule, other, withdrawal, cid="off")
-        assert _states(mf, "off")[rule] == "active"
+    check_withdrawal(mf, with_later(family), rule, other, withdrawal)
 
 
 def test_a_reason_before_so_names_what_a_withdrawal_ends(mf):
