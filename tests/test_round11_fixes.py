@@ -4,7 +4,15 @@ Real databases and memfold's own code paths; deterministic parts (logical clock,
 
 from __future__ import annotations
 
+import json
+
+import pytest
+from click.testing import CliRunner
+
 from memfold import LogicalClock, MemFold
+from memfold.cli import cli
+from memfold.integrations.mcp import MemfoldTools
+from memfold.memory.errors import InvalidInput
 from memfold.window.constraints import MAX_RECORD_CHARS
 
 
@@ -91,4 +99,133 @@ def test_different_instructions_in_one_message_stay_two_records(tmp_path):
     conv = mf.conversation("c", namespace="n")
     conv.append({"role": "user", "content": "Always be brief. Always cite the source."})
     assert sorted(r.text for r in _active(mf, conv)) == ["Always be brief.", "Always cite the source."]
+    mf.close()
+
+
+# -- 2: a conversation's own labels through export and import; MCP creates labelled ones -------
+
+def _labelled_export(tmp_path, *, with_times=False):
+    mf = _open(tmp_path, "src.db")
+    conv = mf.conversation("case-7", namespace="acme", labels=["legal"])
+    conv.append({"role": "user", "content": "Clause 7 of the lease is void"})
+    conv.append({"role": "assistant", "content": "Noted: clause 7.", "labels": ["board"]})
+    path = tmp_path / "case-7.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        conv.export_jsonl(fh, with_times=with_times)
+    mf.close()
+    return path
+
+
+def _row_labels(mf, cid):
+    return list(mf.archive.conversation_row(cid)["labels"])
+
+
+def test_an_imported_labelled_export_gives_the_new_conversation_its_labels(backend_target, tmp_path):
+    """Turns appended to an imported copy of a labelled conversation are hidden like the
+    original's: the copy has the conversation's labels (every line names them)."""
+    path = _labelled_export(tmp_path)
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert [x["conversation_labels"] for x in lines] == [["legal"], ["legal"]]
+    mf = _open_target(backend_target)
+    mf.ingest_jsonl("copy", path, namespace="acme")
+    assert _row_labels(mf, "copy") == ["legal"]
+    copy = mf.conversation("copy", create=False)
+    copy.append({"role": "user", "content": "Also clause 9 is void"})
+    assert copy.history(reader=[]) == []
+    assert [sorted(t.labels) for t in copy.history()] == [["legal"], ["board", "legal"], ["legal"]]
+    # and a re-export of the copy is the same file
+    assert mf.conversation("copy", create=False).export_jsonl().splitlines()[:2] == path.read_text(
+        encoding="utf-8").splitlines()
+    mf.close()
+
+
+def _open_target(target):
+    return MemFold(target, clock=LogicalClock(), token_counter="words", embedder=None, secrets="off",
+                   preload_embedder=False)
+
+
+def test_an_unlabelled_conversation_exports_no_conversation_labels(tmp_path):
+    mf = _open(tmp_path)
+    conv = mf.conversation("c", namespace="n")
+    conv.append({"role": "user", "content": "hello"})
+    assert json.loads(conv.export_jsonl()) == {"role": "user", "content": "hello"}
+    mf.close()
+
+
+def test_an_import_into_a_conversation_with_other_labels_is_refused_writing_nothing(tmp_path):
+    path = _labelled_export(tmp_path)
+    mf = _open(tmp_path)
+    plain = mf.conversation("plain", namespace="acme")
+    with pytest.raises(InvalidInput, match="legal"):
+        plain.import_jsonl(path)
+    with pytest.raises(InvalidInput, match="legal"):
+        mf.ingest_jsonl("plain", path)
+    with pytest.raises(InvalidInput, match="support"):  # the labels given differ from the file's
+        mf.ingest_jsonl("new", path, labels=["support"])
+    assert plain.history() == [] and mf.conversations() == ["plain"]
+    mf.close()
+
+
+def test_lines_naming_different_conversation_labels_are_refused_by_line(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps({"role": "user", "content": "a", "conversation_labels": ["legal"]}) + "\n"
+                    + json.dumps({"role": "user", "content": "b", "conversation_labels": ["hr"]}) + "\n",
+                    encoding="utf-8")
+    mf = _open(tmp_path)
+    with pytest.raises(InvalidInput, match="line 2"):
+        mf.ingest_jsonl("c", path)
+    assert mf.conversations() == []
+    mf.close()
+
+
+def test_memfold_ingest_label_creates_a_labelled_conversation(tmp_path):
+    db = str(tmp_path / "cli.db")
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps({"role": "user", "content": "Clause 7 is void"}) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", db, "--clock", "logical"]).exit_code == 0
+    result = runner.invoke(cli, ["ingest", db, "-c", "case-7", "-n", "acme", "--label", "legal", str(src)])
+    assert result.exit_code == 0, result.output
+    again = runner.invoke(cli, ["ingest", db, "-c", "case-7", "--label", "support", str(src)])
+    assert again.exit_code != 0 and "legal" in again.output
+    with MemFold(db, embedder=None, preload_embedder=False) as mf:
+        assert _row_labels(mf, "case-7") == ["legal"]
+        assert [t.labels for t in mf.conversation("case-7", create=False).history()] == [("legal",)]
+
+
+def test_memfold_window_and_replay_read_the_conversation_labels_of_an_export(tmp_path):
+    path = _labelled_export(tmp_path)
+    mf = _open(tmp_path)
+    mf.meter_jsonl("metered", path, namespace="acme")
+    assert _row_labels(mf, "metered") == ["legal"]
+    mf.close()
+    from memfold.replay.formats import read_jsonl_source
+    from memfold.replay.runner import ReplaySettings, replay
+
+    source = read_jsonl_source(path)
+    assert source.conversations[0].labels == ["legal"]
+    replay(source, tmp_path / "replayed.db", settings=ReplaySettings(budget_tokens=400, consolidate=False),
+           token_counter="words")
+    with MemFold(tmp_path / "replayed.db", token_counter="words", embedder=None, preload_embedder=False) as again:
+        assert _row_labels(again, "case-7") == ["legal"]
+
+
+def test_the_mcp_append_tool_creates_a_labelled_conversation_and_refuses_other_labels(tmp_path):
+    """As ``POST /v1/conversations`` with ``labels``: a new conversation gets them, an existing
+    one with other labels is refused (nothing written)."""
+    mf = _open(tmp_path)
+    tools = MemfoldTools(mf, reader=None, namespace="acme")
+    out = tools.call("append", {"conversation": "case-7", "role": "user", "content": "Clause 7 is void",
+                                "conversation_labels": ["legal"]})
+    assert out.data["labels"] == ["legal"]
+    assert _row_labels(mf, "case-7") == ["legal"]
+    tools.call("append", {"conversation": "case-7", "role": "user", "content": "and clause 8",
+                          "conversation_labels": ["legal"]})
+    with pytest.raises(InvalidInput, match="support"):
+        tools.call("append", {"conversation": "case-7", "role": "user", "content": "clause 9",
+                              "conversation_labels": ["support"]})
+    tools.call("append", {"conversation": "case-7", "role": "user", "content": "clause 10"})  # not given: as it is
+    hist = mf.conversation("case-7", create=False).history()
+    assert [t.content for t in hist] == ["Clause 7 is void", "and clause 8", "clause 10"]
+    assert all("legal" in t.labels for t in hist)
     mf.close()
