@@ -4,7 +4,9 @@ Three formats (issue 9, point 1):
 
 * **JSONL chat messages**: one file (one conversation) or a folder of ``*.jsonl`` files (one
   conversation each, in name order). Optional ``created_at`` per line: ISO-8601 with offset or
-  POSIX seconds.
+  POSIX seconds; on the lines of a logical-clock export (``"clock": "logical"``) a tick, replayed
+  as that many minutes after 2026-01-01 UTC. An export's ``conversation_labels`` label the
+  conversation.
 * **LoCoMo JSON** (``locomo_dev.json``; schema in ``shared/data/locomo/README.md``): one conversation
   per sample; turn text ``"speaker: text"`` plus ``[shared image: caption]`` when there is one; each
   session's date is its turns' time; ``speaker_a`` plays ``user``, ``speaker_b`` ``assistant``;

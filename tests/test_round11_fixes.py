@@ -229,3 +229,59 @@ def test_the_mcp_append_tool_creates_a_labelled_conversation_and_refuses_other_l
     assert [t.content for t in hist] == ["Clause 7 is void", "and clause 8", "clause 10"]
     assert all("legal" in t.labels for t in hist)
     mf.close()
+
+
+# -- 3: an export's times are read on the clock they were written on ----------------------------
+
+def _logical_export_with_times(tmp_path):
+    mf = _open(tmp_path, "ticks.db")
+    conv = mf.conversation("dana", namespace="acme")
+    for tick, text in ((5, "Where is my order ORD-3300?"), (7, "It shipped on May 3."), (95, "Thanks!")):
+        conv.append({"role": "user" if tick != 7 else "assistant", "content": text, "created_at": tick})
+    path = tmp_path / "dana.jsonl"
+    path.write_text(conv.export_jsonl(with_times=True), encoding="utf-8")
+    mf.close()
+    return path
+
+
+def test_replay_reads_a_logical_exports_ticks_as_ticks_not_as_1970(tmp_path):
+    """Tick ``n`` replays at 2026-01-01 UTC + ``n`` minutes (order and spacing kept)."""
+    from datetime import datetime, timedelta, timezone
+
+    from memfold.replay.formats import read_jsonl_source
+
+    from memfold.replay.runner import ReplaySettings, replay
+
+    path = _logical_export_with_times(tmp_path)
+    source = read_jsonl_source(path)
+    turns = [t for s in source.conversations[0].sessions for t in s.turns]
+    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert [t["created_at"] for t in turns] == [base + timedelta(minutes=m) for m in (5, 7, 95)]
+    assert all(json.loads(x)["clock"] == "logical" for x in path.read_text(encoding="utf-8").splitlines())
+    replay(source, tmp_path / "replayed.db", settings=ReplaySettings(budget_tokens=400, consolidate=False),
+           token_counter="words")
+    with MemFold(tmp_path / "replayed.db", token_counter="words", embedder=None, preload_embedder=False) as mf:
+        stored = [t.created_at for t in mf.conversation("dana", create=False).history()]
+    assert stored == [(base + timedelta(minutes=m)).timestamp() for m in (5, 7, 95)]
+
+
+def test_times_of_one_clock_are_not_ingested_on_the_other(tmp_path):
+    from memfold import SystemClock
+
+    ticks = _logical_export_with_times(tmp_path)
+    system = MemFold(tmp_path / "sys.db", clock=SystemClock(), token_counter="words", embedder=None,
+                     secrets="off", preload_embedder=False)
+    with pytest.raises(InvalidInput, match="logical-clock ticks"):
+        system.ingest_jsonl("copy", ticks, namespace="acme")
+    assert system.conversations() == []
+    conv = system.conversation("s", namespace="acme")
+    conv.append({"role": "user", "content": "hello"})
+    seconds = tmp_path / "s.jsonl"
+    seconds.write_text(conv.export_jsonl(with_times=True), encoding="utf-8")
+    system.close()
+    logical = _open(tmp_path, "logical.db")
+    with pytest.raises(InvalidInput, match="system-clock POSIX seconds"):
+        logical.ingest_jsonl("copy", seconds, namespace="acme")
+    logical.ingest_jsonl("copy", ticks, namespace="acme")  # the same clock: the ticks are kept
+    assert [t.created_at for t in logical.conversation("copy", create=False).history()] == [5, 7, 95]
+    logical.close()
