@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 from click.testing import CliRunner
 
@@ -285,3 +287,48 @@ def test_times_of_one_clock_are_not_ingested_on_the_other(tmp_path):
     logical.ingest_jsonl("copy", ticks, namespace="acme")  # the same clock: the ticks are kept
     assert [t.created_at for t in logical.conversation("copy", create=False).history()] == [5, 7, 95]
     logical.close()
+
+
+# -- 4: PostgreSQL without pgvector reads the vector stamp and the matrix in one snapshot -------
+
+def test_a_write_between_the_stamp_and_the_matrix_never_caches_a_vector_under_the_old_stamp(pg_url):
+    """Two connections. While A loads its in-process matrix, B commits a vector for a new turn,
+    then erases that turn (its vector row goes): the stamp (count, max rid, sum rid) is back to
+    A's. Read in two statements, A cached the matrix holding B's vector under the old stamp and
+    kept serving the erased turn's vector. The write is committed at the one point the race needs
+    (after A's stamp, before its matrix) by wrapping the load the cache calls; memfold's own code
+    runs unchanged, and nothing waits or sleeps."""
+    from memfold.memory.storage import vectorscan
+
+    url = pg_url + ("&" if "?" in pg_url else "?") + "pgvector=off"
+    a = MemFold(url, clock=LogicalClock(), token_counter="words", embedder="hashing", secrets="off",
+                preload_embedder=False)
+    conv = a.conversation("c", namespace="n")
+    conv.append_many([{"role": "user", "content": f"river bank line {i}"} for i in range(3)], compact=False)
+    a.search("river", conversation_id="c")  # every turn's vector stored
+    b = MemFold(url, clock=LogicalClock(), token_counter="words", embedder=None, secrets="off",
+                preload_embedder=False)
+    late = b.conversation("c", create=False).append({"role": "user", "content": "a late river line"})
+    vectors = a.storage.vectors
+    model_id, dim = vectors.model()
+    query = np.ones(dim, dtype=np.float32)
+
+    class WriteDuringLoad(vectorscan.MatrixCache):
+        armed = True
+
+        def get(self, kind, stamp, load, *, keep=True):
+            def load_after_b_writes():
+                if self.armed:
+                    self.armed = False
+                    with b.storage.transaction():
+                        b.storage.vectors.put("turn", [late], np.ones((1, dim), dtype=np.float32), model_id=model_id)
+                return load()
+            return super().get(kind, stamp, load_after_b_writes, keep=keep)
+
+    vectors._matrices = WriteDuringLoad()
+    first = vectors.similarity("turn", query, [late], private=False)
+    b.erase(turn_ids=[late])  # the turn and its vector row go: the stamp is what A read first
+    assert vectors.count("turn") == 3
+    assert vectors.similarity("turn", query, [late], private=False) == {}, first
+    b.close()
+    a.close()
