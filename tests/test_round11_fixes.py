@@ -332,3 +332,36 @@ def test_a_write_between_the_stamp_and_the_matrix_never_caches_a_vector_under_th
     assert vectors.similarity("turn", query, [late], private=False) == {}, first
     b.close()
     a.close()
+
+
+# -- 5: the rules extractor's location and contact preference -----------------------------------
+
+def _facts_after(tmp_path, turns):
+    mf = _open(tmp_path)
+    conv = mf.conversation("c", namespace="n")
+    for text in turns:
+        conv.append({"role": "user", "content": text})
+        mf.consolidate("n", include_turns=True)
+    facts = sorted((r.key, r.content) for r in mf.memory.list("n"))
+    mf.close()
+    return facts
+
+
+def test_moving_from_a_service_to_another_is_a_switch_not_a_move_of_home(tmp_path):
+    """"I've now moved from Google to Kagi" after "My go-to search engine is Google" changes the
+    search engine; it gave ``user.location = Kagi`` beside the old engine."""
+    assert _facts_after(tmp_path, ["My go-to search engine is Google.", "I've now moved from Google to Kagi."]) == [
+        ("user.preferred.search_engine", "Kagi")]
+
+
+def test_moving_from_a_place_to_another_is_still_a_move_of_home(tmp_path):
+    assert _facts_after(tmp_path, ["I moved from Leeds to Bristol."]) == [("user.location", "Bristol")]
+    assert _facts_after(tmp_path, ["I live in Leeds.", "I moved from Leeds to Bristol last year."]) == [
+        ("user.location", "Bristol")]
+
+
+def test_a_contact_preference_leaves_the_other_sentences_of_the_turn_read(tmp_path):
+    """A contact preference in one sentence stopped attribute statements in every later sentence
+    of the same turn."""
+    assert _facts_after(tmp_path, ["Please contact me by email. My favourite colour is green."]) == [
+        ("user.contact_preference", "email"), ("user.favourite.colour", "green")]
