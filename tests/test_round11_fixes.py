@@ -365,3 +365,34 @@ def test_a_contact_preference_leaves_the_other_sentences_of_the_turn_read(tmp_pa
     of the same turn."""
     assert _facts_after(tmp_path, ["Please contact me by email. My favourite colour is green."]) == [
         ("user.contact_preference", "email"), ("user.favourite.colour", "green")]
+
+
+# -- 6: the older condition_met rule needs a word of the condition, not only the event's verb ----
+
+def _states_after(tmp_path, record, report, name):
+    mf = _open(tmp_path, name)
+    conv = mf.conversation("c", namespace="n")
+    conv.append({"role": "user", "content": record})
+    conv.append({"role": "user", "content": report})
+    states = {r.text: r.state for r in mf.protected.for_conversation(conv.id)}
+    mf.close()
+    return states[record]
+
+
+@pytest.mark.parametrize("record, report", [
+    ("Don't book the flights until my passport renewal arrives.", "The new sofa arrived this morning."),
+    ("Don't release the invoice until the payment clears.", "The snow cleared overnight."),
+])
+def test_an_event_sharing_only_its_verb_with_the_condition_releases_nothing(tmp_path, record, report):
+    """"The new sofa arrived" released "until my passport renewal arrives" on the one shared
+    word "arrive"."""
+    assert _states_after(tmp_path, record, report, "m.db") == "active"
+
+
+@pytest.mark.parametrize("record, report", [
+    ("Don't book the flights until my passport renewal arrives.", "My passport renewal arrived this morning."),
+    ("Hold the payment until the goods arrive.", "The goods arrived."),
+    ("Don't book the flights until my visa is approved.", "Great news, the visa came through today!"),
+])
+def test_the_event_a_condition_names_still_releases_it(tmp_path, record, report):
+    assert _states_after(tmp_path, record, report, "m.db") == "satisfied"

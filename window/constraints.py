@@ -907,7 +907,12 @@ class ConstraintTracker:
                 cond = directives.condition_of(rec.text)
                 if w.min_overlap >= 2:  # family ``condition_met_r10``: "until we've exchanged contracts"
                     cond = directives.condition_r10(rec.text) or cond
-                if len(want & {_stem(t) for t in content_terms(cond)}) >= max(1, w.min_overlap):
+                shared = want & {_stem(t) for t in content_terms(cond)}
+                if w.min_overlap < 2:
+                    # a word of what the condition names, not only the event's verb (round 11:
+                    # "The new sofa arrived" shares only "arrive" with "until my passport arrives")
+                    shared -= {_stem(t) for t in content_terms(" ".join(directives.event_words(w.text)))}
+                if len(shared) >= max(1, w.min_overlap):
                     self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "unrequire":
