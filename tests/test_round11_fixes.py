@@ -278,8 +278,10 @@ def test_times_of_one_clock_are_not_ingested_on_the_other(tmp_path):
     assert system.conversations() == []
     conv = system.conversation("s", namespace="acme")
     conv.append({"role": "user", "content": "hello"})
+    line = json.loads(conv.export_jsonl(with_times=True))
+    assert "clock" not in line  # a system-clock export is what older readers read
     seconds = tmp_path / "s.jsonl"
-    seconds.write_text(conv.export_jsonl(with_times=True), encoding="utf-8")
+    seconds.write_text(json.dumps({**line, "clock": "system"}) + "\n", encoding="utf-8")
     system.close()
     logical = _open(tmp_path, "logical.db")
     with pytest.raises(InvalidInput, match="system-clock POSIX seconds"):

@@ -271,8 +271,9 @@ class Conversation:
         string when ``out`` is None.
 
         Each line carries the turn's labels and metadata, the conversation's own labels
-        (``conversation_labels``, when it has any) and, with ``with_times``, ``created_at`` and
-        the ``clock`` kind it is on (:mod:`memfold.window.transcripts`).
+        (``conversation_labels``, when it has any) and, with ``with_times``, ``created_at``
+        (with ``"clock": "logical"`` on a logical clock: ticks, not POSIX seconds; see
+        :mod:`memfold.window.transcripts`).
 
         :param reader: as in :meth:`history`: turns whose labels the reader lacks are not written.
         :returns: the JSONL text (``out`` None) or the number of turns written.
@@ -284,10 +285,10 @@ class Conversation:
             raise InvalidInput(f"export_jsonl writes to a text stream (an object with write(str), such as "
                                f"open(path, 'w')), got {type(out).__name__} {out!r}")
         turns = self.history(reader=reader)
-        # the conversation's own labels and the clock's kind go on every line, so an import gives
-        # a new conversation the same labels and reads the times on the right clock
+        # the conversation's own labels go on every line, so an import gives a new conversation the
+        # same labels; a logical clock's ticks say so (system times stay as older readers read them)
         fields = {"conversation_labels": self.archive.conversation_row(self.id)["labels"],
-                  "clock": self.archive.clock.kind}
+                  "clock": "logical" if self.archive.clock.kind == "logical" else None}
         if out is None:
             buf = io.StringIO()
             write_jsonl(turns, buf, with_times=with_times, **fields)

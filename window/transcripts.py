@@ -7,8 +7,11 @@ import restores the same turns for the same readers; an erased turn is exported 
 not the turn, and every line of an export repeats them, so each line stays one chat message that
 any subset of the file still explains: ``conversation_labels`` (the labels of a labelled
 conversation, which an import gives the conversation it creates, so turns appended there later
-are hidden from the same readers) and, beside ``created_at``, ``clock`` (``"logical"`` ticks or
-``"system"`` POSIX seconds: the kind of clock the time was written on). Reading is all-or-nothing:
+are hidden from the same readers) and, beside ``created_at``, ``"clock": "logical"`` on a
+logical-clock database's export (its times are ticks, not POSIX seconds; ``"system"`` is read
+too, and a line without ``clock`` is read as before). Both are written only when they say
+something, so an export of an unlabelled system-clock conversation is what older readers read.
+Reading is all-or-nothing:
 every line is parsed and validated before anything is appended, and a malformed line is reported
 with its line number.
 """
