@@ -212,7 +212,9 @@ _FACT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                               re.IGNORECASE)),
     ("user.birthday", re.compile(r"\bi was born (?:on|in) " + _PHRASE + _END, re.IGNORECASE)),
 ]
-#: the old value of a "moved from X to Y" (a move of home, or a switch: "from Google to Kagi")
+#: the old value of a "moved from X to Y" (a move of home, or a switch: "from Google to Kagi"),
+#: family ``attr_moved_from_r11`` (round 11, from r4own2's "I've now moved from Google to Kagi")
+F_MOVED_FROM = families.family("attr_moved_from_r11", {"r4own2"})
 _MOVED_FROM = re.compile(r"\bmoved from (?P<from>[^.;!?]+?) to ", re.IGNORECASE)
 #: "please text me instead of emailing", "from now on call me": an instruction naming a channel,
 #: with a word saying it is standing ("instead", "from now on", ...), never "email me the receipt"
@@ -338,7 +340,7 @@ class RulesExtractor(Extractor):
                 continue
             facts = self._facts_in(sentence)
             for key, content, importance in facts:
-                moved = _MOVED_FROM.search(sentence) if key == "user.location" else None
+                moved = _MOVED_FROM.search(sentence) if key == "user.location" and families.on(F_MOVED_FROM) else None
                 if moved and (source := _clean(moved.group("from"))):
                     # "I've now moved from Google to Kagi": the slot holding Google (a search
                     # engine), else (nothing holds it) the location, as "moved from Leeds to Bristol"
