@@ -679,20 +679,40 @@ class MemFold:
         self.eraser.vacuum()
 
     def ingest_jsonl(self, conversation_id: str, path: str | os.PathLike, *, namespace: str | None = None,
-                     progress: Any = None) -> list[int]:
+                     labels: Iterable[str] | None = None, progress: Any = None) -> list[int]:
         """Append a JSONL transcript (OpenAI chat messages) to a conversation, creating it if
         needed, all or nothing: a bad line leaves neither turns nor a new empty conversation.
 
         :param namespace: as in :meth:`conversation`: a new conversation's namespace (``None``:
             ``"default"``); given for an existing conversation, it must be that conversation's.
+        :param labels: as in :meth:`conversation`: a new conversation's labels; for an existing
+            one they must be its own. ``None``: the labels the file's lines carry
+            (``conversation_labels``, an export of a labelled conversation writes them), if any.
         :param progress: called as ``progress(done, total)`` while writing.
         :returns: the new turn ids.
-        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, or a namespace
-            other than the existing conversation's; nothing is written.
+        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, a namespace other
+            than the existing conversation's, labels other than its own or the file's, or times
+            of another kind of clock than this database's; nothing is written.
         """
+        from .window.transcripts import read_import
+
+        messages, fields = read_import(path, self.clock)
+        labels = self._import_labels(path, labels, fields.labels)
         with self.storage.transaction():
-            conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=None, warn=False)
-            return conv.import_jsonl(path, progress=progress)
+            conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=labels, warn=False)
+            return conv._import_messages(messages, progress=progress)
+
+    @staticmethod
+    def _import_labels(path: Any, given: Iterable[str] | None, carried: list[str] | None) -> list[str] | None:
+        """The labels an import asks of its conversation: the caller's, else the file's.
+        :raises InvalidInput: when both are given and differ (naming both)."""
+        if given is None:
+            return carried
+        given = check_labels(given)
+        if carried is not None and carried != given:
+            raise InvalidInput(f"{path}: its lines' conversation_labels are {carried!r}, not the labels given "
+                               f"{given!r}: give the file's labels (or none), or edit the file")
+        return given
 
     def advance_clock(self, ticks: int) -> int:
         """Move a logical clock forward by ``ticks`` and remember it in the file, so later
@@ -876,16 +896,12 @@ class MemFold:
         :raises InvalidInput: for a bad setting, ``"<path> line N: ..."`` for the first bad line,
             or a namespace other than the existing conversation's; nothing is written.
         """
-        from .window.archive import normalize_turn
-        from .window.transcripts import read_jsonl
+        from .window.transcripts import read_import
 
         self.window.with_overrides(overrides)  # a bad setting fails before the file is read
-        messages = []
-        for message in read_jsonl(path):  # validate every line first: a bad line appends nothing
-            line = message.pop("__line__", None)
-            normalize_turn(message, self.clock, where=f"{path} line {line}: ")
-            messages.append(message)
-        conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=None, warn=False)
+        messages, fields = read_import(path, self.clock)  # every line validated first: a bad line appends nothing
+        conv = self._conversation(conversation_id, namespace=namespace, create=True,
+                                  labels=self._import_labels(path, None, fields.labels), warn=False)
         readings = []
         for message in messages:
             reading = conv.append_metered(message, **overrides)

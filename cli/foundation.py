@@ -82,9 +82,17 @@ def clock(db: str, advance: int | None, as_json: bool) -> None:
 @click.option("--namespace", "-n", default=None,
               help="Namespace for a new conversation (default: default). Given for an existing conversation, "
                    "it must be that conversation's namespace.")
+@click.option("--label", "labels", multiple=True,
+              help="Access label of a new conversation (repeatable): every turn appended to it carries it. "
+                   "Default: the conversation_labels of the file's lines (an export of a labelled conversation). "
+                   "Given for an existing conversation, they must be its labels.")
 @json_option
-def ingest(db: str, file: str, conversation_id: str, namespace: str | None, as_json: bool) -> None:
-    """Append every message of FILE (OpenAI chat-messages JSONL) to a conversation, all or nothing."""
+def ingest(db: str, file: str, conversation_id: str, namespace: str | None, labels: tuple[str, ...],
+           as_json: bool) -> None:
+    """Append every message of FILE (OpenAI chat-messages JSONL) to a conversation, all or nothing.
+
+    An export of a labelled conversation names its labels on every line (conversation_labels): a
+    new conversation gets them, an existing one must have them."""
     mf = open_db(db)
     bar_state: dict[str, Any] = {}
 
@@ -99,7 +107,8 @@ def ingest(db: str, file: str, conversation_id: str, namespace: str | None, as_j
         bar_state["done"] = done
 
     try:
-        ids = mf.ingest_jsonl(conversation_id, file, namespace=namespace, progress=progress)
+        ids = mf.ingest_jsonl(conversation_id, file, namespace=namespace, labels=list(labels) if labels else None,
+                              progress=progress)
     finally:
         if "bar" in bar_state:
             bar_state["bar"].__exit__(None, None, None)

@@ -126,6 +126,10 @@ def _own_definitions() -> list[dict[str, Any]]:
              "metadata": {"type": "object", "description": "Free JSON kept with the turn."},
              "labels": {"type": "array", "items": {"type": "string"},
                         "description": "Access labels a reader must hold to see this turn."},
+             "conversation_labels": {"type": "array", "items": {"type": "string"},
+                                     "description": "Access labels of a new conversation: every turn appended to "
+                                                    "it carries them. For an existing conversation they must be "
+                                                    "its own (other labels are refused)."},
              "namespace": _NAMESPACE,
          }, "required": ["conversation", "role"], "additionalProperties": False}},
         {"name": "context",
@@ -331,21 +335,25 @@ class MemfoldTools:
         return given
 
     def _conversation(self, conversation_id: str, *, namespace: str | None = None,
-                      create: bool = False) -> "Conversation":
-        """An existing conversation inside the server's rights (or a new one with ``create``).
-        :raises ConversationNotFound: / :raises PermissionDenied: outside the bound namespace."""
+                      create: bool = False, labels: list[str] | None = None) -> "Conversation":
+        """An existing conversation inside the server's rights (or a new one with ``create``, with
+        ``labels``; an existing one must have those labels, as over HTTP).
+        :raises ConversationNotFound: / :raises PermissionDenied: outside the bound namespace.
+        :raises InvalidInput: for an existing conversation with other labels than ``labels``."""
         namespace = self._bound(namespace, required=False)
         try:
             conv = self.memfold.conversation(conversation_id, create=False)
         except ConversationNotFound:
             if not create:
                 raise
-            return self.memfold.conversation(conversation_id, namespace=namespace)
+            return self.memfold.conversation(conversation_id, namespace=namespace, labels=labels)
         if self.namespace is not None and conv.namespace != self.namespace:
             raise PermissionDenied(f"this server is bound to namespace {self.namespace!r}: conversation "
                                    f"{conversation_id!r} belongs to another namespace")
         if namespace is not None and conv.namespace != namespace:  # the facade's message names both
             return self.memfold.conversation(conversation_id, namespace=namespace)
+        if labels is not None:  # other labels are refused (the facade's message names both)
+            return self.memfold.conversation(conversation_id, labels=labels)
         return conv
 
     def _visible(self, labels: Iterable[str]) -> bool:
@@ -375,11 +383,13 @@ class MemfoldTools:
 
     def _tool_append(self, args: dict[str, Any]) -> ToolResult:
         turn = {k: args[k] for k in TURN_FIELDS if k in args}
+        labels = args.get("conversation_labels")
         try:
-            conv = self._conversation(args["conversation"], namespace=args.get("namespace"))
+            conv = self._conversation(args["conversation"], namespace=args.get("namespace"), labels=labels)
         except ConversationNotFound:
             with self.memfold.storage.transaction():  # a new conversation with a bad first turn: nothing written
-                conv = self._conversation(args["conversation"], namespace=args.get("namespace"), create=True)
+                conv = self._conversation(args["conversation"], namespace=args.get("namespace"), create=True,
+                                          labels=labels)
                 turn_id = conv.append(turn)
         else:
             turn_id = conv.append(turn)

@@ -4,7 +4,9 @@ Three formats (issue 9, point 1):
 
 * **JSONL chat messages**: one file (one conversation) or a folder of ``*.jsonl`` files (one
   conversation each, in name order). Optional ``created_at`` per line: ISO-8601 with offset or
-  POSIX seconds.
+  POSIX seconds; on the lines of a logical-clock export (``"clock": "logical"``) a tick, replayed
+  as that many minutes after 2026-01-01 UTC. An export's ``conversation_labels`` label the
+  conversation.
 * **LoCoMo JSON** (``locomo_dev.json``; schema in ``shared/data/locomo/README.md``): one conversation
   per sample; turn text ``"speaker: text"`` plus ``[shared image: caption]`` when there is one; each
   session's date is its turns' time; ``speaker_a`` plays ``user``, ``speaker_b`` ``assistant``;
@@ -60,6 +62,8 @@ class ReplayConversation:
     secrets: set[str] = field(default_factory=set)
     #: every non-secret value the source's agent queried (STAR), for the secret check's exclusions
     plain_values: set[str] = field(default_factory=set)
+    #: the conversation's own labels (a JSONL export's ``conversation_labels``)
+    labels: list[str] = field(default_factory=list)
 
     @property
     def turn_count(self) -> int:
@@ -91,13 +95,29 @@ def _parse_time(value: Any, where: str) -> datetime | None:
     raise InvalidInput(f"{where}: created_at must be ISO-8601 text or POSIX seconds, got {value!r}")
 
 
+def _parse_tick(value: Any, where: str, base: datetime) -> datetime | None:
+    """A logical-clock export's ``created_at`` (``"clock": "logical"``): a tick, never POSIX
+    seconds. Tick ``n`` replays at ``base`` + ``n`` minutes (the step untimed lines get), so the
+    turns keep their order and spacing instead of landing in 1970."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != value:
+        raise InvalidInput(f"{where}: created_at on a logical clock must be a tick (a number >= 0), got {value!r}")
+    try:
+        return base + timedelta(minutes=float(value))
+    except OverflowError:
+        raise InvalidInput(f"{where}: created_at tick {value!r} is too large to replay") from None
+
+
 def read_jsonl_source(path: Path, namespace: str | None = None) -> ReplaySource:
     """Read one JSONL transcript or a folder of them. Turns without ``created_at`` get one minute
-    apart from 2026-01-01 UTC, sessions split where the date changes.
+    apart from 2026-01-01 UTC, sessions split where the date changes. An export's
+    ``conversation_labels`` become the conversation's labels; the ticks of a logical-clock
+    export (its lines' ``"clock": "logical"``) replay as minutes from 2026-01-01 UTC.
 
     :raises InvalidInput: for a bad line (with its file and line number).
     """
-    from ..window.transcripts import read_jsonl
+    from ..window.transcripts import read_jsonl, take_export_fields
 
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     if not files:
@@ -105,15 +125,21 @@ def read_jsonl_source(path: Path, namespace: str | None = None) -> ReplaySource:
     conversations = []
     for file in files:
         messages = read_jsonl(file)
+        fields = take_export_fields(messages, source=str(file))  # an export's conversation labels and clock
         base = datetime(2026, 1, 1, tzinfo=timezone.utc)
         turns = []
         for i, msg in enumerate(messages):
             line = msg.pop("__line__")
-            when = _parse_time(msg.pop("created_at", None), f"{file} line {line}") or base + timedelta(minutes=i)
+            where = f"{file} line {line}"
+            if fields.clock == "logical":
+                when = _parse_tick(msg.pop("created_at", None), where, base) or base + timedelta(minutes=i)
+            else:
+                when = _parse_time(msg.pop("created_at", None), where) or base + timedelta(minutes=i)
             msg["created_at"] = when
             turns.append(msg)
         conversations.append(
-            ReplayConversation(file.stem, namespace or file.stem, _split_by_day(turns, file.stem))
+            ReplayConversation(file.stem, namespace or file.stem, _split_by_day(turns, file.stem),
+                               labels=fields.labels or [])
         )
     return ReplaySource("jsonl", conversations)
 

@@ -142,7 +142,8 @@ def replay(source: ReplaySource, db: str | os.PathLike, *, settings: ReplaySetti
             raise InvalidInput(f"{db} already holds conversation(s) {', '.join(clash[:3])}: replay into a new file")
         counting = CountingSummarizer(mf.summarizer)
         mf.summarizer = counting
-        convs = [mf.conversation(c.conversation_id, namespace=c.namespace) for c in source.conversations]
+        convs = [mf.conversation(c.conversation_id, namespace=c.namespace, labels=c.labels or None)
+                 for c in source.conversations]
         transcript = [0] * len(convs)
         touched: set[str] = set()
         day = None

@@ -114,8 +114,10 @@ def test_an_erased_turn_is_exported_as_a_marker_without_its_text_and_an_import_r
     text = conv.export_jsonl(with_times=True)
     assert "clause" not in text and "shipped" not in text and "crm" not in text and "dana\"" not in text
     lines = [json.loads(x) for x in text.splitlines()]
-    assert lines[1] == {"role": "user", "content": "", "erased": True, "labels": ["legal"], "created_at": 2}
-    assert lines[4] == {"role": "tool", "content": "", "erased": True, "tool_call_id": "call_1", "created_at": 5}
+    assert lines[1] == {"role": "user", "content": "", "erased": True, "labels": ["legal"], "created_at": 2,
+                        "clock": "logical"}  # round 11: the clock the time is on
+    assert lines[4] == {"role": "tool", "content": "", "erased": True, "tool_call_id": "call_1", "created_at": 5,
+                        "clock": "logical"}
     path = tmp_path / "c.jsonl"
     path.write_text(text, encoding="utf-8")
     other = _open(tmp_path / "other.db", secrets="off")  # the file's labels alone (detection may add some)

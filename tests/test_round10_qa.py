@@ -43,11 +43,6 @@ def _plan_change(steps: int) -> str:
     return "Scratch that, change of plans. Plan: migrate the billing database on Thursday instead. " + pad
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "round 10's MAX_RECORD_CHARS: a whole-message override longer than 1,000 characters is no "
-    "longer read as an override, so the plan it replaces stays active beside the new plan (both "
-    "in every context); round 9 superseded it. Fixing it needs a sentence-level override (the new "
-    "plan's sentence replacing the old record) in constraints.py: not safe in the QA window"))
 def test_a_plan_change_just_over_the_record_bound_still_retires_the_old_plan(tmp_path):
     mf = _open(tmp_path)
     short, long = _plan_change(2), _plan_change(16)
@@ -61,10 +56,6 @@ def test_a_plan_change_just_over_the_record_bound_still_retires_the_old_plan(tmp
     mf.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pre-existing (same at 9da9bf6): the tracker reads the records in force once per turn "
-    "(ConstraintTracker.observe: standing), so an instruction repeated inside one message makes "
-    "one active record per repetition instead of one refreshed record"))
 def test_an_instruction_repeated_in_one_message_makes_one_record(tmp_path):
     mf = _open(tmp_path)
     conv = mf.conversation("c", namespace="n")

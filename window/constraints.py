@@ -333,12 +333,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) for s in sents)
-        override = _OVERRIDE.search(text)
-        reset8 = None
-        if not about and len(text.strip()) <= MAX_RECORD_CHARS and (override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
-                          or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
-                          or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))) \
-                and not directives.reset_is_small_talk(text, override or reset8):
+        if not about and len(text.strip()) <= MAX_RECORD_CHARS and _is_override(text):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
             form, old, _new = rep
@@ -354,6 +349,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     found = ConstraintProposal("constraint", sents[0], "replacement", supersedes=terms,
                                                kind_of_replaced=True)
                 return Extraction([found], [])
+        if not about and len(text.strip()) > MAX_RECORD_CHARS and (span := _override_span(text, sents)) is not None:
+            # a plan change in a message too long to be one record: the sentence(s) stating it
+            # supersede the plan in force, and the rest of the message is read as usual
+            proposals.append(ConstraintProposal("policy_state", span[0], "override", replaces_previous=True))
+            sents = [s for j, s in enumerate(sents) if j not in span[1]]
         i = 0
         while i < len(sents):
             sent = sents[i]
@@ -525,6 +525,44 @@ class RuleConstraintExtractor(ConstraintExtractor):
             kind, rule = found
             return ConstraintProposal(kind, sent, rule, due_at=due(dm) if (kind == "deadline" and dm) else None)
         return None
+
+
+def _is_override(text: str) -> bool:
+    """``text`` throws away the plan in force: a decision override ("scratch that, let's instead
+    ...", "go with option B") or a reset of the plan, not small talk ("Scratch that, I'm rambling")."""
+    override = _OVERRIDE.search(text)
+    reset8 = None
+    return bool((override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
+                 or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
+                 or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text)))
+                and not directives.reset_is_small_talk(text, override or reset8))
+
+
+def _override_span(text: str, sents: list[str]) -> tuple[str, tuple[int, ...]] | None:
+    """The first plan change of a message longer than :data:`MAX_RECORD_CHARS`, read sentence by
+    sentence: its verbatim text (at most that long) and the indices in ``sents`` it covers.
+
+    A sentence that is an override on its own is the record, with the next sentence too when it
+    states little itself ("Scratch that, change of plans. Plan: migrate on Thursday instead.");
+    an override read only with the next sentence ("Rip up the itinerary. We fly to Rome.") is
+    the pair. ``None`` when no sentence changes the plan."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for s in sents:
+        start = text.index(s, pos)
+        spans.append((start, start + len(s)))
+        pos = start + len(s)
+    for i, s in enumerate(sents):
+        pair = text[spans[i][0]:spans[i + 1][1]] if i + 1 < len(sents) else None
+        if pair is not None and len(pair) > MAX_RECORD_CHARS:
+            pair = None  # a long sentence between them, or both too long together
+        if _is_override(s):
+            if pair is not None and (len(content_terms(s)) < 4 or s.rstrip().endswith(":")):
+                return pair, (i, i + 1)
+            return s, (i,)
+        if pair is not None and _is_override(pair) and not _is_override(sents[i + 1]):
+            return pair, (i, i + 1)
+    return None
 
 
 _WAIT_FOR = re.compile(r"\bwait (?:for|until)\b", re.I)
@@ -761,6 +799,7 @@ class ConstraintTracker:
             for w in extraction.withdrawals:
                 self._withdraw(turn, w, scope)
             standing = None
+            done: set[int] = set()  # the records this turn made or refreshed
             for p in extraction.proposals:
                 if len(p.text) > MAX_RECORD_CHARS:
                     continue  # any extractor's proposal (the LLM's too) is bounded like the rules'
@@ -774,9 +813,12 @@ class ConstraintTracker:
                 if not p.replaces_previous:  # a restatement refreshes the record in force (issue 18, point 5)
                     if standing is None:
                         standing = self._scope_records(turn, scope)
-                    same = self._restates(p, labels, standing)
+                    # this turn's own records too: "Always be brief. Always be brief." is one record
+                    same = self._restates(p, labels, standing + created)
                     if same is not None:
-                        self._refresh(same, turn, namespace)
+                        if same.id not in done:  # refreshed once per turn; a record made now needs none
+                            self._refresh(same, turn, namespace)
+                            done.add(same.id)
                         continue
                 rec = self.channel.add(
                     p.text, kind=p.kind, conversation_id=turn.conversation_id, due_at=p.due_at,
@@ -790,6 +832,7 @@ class ConstraintTracker:
                 if replaced:
                     rec = self.channel.link_replaced(rec.id, [o.id for o in replaced])
                 created.append(rec)
+                done.add(rec.id)
         return created
 
     def _replaced_by(self, turn: "Turn", p: ConstraintProposal, scope: "_Scope") -> list[ProtectedRecord]:
@@ -864,7 +907,12 @@ class ConstraintTracker:
                 cond = directives.condition_of(rec.text)
                 if w.min_overlap >= 2:  # family ``condition_met_r10``: "until we've exchanged contracts"
                     cond = directives.condition_r10(rec.text) or cond
-                if len(want & {_stem(t) for t in content_terms(cond)}) >= max(1, w.min_overlap):
+                shared = want & {_stem(t) for t in content_terms(cond)}
+                if w.min_overlap < 2:
+                    # a word of what the condition names, not only the event's verb (round 11:
+                    # "The new sofa arrived" shares only "arrive" with "until my passport arrives")
+                    shared -= {_stem(t) for t in content_terms(" ".join(directives.event_words(w.text)))}
+                if len(shared) >= max(1, w.min_overlap):
                     self.channel.satisfy(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "unrequire":

@@ -21,7 +21,7 @@ from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .parts import ConversationRef, WindowParts
-from .transcripts import read_jsonl, write_jsonl
+from .transcripts import read_import, write_jsonl
 
 
 class Conversation:
@@ -240,30 +240,40 @@ class Conversation:
 
         :param progress: called as ``progress(done, total)`` while writing.
 
-        Every message passes the secret detector as in :meth:`append`.
+        Every message passes the secret detector as in :meth:`append`. A file whose lines carry
+        ``conversation_labels`` (an export of a labelled conversation) is imported only into a
+        conversation with those labels.
 
-        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line; nothing is written.
+        :raises InvalidInput: ``"<path> line N: ..."`` for the first bad line, other
+            ``conversation_labels`` than this conversation's, or times of another kind of clock
+            (:func:`~memfold.window.transcripts.read_import`); nothing is written.
         """
-        messages = read_jsonl(path)
-        normalized = []
-        for msg in messages:
-            line = msg.pop("__line__")
-            normalized.append((line, msg))
-        # validate each line with its number, then write once
-        from .archive import normalize_turn
+        messages, fields = read_import(path, self.archive.clock)
+        if fields.labels is not None:
+            own = list(self.archive.conversation_row(self.id)["labels"])
+            if fields.labels != own:
+                raise InvalidInput(f"{path}: its lines' conversation_labels {fields.labels!r} are not conversation "
+                                   f"{self.id!r}'s labels {own!r}: import it into a conversation with those labels "
+                                   f"(a new one gets them: mf.ingest_jsonl, memfold ingest)")
+        return self._import_messages(messages, progress=progress)
 
-        for line, msg in normalized:
-            normalize_turn(msg, self.archive.clock, where=f"{path} line {line}: ")
-        total = len(normalized)
+    def _import_messages(self, messages: list[dict[str, Any]], *,
+                         progress: Callable[[int, int], None] | None = None) -> list[int]:
+        """Append messages :func:`~memfold.window.transcripts.read_import` validated, in one batch."""
+        total = len(messages)
         report = (lambda done: progress(done, total)) if progress else None
-        given = [m for _, m in normalized]
-        ids = self.archive.append_many(self.id, self._detect_secrets(given), progress=report)
-        self._observe_constraints(ids, given)
+        ids = self.archive.append_many(self.id, self._detect_secrets(messages), progress=report)
+        self._observe_constraints(ids, messages)
         return ids
 
     def export_jsonl(self, out: Any = None, *, with_times: bool = False, reader: Any = None) -> str | int:
         """Write the history as JSONL chat messages to ``out`` (a text stream), or return it as a
         string when ``out`` is None.
+
+        Each line carries the turn's labels and metadata, the conversation's own labels
+        (``conversation_labels``, when it has any) and, with ``with_times``, ``created_at``
+        (with ``"clock": "logical"`` on a logical clock: ticks, not POSIX seconds; see
+        :mod:`memfold.window.transcripts`).
 
         :param reader: as in :meth:`history`: turns whose labels the reader lacks are not written.
         :returns: the JSONL text (``out`` None) or the number of turns written.
@@ -275,11 +285,15 @@ class Conversation:
             raise InvalidInput(f"export_jsonl writes to a text stream (an object with write(str), such as "
                                f"open(path, 'w')), got {type(out).__name__} {out!r}")
         turns = self.history(reader=reader)
+        # the conversation's own labels go on every line, so an import gives a new conversation the
+        # same labels; a logical clock's ticks say so (system times stay as older readers read them)
+        fields = {"conversation_labels": self.archive.conversation_row(self.id)["labels"],
+                  "clock": "logical" if self.archive.clock.kind == "logical" else None}
         if out is None:
             buf = io.StringIO()
-            write_jsonl(turns, buf, with_times=with_times)
+            write_jsonl(turns, buf, with_times=with_times, **fields)
             return buf.getvalue()
-        return write_jsonl(turns, out, with_times=with_times)
+        return write_jsonl(turns, out, with_times=with_times, **fields)
 
     # -- the window (issue 4) ----------------------------------------------------------------
     def window_settings(self, overrides: Mapping[str, Any] | None = None, **more: Any):

@@ -2795,6 +2795,12 @@ def condition_met(sentence: str) -> bool:
     return not _NOT_MET.search(s)
 
 
+def event_words(sentence: str) -> list[str]:
+    """The words of ``sentence`` that report the event (:func:`condition_met`'s verbs: "arrived",
+    "came through", "cleared"), which name no one condition."""
+    return _EVENT_MET.findall(sentence)
+
+
 def condition_of(record_text: str) -> str:
     """The condition a waiting record names ("Don't book the flights until my passport renewal
     arrives" -> "my passport renewal arrives"); the whole text for "Before you X, Y" (the

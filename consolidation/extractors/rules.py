@@ -212,6 +212,10 @@ _FACT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                               re.IGNORECASE)),
     ("user.birthday", re.compile(r"\bi was born (?:on|in) " + _PHRASE + _END, re.IGNORECASE)),
 ]
+#: the old value of a "moved from X to Y" (a move of home, or a switch: "from Google to Kagi"),
+#: family ``attr_moved_from_r11`` (round 11, from r4own2's "I've now moved from Google to Kagi")
+F_MOVED_FROM = families.family("attr_moved_from_r11", {"r4own2"})
+_MOVED_FROM = re.compile(r"\bmoved from (?P<from>[^.;!?]+?) to ", re.IGNORECASE)
 #: "please text me instead of emailing", "from now on call me": an instruction naming a channel,
 #: with a word saying it is standing ("instead", "from now on", ...), never "email me the receipt"
 _CONTACT_ME = re.compile(r"\b(?P<v>text|sms|message|e-?mail|call|phone|ring) me\b(?=(?P<after>[^.;!?]*))", re.IGNORECASE)
@@ -334,11 +338,19 @@ class RulesExtractor(Extractor):
         for sentence in _sentences(body):
             if _is_question(sentence):
                 continue
-            for key, content, importance in self._facts_in(sentence):
+            facts = self._facts_in(sentence)
+            for key, content, importance in facts:
+                moved = _MOVED_FROM.search(sentence) if key == "user.location" and families.on(F_MOVED_FROM) else None
+                if moved and (source := _clean(moved.group("from"))):
+                    # "I've now moved from Google to Kagi": the slot holding Google (a search
+                    # engine), else (nothing holds it) the location, as "moved from Leeds to Bristol"
+                    found.append(Proposal("semantic", key, content, (episode.source,), importance, episode.event_time,
+                                          {"rule": "moved_from", "fallback_key": key}, slot_of=source))
+                    continue
                 found.append(Proposal("semantic", key, content, (episode.source,), importance, episode.event_time,
                                       {"rule": key}))
-            if any(p.key == "user.contact_preference" for p in found):
-                continue
+            if any(key == "user.contact_preference" for key, _, _ in facts):
+                continue  # this sentence's channel is no attribute; the turn's other sentences still are
             for st in attribute_statements(sentence):
                 found.append(Proposal("semantic", st.key, st.value or "", (episode.source,), FAVOURITE_IMPORTANCE,
                                       episode.event_time, {"rule": "attribute", "fallback_key": st.fallback_key},

@@ -186,10 +186,16 @@ class PostgresVectors:
     def _matrix(self, kind: str, private: bool | None) -> vectorscan.Matrix:
         """The kind's vectors in memory (reloaded when :meth:`version` changes); one loaded inside
         a caller's transaction (``private``; ``None``: when this thread is in one) is used for that
-        read only, never kept (its rows may roll back)."""
+        read only, never kept (its rows may roll back).
+
+        The stamp and the matrix are read in one snapshot (``REPEATABLE READ``): read in two
+        statements, a write committed between them cached a matrix under the stamp of the state
+        before it, and once the stamp came back to that value (a vector added, then erased) the
+        cached matrix still held the erased vector."""
         if private is None:
             private = self.c.in_transaction_here()
-        return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind), keep=not private)
+        with self.c.snapshot():
+            return self._matrices.get(kind, self.version(kind), lambda: self.matrix(kind), keep=not private)
 
     def _plan(self, kind: str, query_vector: np.ndarray, scope: SearchScope, limit: int
               ) -> list[tuple[str, list, int | None]]:
