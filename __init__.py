@@ -348,6 +348,7 @@ class MemFold:
             secret_detector=early["secrets"],  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,
             context_cache=ContextCache(),  # issue 15: repeated context() on an unchanged conversation
+            on_appended=self.embeddings.embed_ahead,  # issue 18 point 2: the next search finds them embedded
         )
         self.eraser.listeners.append(self.parts.context_cache.clear)  # no erased text stays in memory
         self.eraser.listeners.append(self.embeddings.forget)  # nor vectors of erased items (issue 18's in-memory index)
@@ -931,7 +932,9 @@ class MemFold:
         return jobs if limit is None else jobs[-limit:]
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Stop the thread embedding appended turns ahead (it finishes the turn it is embedding)
+        and close the database connection."""
+        self.embeddings.close()
         self.storage.close()
 
     def __enter__(self) -> "MemFold":

@@ -130,6 +130,8 @@ class Conversation:
         outcome = self.archive.append_outcome(self.id, self._detect_secrets(given),
                                               idempotency_keys=idempotency_keys, on_written=with_the_turns)
         written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
+        if archived and self.parts.on_appended is not None:
+            self.parts.on_appended(archived)  # the facade embeds them for the next search, in a thread
         protected = self._observe_constraints([t.id for t in archived], archived)
         if written:
             self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
