@@ -448,6 +448,7 @@ class EmbedAhead:
         self._queue: deque[list[_Ahead]] = deque()
         self._entries: "OrderedDict[tuple[str, int], _Ahead]" = OrderedDict()
         self._thread: threading.Thread | None = None
+        self._running = 0  # batches being computed (0 or 1)
         self._closed = False
         #: the embedder searches use (set by :meth:`EmbeddingIndex.prepare`): nothing is embedded
         #: ahead before a search embedded something, so BM25-only use never loads a model
@@ -482,7 +483,7 @@ class EmbedAhead:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="memfold-embed-ahead", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            self._wake.notify_all()
         return len(batch)
 
     def _trim(self) -> None:
@@ -510,6 +511,13 @@ class EmbedAhead:
                     continue
                 out[pos] = entry
         return out
+
+    def drain(self) -> None:
+        """Wait until nothing is queued or being computed (for tests and benchmarks that need a
+        known state; a search never needs it)."""
+        with self._lock:
+            while (self._queue or self._running) and not self._closed:
+                self._wake.wait()
 
     def pending(self) -> int:
         """How many entries are held (queued, running or computed, not yet taken)."""
@@ -553,16 +561,21 @@ class EmbedAhead:
                 batch = [e for e in self._queue.popleft() if e.state == "queued"]
                 for entry in batch:
                     entry.state = "running"
-            if not batch:
-                continue
+                self._running += 1
+            vectors = None
             try:
-                vectors = embed_checked(batch[0].embedder, [e.text for e in batch])
+                if batch:
+                    vectors = embed_checked(batch[0].embedder, [e.text for e in batch])
             except BaseException:  # noqa: BLE001 - the search embeds the text itself and raises there
                 vectors = None
-            for at, entry in enumerate(batch):
-                entry.vector = None if vectors is None else vectors[at]
-                entry.state = "done"
-                entry.done.set()
+            finally:
+                for at, entry in enumerate(batch):
+                    entry.vector = None if vectors is None else vectors[at]
+                    entry.state = "done"
+                    entry.done.set()
+                with self._lock:
+                    self._running -= 1
+                    self._wake.notify_all()
 
     def _after_fork_in_child(self) -> None:
         """A forked child has no worker: every entry is dropped (set done, no vector) and the next
@@ -577,6 +590,7 @@ class EmbedAhead:
         self._queue.clear()
         self._entries.clear()
         self._thread = None
+        self._running = 0
 
 
 def _embed_ahead_after_fork() -> None:
