@@ -399,6 +399,8 @@ def turn_embedding_text(content: str, name: str | None) -> str:
 #: how many computed vectors :class:`EmbedAhead` holds that no search took yet (oldest dropped first:
 #: a process that appends and never searches again keeps at most this many, 1.5 KB each with MiniLM)
 AHEAD_KEPT = 256
+#: seconds the embed-ahead thread waits for work before it ends (it is started again by the next append)
+AHEAD_IDLE_SECONDS = 30.0
 
 
 class _Ahead:
@@ -555,7 +557,11 @@ class EmbedAhead:
         while True:
             with self._lock:
                 while not self._queue and not self._closed:
-                    self._wake.wait()
+                    if not self._wake.wait(AHEAD_IDLE_SECONDS) and not self._queue:
+                        # idle: the thread ends (a MemFold never closed leaves no thread behind);
+                        # the next submit starts another
+                        self._thread = None
+                        return
                 if self._closed:
                     return
                 batch = [e for e in self._queue.popleft() if e.state == "queued"]
