@@ -275,8 +275,7 @@ class MemFold:
         (``memfold-embed-ahead``) once this process has run a search that embeds, so the next
         search finds its vector computed or being computed beside its own embedding of the question
         (issue 18, point 2). The thread never writes: the search stores the vector, only for a turn
-        still live. ``False`` leaves every embedding to the searches (the embedder is then never
-        called from two threads at once). Default on.
+        still live. ``False`` leaves every embedding to the searches. Default on.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
     :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
