@@ -275,3 +275,38 @@ def test_the_default_embedder_embeds_ahead_without_importing_torch(db_path):
         mf.embeddings.ahead.drain()
         assert mf.search("a plane trip to Portugal", conversation_id="c", kinds=["turn"], limit=2)[0].id == tid
     assert "torch" not in sys.modules
+
+
+def _session_hits(path, embedder, embed_ahead: bool):
+    with _open(path, embedder, embed_ahead=embed_ahead) as mf:
+        conv = _start(mf)
+        out = []
+        for i, (role, text) in enumerate([("assistant", "Pack the blue suitcase for Lisbon."), ("user", NEW_TURN),
+                                          ("assistant", "The hotel is near the river, by the old tram line."),
+                                          ("user", "Remind me to book the airport taxi for five.")]):
+            tid = conv.append({"role": role, "content": text})
+            if i % 2 == 0:
+                mf.embeddings.ahead.drain()  # the answer embedded ahead during the user's think time
+            out.append([h.to_dict() for h in mf.search(["a plane trip to Portugal", "where do we stay",
+                                                         "getting to the airport", "luggage"][i],
+                                                        conversation_id="c", limit=5)])
+            out.append(mf.embeddings.get("turn", tid).tolist())
+        return out
+
+
+def test_with_minilm_embedding_ahead_gives_the_same_ranked_hits_and_vectors_as_the_search_alone(tmp_path):
+    """In a small scope the search alone embeds the new turn and the query in one packed pass; with
+    the turn embedded ahead the query goes alone, as in a large scope: the same ranked hits, with
+    float32 rounding in the last bits (in a large scope both embed the query alone and the scores
+    are equal to 9 decimals: bench/bench_search_ab.py's digests)."""
+    from memfold.memory.embeddings import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    ahead = _session_hits(tmp_path / "ahead.db", emb, True)
+    alone = _session_hits(tmp_path / "search.db", emb, False)
+    assert len(ahead) == len(alone) == 8
+    for hits_a, hits_b in zip(ahead[0::2], alone[0::2]):
+        assert [(h["kind"], h["id"]) for h in hits_a] == [(h["kind"], h["id"]) for h in hits_b]
+        assert np.allclose([h["score"] for h in hits_a], [h["score"] for h in hits_b], rtol=0, atol=1e-6)
+    for vec_a, vec_b in zip(ahead[1::2], alone[1::2]):
+        assert np.allclose(vec_a, vec_b, rtol=0, atol=1e-6)
