@@ -399,6 +399,8 @@ def turn_embedding_text(content: str, name: str | None) -> str:
 #: how many computed vectors :class:`EmbedAhead` holds that no search took yet (oldest dropped first:
 #: a process that appends and never searches again keeps at most this many, 1.5 KB each with MiniLM)
 AHEAD_KEPT = 256
+#: at most this many items per call of the embed-ahead thread (the batches queued meanwhile go together)
+AHEAD_BATCH = 64
 #: seconds the embed-ahead thread waits for work before it ends (it is started again by the next append)
 AHEAD_IDLE_SECONDS = 30.0
 
@@ -439,8 +441,9 @@ class EmbedAhead:
     gets the other text's vector. :meth:`clear` (after every erasure) drops every computed vector.
     An entry still queued when a search takes it is cancelled and embedded by the search itself (a
     search never waits behind a backlog); a running one is waited for (:meth:`_Ahead.result`).
-    :meth:`close` stops and joins the thread. The vector is what the search would compute itself:
-    one :func:`embed_checked` call over the items of one :meth:`submit`.
+    :meth:`close` stops and joins the thread. The vectors come from one :func:`embed_checked` call
+    over the items of one :meth:`submit` (with those of every submit queued meanwhile, up to
+    :data:`AHEAD_BATCH`), as a search's own call over its pending items.
     """
 
     def __init__(self, kept: int = AHEAD_KEPT) -> None:
@@ -564,7 +567,11 @@ class EmbedAhead:
                         return
                 if self._closed:
                     return
-                batch = [e for e in self._queue.popleft() if e.state == "queued"]
+                # every batch queued meanwhile, in one call (appends faster than the model, such as
+                # an import after a search, are embedded in batches as a search would, not one by one)
+                batch: list[_Ahead] = []
+                while self._queue and len(batch) < AHEAD_BATCH:
+                    batch.extend(e for e in self._queue.popleft() if e.state == "queued")
                 for entry in batch:
                     entry.state = "running"
                 self._running += 1
@@ -841,7 +848,8 @@ class EmbeddingIndex:
 
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
               progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every live item that has no vector yet, in batches; one transaction per batch.
+        """Embed every live item that has no vector yet, in batches; one transaction per batch. The
+        vectors :attr:`ahead` computed for them (same id, text and embedder) are stored, not computed again.
 
         :param progress: called as ``progress(done, total)`` after each batch.
         :returns: the number of items embedded.
@@ -850,15 +858,30 @@ class EmbeddingIndex:
         kinds = self._start(embedder, kinds, batch_size, progress)
         todo = self._as_embedded([(kind, item_id, text) for kind in kinds
                                   for item_id, text in self.missing_since_scan(kind)])
+        total = len(todo)
         done = 0
         try:
+            # the vectors the embed-ahead thread computed (or is computing) for these items are used,
+            # not computed again (an import after a search); those it could not compute are embedded below
+            early = self.ahead.take(embedder, todo)
+            if early:
+                got = [(pos, entry.result()) for pos, entry in sorted(early.items())]
+                got = [(pos, vector) for pos, vector in got if vector is not None]
+                if got:
+                    self.store_items([todo[pos] for pos, _ in got], np.stack([v for _, v in got]),
+                                     model_id=embedder.model_id)
+                    done += len(got)
+                    if progress is not None:
+                        progress(done, total)
+                    stored = {pos for pos, _ in got}
+                    todo = [item for pos, item in enumerate(todo) if pos not in stored]
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
                 vectors = embed_checked(embedder, [text for _, _, text in chunk])
                 self.store_items(chunk, vectors, model_id=embedder.model_id)
                 done += len(chunk)
                 if progress is not None:
-                    progress(done, len(todo))
+                    progress(done, total)
         except BaseException:
             self.forget()  # the scan mark passed items not embedded yet: the next call scans again
             raise

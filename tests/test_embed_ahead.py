@@ -310,3 +310,17 @@ def test_with_minilm_embedding_ahead_gives_the_same_ranked_hits_and_vectors_as_t
         assert np.allclose([h["score"] for h in hits_a], [h["score"] for h in hits_b], rtol=0, atol=1e-6)
     for vec_a, vec_b in zip(ahead[1::2], alone[1::2]):
         assert np.allclose(vec_a, vec_b, rtol=0, atol=1e-6)
+
+
+def test_a_backlog_indexed_at_once_uses_the_vectors_computed_ahead(db_path):
+    emb = Recording()
+    with _open(db_path, emb) as mf:
+        conv = _start(mf)
+        texts = [f"Imported line {i} about the harbour and the boats." for i in range(6)]
+        ids = [conv.append({"role": "user", "content": t}) for t in texts]
+        mf.embeddings.ahead.drain()
+        emb.calls.clear()
+        assert mf.index_embeddings() == 6
+        assert emb.calls == []  # all six came from the thread
+        for tid, text in zip(ids, texts):
+            assert np.array_equal(mf.embeddings.get("turn", tid), HashingEmbedder(64).embed_batch([text])[0])
