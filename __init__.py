@@ -271,6 +271,11 @@ class MemFold:
         candidates of scopes of 50,000 vectors and more, scored exactly after; for files past about
         a million vectors; ``pip install 'memfold[ann]'``, else :class:`MissingExtra`). Default:
         ``MEMFOLD_VECTOR_INDEX``, else ``"exact"``. PostgreSQL ignores it (pgvector's HNSW index).
+    :param embed_ahead: with an embedder, embed each appended turn in a background thread
+        (``memfold-embed-ahead``) once this process has run a search that embeds, so the next
+        search finds its vector computed or being computed beside its own embedding of the question
+        (issue 18, point 2). The thread never writes: the search stores the vector, only for a turn
+        still live. ``False`` leaves every embedding to the searches. Default on.
     :param create: when False, refuse a file that is not a memfold database yet (empty) instead of
         initialising it; a file holding another application's tables is always refused.
     :param read_only: refuse every write after opening (:class:`StorageError`); reads, search and
@@ -295,6 +300,7 @@ class MemFold:
         read_only: bool = False,
         preload_embedder: bool | None = None,
         vector_index: str | None = None,
+        embed_ahead: bool = True,
     ) -> None:
         # every setting is checked before the file is opened, so a bad one creates no database
         # (issue 20, point 3); the counter, detector and embedder built here are the ones used
@@ -304,6 +310,8 @@ class MemFold:
         # "ann" on SQLite without hnswlib: refused here, before the file is opened
         early["vector_index"] = check_vector_index(vector_index, sqlite=not is_database_url(path))
         preload_embedder = _check_preload(preload_embedder)
+        if not isinstance(embed_ahead, bool):
+            raise InvalidInput(f"embed_ahead must be True or False, got {embed_ahead!r}")
         if clock is None:
             self.storage: Storage = open_storage(path, create=create, vector_index=early["vector_index"])
             kind = self.storage.meta.clock_kind() or "system"
@@ -348,6 +356,8 @@ class MemFold:
             secret_detector=early["secrets"],  # issue 9: None when "off"
             memory=self.memory, searcher=searcher,
             context_cache=ContextCache(),  # issue 15: repeated context() on an unchanged conversation
+            # issue 18 point 2: the next search finds the appended turns embedded
+            on_appended=self.embeddings.embed_ahead if embed_ahead else None,
         )
         self.eraser.listeners.append(self.parts.context_cache.clear)  # no erased text stays in memory
         self.eraser.listeners.append(self.embeddings.forget)  # nor vectors of erased items (issue 18's in-memory index)
@@ -947,7 +957,9 @@ class MemFold:
         return jobs if limit is None else jobs[-limit:]
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Stop the thread embedding appended turns ahead (it finishes the turn it is embedding)
+        and close the database connection."""
+        self.embeddings.close()
         self.storage.close()
 
     def __enter__(self) -> "MemFold":

@@ -2,11 +2,14 @@
 
 Runs in one process per call, on a fresh copy of ``--db`` (a file ``bench/bench_scale.py`` built),
 the same 60 LoCoMo questions as bench_scale (seed 7), in a conversation of the file's layout
-(``c0`` for ``one``, the middle one for ``many``). Modes: ``bm25``, ``hybrid`` and ``after``
-(hybrid right after an append). Run it with two checkouts taking turns in the same minute, e.g.
+(``c0`` for ``one``, the middle one for ``many``). Modes: ``bm25``, ``hybrid``, ``after``
+(hybrid right after an append) and ``loop`` (an agent's loop: the assistant's answer is appended,
+then, once the facade's embed-ahead thread is idle (the user's think time; main, which has none,
+does nothing there), the user's next message, and the search: on main it embeds both turns with
+the question, with embed-ahead only the user's turn is left, and it is being embedded already). Run it with two checkouts taking turns in the same minute, e.g.
 ``PYTHONPATH=A python bench/bench_search_ab.py --db one-100000.db --modes bm25 --tag A`` then the
 same with B, and compare the figures and the ``hits`` digests (equal digests: the same hits and
-scores to 9 decimals). ``--profile MODE`` prints cProfile's top functions for that mode. Say the
+scores to 9 decimals; ``ids``: the same ranked hits, scores aside). ``--profile MODE`` prints cProfile's top functions for that mode. Say the
 load average (printed) beside any figure: the machine is shared.
 """
 
@@ -59,13 +62,18 @@ def main() -> None:
             mf.embedder.embed_batch(["warm up"])
         conv.context()
         for mode in modes:
-            search_mode = "hybrid" if mode == "after" else mode
+            search_mode = "hybrid" if mode in ("after", "loop") else mode
             mf.search("warm up query", conversation_id=target, kinds=("turn", "card"), mode=search_mode)
-            wall, cpu, hits = [], [], []
-            for i, q in enumerate(qs if mode != "after" else qs[: max(10, args.queries // 4)]):
-                if mode == "after":
+            wall, cpu, proc, hits = [], [], [], []
+            for i, q in enumerate(qs if mode not in ("after", "loop") else qs[: max(10, args.queries // 4)]):
+                if mode == "loop":
+                    conv.append({"role": "assistant", "content": texts[(size + 400 + i) % len(texts)]})
+                    ahead = getattr(mf.embeddings, "ahead", None)
+                    if ahead is not None:
+                        ahead.drain()
+                if mode in ("after", "loop"):
                     conv.append({"role": "user", "content": texts[(size + 200 + i) % len(texts)]})
-                t0, c0 = time.perf_counter(), time.thread_time()
+                t0, c0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
                 if prof is not None and args.profile == mode:
                     prof.enable()
                 r = mf.search(q, conversation_id=target, kinds=("turn", "card"), mode=search_mode, limit=10)
@@ -73,15 +81,18 @@ def main() -> None:
                     prof.disable()
                 cpu.append(time.thread_time() - c0)
                 wall.append(time.perf_counter() - t0)
+                proc.append(time.process_time() - p0)
                 hits.append([(h.kind, h.id, round(h.score, 9)) for h in r])
-            out[mode] = (wall, cpu, hits)
+            out[mode] = (wall, cpu, proc, hits)
         mf.close()
     load = os.getloadavg()[0]
-    for mode, (wall, cpu, hits) in out.items():
+    for mode, (wall, cpu, proc, hits) in out.items():
         digest = hashlib.md5(json.dumps(hits).encode()).hexdigest()[:10]
+        ids = hashlib.md5(json.dumps([[h[:2] for h in r] for r in hits]).encode()).hexdigest()[:6]
         print(f"{args.tag:5} {args.db.stem} {mode:7} wall p50 {bs.percentile(wall, 50) * 1e3:6.2f} "
               f"p95 {bs.percentile(wall, 95) * 1e3:6.2f} | main-thread cpu p50 {bs.percentile(cpu, 50) * 1e3:6.2f} "
-              f"p95 {bs.percentile(cpu, 95) * 1e3:6.2f} | hits {digest} | load {load:.2f}", flush=True)
+              f"p95 {bs.percentile(cpu, 95) * 1e3:6.2f} | process cpu p50 {bs.percentile(proc, 50) * 1e3:6.2f} "
+              f"p95 {bs.percentile(proc, 95) * 1e3:6.2f} | hits {digest} ids {ids} | load {load:.2f}", flush=True)
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
 

@@ -30,6 +30,7 @@ needs them, so importing memfold (and ``memfold --help``) stays fast (STYLE.md r
      └── HashingEmbedder             deterministic feature hashing of words and character trigrams
     EmbeddingIndex                  float32 blobs per (kind, item id) with the model id and dimension
     SearchEmbedding                 a search's query and pending items, embedded in one pass in a worker thread
+    EmbedAhead                      the vectors of turns just appended, computed in a daemon thread (not stored)
     SameMeaning                     cosine >= threshold, same numbers and negation: restatement test
 """
 
@@ -39,7 +40,9 @@ import hashlib
 import os
 import re
 import threading
+import weakref
 from abc import ABC, abstractmethod
+from collections import OrderedDict, deque
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -392,6 +395,225 @@ def turn_embedding_text(content: str, name: str | None) -> str:
     return content
 
 
+# -- embedding ahead of the search (issue 18, point 2) -------------------------------------------
+#: how many computed vectors :class:`EmbedAhead` holds that no search took yet (oldest dropped first:
+#: a process that appends and never searches again keeps at most this many, 1.5 KB each with MiniLM)
+AHEAD_KEPT = 256
+#: at most this many items per call of the embed-ahead thread (the batches queued meanwhile go together)
+AHEAD_BATCH = 64
+#: seconds the embed-ahead thread waits for work before it ends (it is started again by the next append)
+AHEAD_IDLE_SECONDS = 30.0
+
+
+class _Ahead:
+    """One item's vector being computed ahead: ``(kind, item_id, text)`` and, once ``done`` is set,
+    ``vector`` (``(dim,) float32``) or ``None`` (failed, cancelled or dropped: the taker embeds the
+    text itself)."""
+
+    __slots__ = ("kind", "item_id", "text", "embedder", "done", "vector", "state")
+
+    def __init__(self, kind: str, item_id: int, text: str, embedder: Embedder) -> None:
+        self.kind, self.item_id, self.text, self.embedder = kind, int(item_id), text, embedder
+        self.done = threading.Event()
+        self.vector: np.ndarray | None = None
+        self.state = "queued"  # -> "running" -> "done"; or "cancelled" (taken or dropped before it ran)
+
+    def result(self) -> np.ndarray | None:
+        """The vector once computed (waits for a running computation), or ``None``."""
+        self.done.wait()
+        return self.vector
+
+
+_AHEADS: "weakref.WeakSet[EmbedAhead]" = weakref.WeakSet()
+
+
+class EmbedAhead:
+    """The vectors of turns just appended, computed in one daemon thread (``memfold-embed-ahead``)
+    before a search asks for them (issue 18, point 2): a bot appends the user's message (or the
+    assistant's answer) and searches next; the search then finds the new turn's vector computed,
+    or being computed beside its own embedding of the question, instead of embedding both itself.
+
+    Invariant: this class **never writes storage**. A computed vector is only handed to a search
+    (:meth:`take`), which stores it like one it computed (:meth:`EmbeddingIndex.store_items`: only
+    for items still live inside the storing transaction), so a turn erased meanwhile never gets a
+    vector, and an entry is taken only for the same ``(kind, id, text)`` and embedder the search
+    found pending, so an id that a rolled-back turn left to the next turn (SQLite reuses it) never
+    gets the other text's vector. :meth:`clear` (after every erasure) drops every computed vector.
+    An entry still queued when a search takes it is cancelled and embedded by the search itself (a
+    search never waits behind a backlog); a running one is waited for (:meth:`_Ahead.result`).
+    :meth:`close` stops and joins the thread. The vectors come from one :func:`embed_checked` call
+    over the items of one :meth:`submit` (with those of every submit queued meanwhile, up to
+    :data:`AHEAD_BATCH`), as a search's own call over its pending items.
+    """
+
+    def __init__(self, kept: int = AHEAD_KEPT) -> None:
+        self._kept = kept
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._queue: deque[list[_Ahead]] = deque()
+        self._entries: "OrderedDict[tuple[str, int], _Ahead]" = OrderedDict()
+        self._thread: threading.Thread | None = None
+        self._running = 0  # batches being computed (0 or 1)
+        self._closed = False
+        #: the embedder searches use (set by :meth:`EmbeddingIndex.prepare`): nothing is embedded
+        #: ahead before a search embedded something, so BM25-only use never loads a model
+        self.embedder: Embedder | None = None
+        #: set by :meth:`close` once no new work is taken (tests wait on it)
+        self.stopping = threading.Event()
+        _AHEADS.add(self)
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The worker thread, once started (``None`` before the first :meth:`submit`)."""
+        return self._thread
+
+    def submit(self, items: Sequence[tuple[str, int, str]]) -> int:
+        """Compute the vectors of ``[(kind, item_id, text)]`` (texts as embedded) in the worker,
+        as one batch, with the searches' embedder; nothing when there is none yet or this is
+        closed. :returns: how many items were queued."""
+        embedder = self.embedder
+        if embedder is None or not items:
+            return 0
+        batch = [_Ahead(kind, item_id, str(text), embedder) for kind, item_id, text in items]
+        with self._lock:
+            if self._closed:
+                return 0
+            for entry in batch:
+                old = self._entries.pop((entry.kind, entry.item_id), None)
+                if old is not None and old.state == "queued":
+                    old.state = "cancelled"
+                self._entries[(entry.kind, entry.item_id)] = entry
+            self._trim()
+            self._queue.append(batch)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="memfold-embed-ahead", daemon=True)
+                self._thread.start()
+            self._wake.notify_all()
+        return len(batch)
+
+    def _trim(self) -> None:
+        while len(self._entries) > self._kept:
+            _, old = self._entries.popitem(last=False)
+            if old.state == "queued":
+                old.state = "cancelled"
+
+    def take(self, embedder: Embedder, todo: Sequence[tuple[str, int, str]]) -> dict[int, _Ahead]:
+        """``{position in todo: entry}`` for the items of ``todo`` (``[(kind, item_id, text)]``)
+        computed or being computed for the same text by ``embedder``; each is removed from here
+        (a vector is handed out once). Those still queued are cancelled instead (the caller embeds
+        them itself)."""
+        out: dict[int, _Ahead] = {}
+        if not todo:
+            return out
+        with self._lock:
+            for pos, (kind, item_id, text) in enumerate(todo):
+                entry = self._entries.get((kind, int(item_id)))
+                if entry is None or entry.embedder is not embedder or entry.text != text:
+                    continue
+                del self._entries[(kind, int(item_id))]
+                if entry.state == "queued":
+                    entry.state = "cancelled"
+                    continue
+                out[pos] = entry
+        return out
+
+    def drain(self) -> None:
+        """Wait until nothing is queued or being computed (for tests and benchmarks that need a
+        known state; a search never needs it)."""
+        with self._lock:
+            while (self._queue or self._running) and not self._closed:
+                self._wake.wait()
+
+    def pending(self) -> int:
+        """How many entries are held (queued, running or computed, not yet taken)."""
+        with self._lock:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        """Drop every entry (after an erasure: no vector of erased words stays in memory); queued
+        ones are never computed. A search holding a taken entry still stores it only if its item
+        is live."""
+        with self._lock:
+            for entry in self._entries.values():
+                if entry.state == "queued":
+                    entry.state = "cancelled"
+            self._entries.clear()
+
+    def close(self) -> None:
+        """Stop taking work, cancel what is queued and join the worker (it finishes the batch it
+        is computing, if any, and computes nothing after)."""
+        with self._lock:
+            self._closed = True
+            for batch in self._queue:
+                for entry in batch:
+                    entry.state = "cancelled"
+                    entry.done.set()
+            self._queue.clear()
+            self._entries.clear()
+            self.stopping.set()
+            self._wake.notify_all()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue and not self._closed:
+                    if not self._wake.wait(AHEAD_IDLE_SECONDS) and not self._queue:
+                        # idle: the thread ends (a MemFold never closed leaves no thread behind);
+                        # the next submit starts another
+                        self._thread = None
+                        return
+                if self._closed:
+                    return
+                # every batch queued meanwhile, in one call (appends faster than the model, such as
+                # an import after a search, are embedded in batches as a search would, not one by one)
+                batch: list[_Ahead] = []
+                while self._queue and len(batch) < AHEAD_BATCH:
+                    batch.extend(e for e in self._queue.popleft() if e.state == "queued")
+                for entry in batch:
+                    entry.state = "running"
+                self._running += 1
+            vectors = None
+            try:
+                if batch:
+                    vectors = embed_checked(batch[0].embedder, [e.text for e in batch])
+            except BaseException:  # noqa: BLE001 - the search embeds the text itself and raises there
+                vectors = None
+            finally:
+                for at, entry in enumerate(batch):
+                    entry.vector = None if vectors is None else vectors[at]
+                    entry.state = "done"
+                    entry.done.set()
+                with self._lock:
+                    self._running -= 1
+                    self._wake.notify_all()
+
+    def _after_fork_in_child(self) -> None:
+        """A forked child has no worker: every entry is dropped (set done, no vector) and the next
+        :meth:`submit` starts a thread of its own."""
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        for batch in self._queue:
+            for entry in batch:
+                entry.done.set()
+        for entry in self._entries.values():
+            entry.done.set()
+        self._queue.clear()
+        self._entries.clear()
+        self._thread = None
+        self._running = 0
+
+
+def _embed_ahead_after_fork() -> None:
+    for ahead in list(_AHEADS):
+        ahead._after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_embed_ahead_after_fork)
+
+
 def _check_kind(kind: str) -> str:
     if kind not in ITEM_KINDS:
         raise InvalidInput(f"unknown item kind {kind!r}: use one of {', '.join(ITEM_KINDS)}")
@@ -413,6 +635,8 @@ class EmbeddingIndex:
         self._scanned: dict[str, int] = {}  # per kind: items up to this id were checked for a vector
         self._lock = threading.Lock()
         self._turn_form_ok = False  # this file's turn vectors are known to be of TURN_TEXT_FORM
+        #: vectors of turns just appended, computed in a daemon thread for the next search (never stored here)
+        self.ahead = EmbedAhead()
 
     # -- the database's model -------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:
@@ -483,6 +707,25 @@ class EmbeddingIndex:
         the file once again)."""
         with self._lock:
             self._scanned.clear()
+        self.ahead.clear()
+
+    def embed_ahead(self, turns: Sequence[Any]) -> int:
+        """Start computing the vectors of ``turns`` just appended (archived :class:`Turn` rows, with
+        ``id``, ``content`` and ``name``) in :attr:`ahead`'s thread, so the next search finds them
+        computed (issue 18, point 2). Nothing before a search has embedded something in this
+        process (BM25-only use loads no model), for turns without text, or inside a caller's
+        transaction (the turns may roll back). The facade calls it after every append.
+
+        :returns: how many turns were queued."""
+        if self.ahead.embedder is None or self.storage.in_transaction:
+            return 0
+        items = [("turn", int(t.id), turn_embedding_text(t.content, t.name)) for t in turns
+                 if isinstance(getattr(t, "content", None), str) and t.content]
+        return self.ahead.submit(items)
+
+    def close(self) -> None:
+        """Stop :attr:`ahead`'s thread (it finishes the batch it is computing) and drop what it holds."""
+        self.ahead.close()
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, kind: str, item_id: int) -> np.ndarray | None:
@@ -598,12 +841,15 @@ class EmbeddingIndex:
             self.index(embedder, kinds=kinds, batch_size=batch_size, progress=progress)
             todo, marks = [], {}
         todo = self._as_embedded(todo)  # each turn's text in the form embedded (no speaker label)
+        self.ahead.embedder = embedder  # appends from now on embed their turns ahead (EmbedAhead)
+        early = self.ahead.take(embedder, todo)
         return SearchEmbedding(self, embedder, todo, marks, texts, progress=progress, background=background,
-                               texts_first=texts_first)
+                               texts_first=texts_first, early=early)
 
     def index(self, embedder: Embedder, *, kinds: Iterable[str] = ITEM_KINDS, batch_size: int = 256,
               progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every live item that has no vector yet, in batches; one transaction per batch.
+        """Embed every live item that has no vector yet, in batches; one transaction per batch. The
+        vectors :attr:`ahead` computed for them (same id, text and embedder) are stored, not computed again.
 
         :param progress: called as ``progress(done, total)`` after each batch.
         :returns: the number of items embedded.
@@ -612,15 +858,30 @@ class EmbeddingIndex:
         kinds = self._start(embedder, kinds, batch_size, progress)
         todo = self._as_embedded([(kind, item_id, text) for kind in kinds
                                   for item_id, text in self.missing_since_scan(kind)])
+        total = len(todo)
         done = 0
         try:
+            # the vectors the embed-ahead thread computed (or is computing) for these items are used,
+            # not computed again (an import after a search); those it could not compute are embedded below
+            early = self.ahead.take(embedder, todo)
+            if early:
+                got = [(pos, entry.result()) for pos, entry in sorted(early.items())]
+                got = [(pos, vector) for pos, vector in got if vector is not None]
+                if got:
+                    self.store_items([todo[pos] for pos, _ in got], np.stack([v for _, v in got]),
+                                     model_id=embedder.model_id)
+                    done += len(got)
+                    if progress is not None:
+                        progress(done, total)
+                    stored = {pos for pos, _ in got}
+                    todo = [item for pos, item in enumerate(todo) if pos not in stored]
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
                 vectors = embed_checked(embedder, [text for _, _, text in chunk])
                 self.store_items(chunk, vectors, model_id=embedder.model_id)
                 done += len(chunk)
                 if progress is not None:
-                    progress(done, len(todo))
+                    progress(done, total)
         except BaseException:
             self.forget()  # the scan mark passed items not embedded yet: the next call scans again
             raise
@@ -716,7 +977,10 @@ class SearchEmbedding:
     :meth:`Embedder.embed_batch` call (with ``texts_first``: the texts, then the items, in two),
     in a daemon thread (``memfold-search-embed``) when ``background``, else in :meth:`wait`. The
     thread only computes (no storage access, no lock of memfold's), so it can neither block nor be
-    blocked by the search's reads; it is the only thread of the search calling the embedder.
+    blocked by the search's reads. Items whose vectors :class:`EmbedAhead` computed or is
+    computing (``early``: ``{position in todo: entry}``) are not embedded again: :meth:`wait` takes
+    their vectors (waiting for a running one) and the texts are then embedded alone, as with
+    ``texts_first``, so the dense ranker can scan while the entry finishes.
 
     Invariant: the vectors are the same whatever the thread's timing (the same calls on the same
     texts), and a search uses none of the items' vectors before :meth:`wait` returned, which joins
@@ -728,13 +992,15 @@ class SearchEmbedding:
 
     def __init__(self, index: EmbeddingIndex, embedder: Embedder, todo: list[tuple[str, int, str]],
                  marks: dict[str, int], texts: list[str], *, progress: Callable[[int, int], None] | None = None,
-                 background: bool = True, texts_first: bool = False) -> None:
+                 background: bool = True, texts_first: bool = False, early: dict[int, _Ahead] | None = None) -> None:
         self._index, self._embedder, self._todo, self._marks = index, embedder, todo, marks
         self._texts = texts
-        self._first = bool(texts_first and texts and todo)
-        self._all = [text for _, _, text in todo] + texts
+        self._early = dict(early or {})
+        self._rest = [item for pos, item in enumerate(todo) if pos not in self._early]  # embedded here
+        self._first = bool(texts and todo and (texts_first or self._early))
+        self._all = [text for _, _, text in self._rest] + texts
         self._progress = progress
-        self._vectors: np.ndarray | None = None
+        self._vectors: np.ndarray | None = None  # the rest's vectors, then the texts'
         self._text_vectors: np.ndarray | None = None
         self._texts_done = threading.Event()
         self._error: BaseException | None = None
@@ -754,19 +1020,29 @@ class SearchEmbedding:
         """Whether the texts are embedded alone, before the items (:meth:`text_vectors`)."""
         return self._first
 
+    @property
+    def ahead(self) -> int:
+        """How many of the items' vectors came from :class:`EmbedAhead` (not embedded here)."""
+        return len(self._early)
+
     def item_ids(self, kind: str) -> list[int]:
         """The ids of the items of ``kind`` this embeds (stored by :meth:`wait`)."""
         return [item_id for k, item_id, _ in self._todo if k == kind]
 
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._embedder.dim), dtype=np.float32)
+        return embed_checked(self._embedder, texts)
+
     def _run(self) -> None:
         try:
             if self._first:
-                self._text_vectors = embed_checked(self._embedder, self._texts)
+                self._text_vectors = self._embed(self._texts)
                 self._texts_done.set()
-                items = embed_checked(self._embedder, [text for _, _, text in self._todo])
+                items = self._embed([text for _, _, text in self._rest])
                 self._vectors = np.concatenate([items, self._text_vectors])
             else:
-                self._vectors = embed_checked(self._embedder, self._all)
+                self._vectors = self._embed(self._all)
         except BaseException as exc:  # re-raised in the caller's thread by wait()
             self._error = exc
         finally:
@@ -785,6 +1061,19 @@ class SearchEmbedding:
             return self.wait()  # the texts' embedding failed: raised by wait
         return self._text_vectors
 
+    def _item_vectors(self, rest: np.ndarray) -> np.ndarray:
+        """Every item's vector in ``todo``'s order: ``rest`` (those embedded here) and the early
+        entries' (an entry that failed or was dropped is embedded now, in this thread)."""
+        if not self._early:
+            return rest
+        out = np.zeros((len(self._todo), self._embedder.dim), dtype=np.float32)
+        others = [pos for pos in range(len(self._todo)) if pos not in self._early]
+        out[others] = rest
+        for pos, entry in self._early.items():
+            vector = entry.result()
+            out[pos] = vector if vector is not None else self._embed([self._todo[pos][2]])[0]
+        return out
+
     def wait(self) -> np.ndarray:
         """Join the worker, store the items' vectors (one transaction per kind) and record the scan
         mark; returns the texts' vectors, ``(len(texts), dim) float32``.
@@ -797,17 +1086,18 @@ class SearchEmbedding:
             self._run()
         if self._error is not None:
             raise self._error
-        if not self._all:
+        if not self._all and not self._todo:
             return np.zeros((0, self._embedder.dim), dtype=np.float32)
-        vectors = self._vectors  # checked by embed_checked: (len(texts), dim) float32, finite
+        vectors = self._vectors if self._vectors is not None else self._embed([])  # checked by embed_checked
         if self._todo and not self._stored:
-            self._index.store_items(self._todo, vectors[:len(self._todo)], model_id=self._embedder.model_id)
+            items = self._item_vectors(vectors[:len(self._rest)])
+            self._index.store_items(self._todo, items, model_id=self._embedder.model_id)
             for kind, mark in self._marks.items():
                 self._index.scanned_up_to(kind, mark)
             self._stored = True
             if self._progress is not None:
                 self._progress(len(self._todo), len(self._todo))
-        return vectors[len(self._todo):]
+        return vectors[len(self._rest):]
 
 
 _NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt "

@@ -54,8 +54,11 @@ def minilm():
     return emb
 
 
-def _open(path, embedder):
-    return memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder=embedder)
+def _open(path, embedder, *, embed_ahead=False):
+    """These tests check the search's own embedding (its worker or in line): the appended turns are
+    not embedded ahead (``tests/test_embed_ahead.py`` checks that path)."""
+    return memfold.MemFold(path, clock=memfold.LogicalClock(), token_counter="words", embedder=embedder,
+                           embed_ahead=embed_ahead)
 
 
 def test_right_after_an_append_one_pass_embeds_query_and_turn_and_finds_the_turn_by_meaning(db_path, minilm):

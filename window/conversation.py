@@ -137,6 +137,8 @@ class Conversation:
             results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
             self._after_append(outcome=None if protected else outcome, tool_results=results,
                                synced=bool(in_catalog and in_catalog[0]))
+        if archived and self.parts.on_appended is not None:
+            self.parts.on_appended(archived)  # the facade embeds them for the next search, in a thread
         return outcome
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:

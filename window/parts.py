@@ -127,6 +127,7 @@ class WindowParts:
     :ivar strategies: the strategies conversations may enter (``None``: the built-ins plus
         ``MEMFOLD_STRATEGY_PATH``; see :mod:`memfold.window.strategies`).
     :ivar context_cache: a :class:`~memfold.window.context_cache.ContextCache`, or ``None``.
+    :ivar on_appended: ``on_appended(turns)`` after every append that wrote turns, or ``None``.
     :ivar pressure_bounds: this process's pressure bounds, so an append checks the watermarks
         without measuring the window each time (:mod:`memfold.window.pressure`).
     """
@@ -147,6 +148,9 @@ class WindowParts:
     #: compiled contexts by state version, settings and reader (issue 15), or ``None``: no cache
     context_cache: Any = None
     pressure_bounds: PressureBounds = field(default_factory=PressureBounds)
+    #: called with the turns an append wrote, once its transaction committed (the facade starts
+    #: embedding them for the next search: issue 18, point 2), or ``None``
+    on_appended: Any = None
 
     def __post_init__(self) -> None:
         if self.cards is None:
