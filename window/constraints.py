@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, prefilter
+from . import directives, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -326,6 +326,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
     id = "rules"
 
+    def __init__(self, *, model: bool | None = None) -> None:
+        #: read the sentences no rule covers with the learned model (:mod:`.instruction_model`);
+        #: None: on unless ``MEMFOLD_INSTRUCTION_MODEL=off``
+        self.model = instruction_model.enabled_by_env() if model is None else bool(model)
+
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
@@ -444,7 +449,30 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     # "Stop printing copies of the contracts" ends "Always print a copy of each contract"
                     withdrawals.append(Withdrawal("unrequire", sent, content_terms(sent), min_overlap=2))
             i += 1
-        return Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
+        found = Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
+        return self._with_model(text, sents, found, now, clock) if self.model else found
+
+    def _with_model(self, text: str, sents: list[str], found: Extraction, now: float | None,
+                    clock: "Clock | None") -> Extraction:
+        """``found`` plus what the learned model reads in the sentences no rule covered."""
+        model = instruction_model.current()
+        if model is None:
+            return found
+        covered = [p.text for p in found.proposals] + [w.text for w in found.withdrawals]
+        more = instruction_model.suggest(model, text, sents, covered, MAX_RECORD_CHARS)
+        if not more:
+            return found
+        proposals, withdrawals = list(found.proposals), list(found.withdrawals)
+        for s in more:
+            if s.kind == "plan_reset":
+                proposals.append(ConstraintProposal("policy_state", s.text, "model", replaces_previous=True))
+            elif s.kind in instruction_model.ACTS:
+                withdrawals.append(Withdrawal(f"model_{s.kind}", s.text, content_terms(s.text), min_overlap=1))
+            else:
+                dm = _DEADLINE.search(s.text) if s.kind == "deadline" and now is not None else None
+                proposals.append(ConstraintProposal(s.kind, s.text, "model",
+                                                    due_at=resolve_due(dm.group(0), now, clock) if dm else None))
+        return Extraction(proposals, withdrawals)
 
     def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
         """The sentence states a standing instruction of its own ("Always log account changes."),
@@ -841,6 +869,13 @@ class ConstraintTracker:
         so "give out the warehouse address" revokes "Never give out the warehouse address", not
         "Never share my home address" (one shared word against three)."""
         records = self._scope_records(turn, scope)
+        if w.action in ("model_revoke", "model_satisfy"):
+            # the learned model's act: only the one record of this conversation it names
+            mine = [r for r in records if r.conversation_id == turn.conversation_id]
+            end = self.channel.satisfy if w.action == "model_satisfy" else self.channel.revoke
+            for rec in instruction_model.pick_target(w.action[6:], w.text, mine, _stem, content_terms):
+                end(rec.id, cause=f"turn:{turn.id}")
+            return
         if w.action == "satisfy":
             waiting = [r for r in records if _waiting(r) and r.conversation_id == turn.conversation_id]
             best = _best_matches(waiting, w.terms, at_least=max(1, w.min_overlap))
