@@ -83,8 +83,44 @@ def item_examples(item: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
+def setup_examples(item: dict[str, Any], rules: Any) -> list[tuple[str, str]]:
+    """``(sentence, class)`` pairs of an item's setup turns (standing instructions whose kind the
+    set leaves open): the rules' kind where they read one, else the kind the act needs (a
+    record a satisfaction releases waits: ``prerequisite``; others ``constraint``)."""
+    out = []
+    target = (item["expect"].get("withdrawn") or {}).get("contains", "")
+    for spec in item.get("setup", []):
+        if not isinstance(spec, str):
+            continue
+        got = rules.extract(spec).proposals
+        for s in sentences(spec):
+            kinds = [p.kind for p in got if _overlaps(p.text, s)]
+            if kinds:
+                kind = kinds[0]
+            elif item.get("group") == "satisfy" and target and _overlaps(s, target):
+                kind = "prerequisite"
+            elif item.get("group") == "plan_reset" and target and _overlaps(s, target):
+                kind = "policy_state"
+            else:
+                kind = "constraint"
+            out.append((s, kind))
+    return out
+
+
 def phrasing_examples(names: Iterable[str]) -> list[tuple[str, str]]:
-    return [ex for name in names for item in set_items(name) for ex in item_examples(item)]
+    from memfold.window.constraints import RuleConstraintExtractor
+
+    rules = RuleConstraintExtractor(model=False)
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for name in names:
+        for item in set_items(name):
+            out += item_examples(item)
+            for ex in setup_examples(item, rules):
+                if ex[0] not in seen:  # the same setup recurs across items of a set
+                    seen.add(ex[0])
+                    out.append(ex)
+    return out
 
 
 def locomo_examples(exclude: Iterable[str] = (), path: Path = LOCOMO) -> list[tuple[str, str]]:
@@ -118,7 +154,7 @@ def train(examples: list[tuple[str, str]], *, dim: int = DIM, char_n: int = CHAR
     w = np.array([len(y) / (len(im.CLASSES) * max(counts[k], 1.0)) for k in y])
     if locomo_count:
         w[-locomo_count:] *= LOCOMO_WEIGHT
-    clf = LogisticRegression(C=c, max_iter=2000, tol=1e-6)
+    clf = LogisticRegression(C=c, max_iter=500, tol=1e-4)
     clf.fit(x, y, sample_weight=w)
     weights = np.zeros((dim, len(im.CLASSES)))
     bias = np.zeros(len(im.CLASSES))

@@ -458,7 +458,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
         model = instruction_model.current()
         if model is None:
             return found
-        covered = [p.text for p in found.proposals] + [w.text for w in found.withdrawals]
+        # a sentence a rule made a record of, or read as a withdrawal, is the rules' (a rule's
+        # tentative go signal, completion or condition met is not: it ends nothing unless it matches)
+        covered = [p.text for p in found.proposals] + [w.text for w in found.withdrawals
+                                                       if w.action not in ("satisfy", "complete", "met")]
         more = instruction_model.suggest(model, text, sents, covered, MAX_RECORD_CHARS)
         if not more:
             return found
