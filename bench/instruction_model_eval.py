@@ -101,17 +101,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-loco", action="store_true")
     parser.add_argument("--failures", action="store_true", help="List LOSO rules+model failures and LoCoMo records.")
     parser.add_argument("--json", dest="json_out", type=Path)
+    parser.add_argument("--dim", type=int, default=tm.DIM, help="Try another configuration (not the shipped one).")
+    parser.add_argument("--char-n", type=int, default=tm.CHAR_N)
+    parser.add_argument("--c", type=float, default=tm.C)
+    parser.add_argument("--threshold", type=float, default=tm.THRESHOLD)
     args = parser.parse_args(argv)
+    kw = {"dim": args.dim, "char_n": args.char_n, "c": args.c, "threshold": args.threshold}
     import memfold.consolidation.extractors.attributes  # noqa: F401  (register its families)
     import memfold.window.directives  # noqa: F401
 
     started = time.perf_counter()
     sets = [s for s in args.sets.split(",") if s]
     assert not any("fresh8" in s for s in sets), "fresh8 is blind this round"
-    full = tm.shipped_form(tm.build())
-    out: dict = {"config": {"dim": tm.DIM, "char_n": tm.CHAR_N, "C": tm.C, "threshold": tm.THRESHOLD},
-                 "sets": {}}
-    print(f"config: dim {tm.DIM}, char n {tm.CHAR_N}, C {tm.C}, threshold {tm.THRESHOLD}")
+    full = tm.shipped_form(tm.build(**kw))
+    out: dict = {"config": kw, "sets": {}}
+    print(f"config: {kw}")
     print(f"{'set':9}{'rules in':>20}{'rules+model in':>20}{'rules LOSO':>20}{'rules+model LOSO':>20}"
           f"{'near miss LOSO r / r+m':>26}")
     tot = {k: [0, 0] for k in ("rin", "min", "rlo", "mlo", "nr", "nm")}
@@ -123,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         m_in = summary(measure(items, full, []))
         row = {"rules_in": r_in, "model_in": m_in}
         if not args.no_loso:
-            held = tm.shipped_form(tm.build([s for s in tm.TRAIN_SETS if s != name]))
+            held = tm.shipped_form(tm.build([s for s in tm.TRAIN_SETS if s != name], **kw))
             r_lo = summary(measure(items, None, off))
             rows = measure(items, held, off)
             m_lo = summary(rows)
@@ -149,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         in_made, _, in_flag = locomo_records(full)
         loco_made, loco_flag = 0, []
         for conv in sorted({s["sample_id"] for s in json.loads(pr.LOCOMO.read_text(encoding="utf-8"))}):
-            held = tm.shipped_form(tm.build(locomo_exclude=[conv]))
+            held = tm.shipped_form(tm.build(locomo_exclude=[conv], **kw))
             made, _, flag = locomo_records(held, {conv})
             loco_made += made
             loco_flag += flag

@@ -789,7 +789,11 @@ class ConstraintTracker:
         ns = scope.namespace or self.channel._archive().conversation_row(turn.conversation_id)["namespace"]
         # the namespace's protected records are read (to withdraw, to replace), then written
         with storage.transaction(write_scope(protected=[ns])):
+            model_acts = any(w.action.startswith("model_") for w in extraction.withdrawals)
+            start = len(self._scope_records(turn, scope)) if model_acts else 0
             for w in extraction.withdrawals:
+                if w.action.startswith("model_") and len(self._scope_records(turn, scope)) < start:
+                    break  # a rule's withdrawal ended a record already: the model's acts are not needed
                 self._withdraw(turn, w, scope)
             standing = None
             for p in extraction.proposals:
@@ -874,7 +878,8 @@ class ConstraintTracker:
         records = self._scope_records(turn, scope)
         if w.action in ("model_revoke", "model_satisfy"):
             # the learned model's act: only the one record of this conversation it names
-            mine = [r for r in records if r.conversation_id == turn.conversation_id]
+            mine = [r for r in records if r.conversation_id == turn.conversation_id and (
+                w.action == "model_revoke" or _waiting(r) or r.kind in ("prerequisite", "deadline"))]
             end = self.channel.satisfy if w.action == "model_satisfy" else self.channel.revoke
             for rec in instruction_model.pick_target(w.action[6:], w.text, mine, _stem, content_terms):
                 end(rec.id, cause=f"turn:{turn.id}")

@@ -223,20 +223,15 @@ def suggest(model: InstructionModel, text: str, sents: Sequence[str], covered: S
     return out
 
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9'_-]*")
-
-
 def pick_target(act: str, text: str, records: Sequence, stem, terms) -> list:
     """The one active record an act of the model ends, or ``[]`` when that is ambiguous.
 
-    ``records`` are the active records of the turn's conversation; ``terms`` maps a text to its
+    ``records`` are the active records of the turn's conversation the act may end (for a
+    satisfaction, the ones that wait); ``terms`` maps a text to its
     content words and ``stem`` a word to its stem (the tracker's own). The record sharing the
     most stems (at least one) with the act's sentence wins when no other ties it; for a
-    satisfaction with no word shared, the only record that waits (a prerequisite) is picked."""
+    satisfaction with no word shared, the only waiting prerequisite is picked."""
     pool = list(records)
-    if act == "satisfy":
-        waiting = [r for r in pool if r.kind in ("prerequisite", "deadline", "approval")]
-        pool = waiting or pool
     want = {stem(t) for t in terms(text)}
     scored = sorted(((len(want & {stem(t) for t in terms(r.text)}), n, r) for n, r in enumerate(pool)),
                     key=lambda x: (-x[0], x[1]))
