@@ -78,6 +78,7 @@ def locomo_records(model: im.InstructionModel | None, convs: set[str] | None = N
 
 
 def cost(model: im.InstructionModel) -> dict[str, float]:
+    """The model's CPU per sentence (predict alone), and the extractor's per LoCoMo turn with and without it."""
     sents = [x for s in json.loads(pr.LOCOMO.read_text(encoding="utf-8"))[:2]
              for k, v in s["conversation"].items() if k.startswith("session_") and isinstance(v, list)
              for t in v for x in sentences(t["text"])]
@@ -87,7 +88,19 @@ def cost(model: im.InstructionModel) -> dict[str, float]:
         for s in sents:
             model.predict(s)
         best.append((time.process_time() - t0) / len(sents) * 1e6)
-    return {"sentences": len(sents), "us_per_sentence_min": min(best), "us_per_sentence_median": float(np.median(best))}
+    texts = [t["text"] for s in json.loads(pr.LOCOMO.read_text(encoding="utf-8"))
+             for k, v in s["conversation"].items() if k.startswith("session_") and isinstance(v, list) for t in v]
+    turn = {True: [], False: []}
+    with im.using(model):
+        for _ in range(3):  # the extractor per LoCoMo turn, model on and off taking turns
+            for on in (False, True):
+                ex = RuleConstraintExtractor(model=on)
+                t0 = time.process_time()
+                for t in texts:
+                    ex.extract(t)
+                turn[on].append((time.process_time() - t0) / len(texts) * 1e6)
+    return {"sentences": len(sents), "us_per_sentence_min": min(best), "us_per_sentence_median": float(np.median(best)),
+            "turns": len(texts), "extract_us_per_turn_rules": min(turn[False]), "extract_us_per_turn_model": min(turn[True])}
 
 
 def _pct(c: list[int]) -> str:
@@ -166,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     c = cost(full)
     print(f"model cost: {c['us_per_sentence_min']:.1f} us/sentence (min of 5), median {c['us_per_sentence_median']:.1f}"
           f" over {c['sentences']} LoCoMo sentences; weights file {len(full.to_bytes())} bytes")
+    print(f"extractor CPU per LoCoMo turn ({c['turns']} turns, best of 3 alternating): rules "
+          f"{c['extract_us_per_turn_rules']:.0f} us, rules+model {c['extract_us_per_turn_model']:.0f} us "
+          f"(+{c['extract_us_per_turn_model'] - c['extract_us_per_turn_rules']:.0f} us)")
     out["cost"] = c
     if args.failures:
         for f in fails:
