@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -42,8 +43,8 @@ DIM = 1 << 15
 CHAR_N = 4
 C = 4.0
 #: the probability a class other than none needs (chosen on LoCoMo leave-one-conversation-out)
-THRESHOLD = 0.75
-LOCOMO_WEIGHT = 1.0
+THRESHOLD = 0.95
+LOCOMO_WEIGHT = 5.0
 
 
 def set_items(name: str) -> list[dict[str, Any]]:
@@ -107,33 +108,48 @@ def setup_examples(item: dict[str, Any], rules: Any) -> list[tuple[str, str]]:
     return out
 
 
-def phrasing_examples(names: Iterable[str]) -> list[tuple[str, str]]:
+@lru_cache(maxsize=None)
+def _set_examples(name: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     from memfold.window.constraints import RuleConstraintExtractor
 
     rules = RuleConstraintExtractor(model=False)
+    items = set_items(name)
+    return (tuple(ex for item in items for ex in item_examples(item)),
+            tuple(ex for item in items for ex in setup_examples(item, rules)))
+
+
+def phrasing_examples(names: Iterable[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     for name in names:
-        for item in set_items(name):
-            out += item_examples(item)
-            for ex in setup_examples(item, rules):
-                if ex[0] not in seen:  # the same setup recurs across items of a set
-                    seen.add(ex[0])
-                    out.append(ex)
+        messages, setups = _set_examples(name)
+        out += messages
+        for ex in setups:
+            if ex[0] not in seen:  # the same setup recurs across items and sets
+                seen.add(ex[0])
+                out.append(ex)
     return out
 
 
 def locomo_examples(exclude: Iterable[str] = (), path: Path = LOCOMO) -> list[tuple[str, str]]:
     """Every LoCoMo turn's sentences as ``none``, but for the conversations in ``exclude``."""
     skip = set(exclude)
+    return [ex for conv, examples in _locomo(str(path)) if conv not in skip for ex in examples]
+
+
+@lru_cache(maxsize=None)
+def _locomo(path: str) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
     out = []
-    for s in json.loads(path.read_text(encoding="utf-8")):
-        if s["sample_id"] in skip:
-            continue
-        for k, v in s["conversation"].items():
-            if k.startswith("session_") and isinstance(v, list):
-                out += [(x, "none") for t in v for x in sentences(t["text"])]
-    return out
+    for s in json.loads(Path(path).read_text(encoding="utf-8")):
+        examples = [(x, "none") for k, v in s["conversation"].items() if k.startswith("session_") and isinstance(v, list)
+                    for t in v for x in sentences(t["text"])]
+        out.append((s["sample_id"], tuple(examples)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=200_000)
+def _features(sentence: str, dim: int, char_n: int) -> tuple[int, ...]:
+    return tuple(im.features(sentence, dim, char_n))
 
 
 def train(examples: list[tuple[str, str]], *, dim: int = DIM, char_n: int = CHAR_N, c: float = C,
@@ -145,7 +161,7 @@ def train(examples: list[tuple[str, str]], *, dim: int = DIM, char_n: int = CHAR
     index = {c_: n for n, c_ in enumerate(im.CLASSES)}
     rows, cols = [], []
     for n, (s, _) in enumerate(examples):
-        f = im.features(s, dim, char_n)
+        f = _features(s, dim, char_n)
         rows += [n] * len(f)
         cols += f
     x = csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(examples), dim))
