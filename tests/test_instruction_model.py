@@ -20,9 +20,10 @@ LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 #: standing instructions in shapes no rule reads (written for this test, in no phrasing set)
 MISSED_BY_RULES = [
     "Tickets tagged urgent get a human reply inside the hour.",
-    "Invoices over ten grand get a second pair of eyes from Dana.",
-    "Weekend deliveries are a no-go for the Hull depot.",
-    "Quotes to the council need the finance stamp first.",
+    "The final call: we ship the mobile app first.",
+    "The signed consent form is on file, dated 3 May.",
+    "Do remember to copy Priya on supplier emails.",
+    "Hold the Lisbon booking till the visa comes through.",
 ]
 SMALL_TALK = [
     "We went to the beach last weekend and the kids loved it!",
@@ -107,8 +108,8 @@ def test_the_off_setting_restores_the_rules_output_exactly(monkeypatch):
 
 
 def test_off_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
-    turns = ["Weekend deliveries are a no-go for the Hull depot.", "Never call me after 9pm.",
-             "Tickets tagged urgent get a human reply inside the hour.", "Thanks so much, talk soon!"]
+    turns = ["The final call: we ship the mobile app first.", "Never call me after 9pm.",
+             "Do remember to copy Priya on supplier emails.", "Thanks so much, talk soon!"]
     monkeypatch.setenv(im.ENV_SWITCH, "off")
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as mf:
         off = _say(mf, *turns)
@@ -117,6 +118,10 @@ def test_off_through_the_facade_gives_the_rules_records(db_path, clock, monkeypa
         rules = _say(mf, *turns)
     assert off == rules
     assert all(rule != "model" for _, rule in off.values())
+    monkeypatch.delenv(im.ENV_SWITCH)
+    with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None) as mf:
+        on = _say(mf, *turns)
+    assert any(rule == "model" for _, rule in on.values())  # on by default, so the comparison can fail
 
 
 def test_a_withdrawal_the_rules_miss_ends_only_the_record_it_names(mf):
