@@ -85,14 +85,15 @@ def item_examples(item: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def setup_examples(item: dict[str, Any], rules: Any) -> list[tuple[str, str]]:
-    """``(sentence, class)`` pairs of an item's setup turns (standing instructions whose kind the
-    set leaves open): the rules' kind where they read one, else the kind the act needs (a
+    """``(sentence, class)`` pairs of an item's setup turns that it expects protected (standing
+    instructions whose kind the set leaves open): the rules' kind where they read one, else the kind the act needs (a
     record a satisfaction releases waits: ``prerequisite``; others ``constraint``)."""
     out = []
     target = (item["expect"].get("withdrawn") or {}).get("contains", "")
+    protected = [w["contains"] for w in item["expect"].get("setup", [])]
     for spec in item.get("setup", []):
-        if not isinstance(spec, str):
-            continue
+        if not isinstance(spec, str) or not any(_overlaps(w, spec) for w in protected):
+            continue  # only the setup turns the item expects protected (not its small talk)
         got = rules.extract(spec).proposals
         for s in sentences(spec):
             kinds = [p.kind for p in got if _overlaps(p.text, s)]

@@ -462,7 +462,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         # tentative go signal, completion or condition met is not: it ends nothing unless it matches)
         covered = [p.text for p in found.proposals] + [w.text for w in found.withdrawals
                                                        if w.action not in ("satisfy", "complete", "met")]
-        more = instruction_model.suggest(model, text, sents, covered, MAX_RECORD_CHARS)
+        more = instruction_model.suggest(model, text, sents, covered, MAX_RECORD_CHARS, _small_talk)
         if not more:
             return found
         proposals, withdrawals = list(found.proposals), list(found.withdrawals)
@@ -559,6 +559,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
 
 _WAIT_FOR = re.compile(r"\bwait (?:for|until)\b", re.I)
+
+
+def _small_talk(sent: str) -> bool:
+    """The rules' small-talk vetoes, which the instruction model respects too ("Plan: pizza tonight lol")."""
+    return directives.casual_r10(sent) or directives.not_a_directive(sent)
 _LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
 
 

@@ -26,9 +26,9 @@ import re
 import zlib
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -43,6 +43,8 @@ WEIGHTS_PATH = Path(__file__).with_name("instruction_model.bin")
 ENV_SWITCH = "MEMFOLD_INSTRUCTION_MODEL"
 #: a sentence shorter than this many characters is never read by the model ("ok", "thanks!")
 MIN_CHARS = 12
+#: nor one of fewer words ("Manager here.", the opening of a longer approval, is no instruction alone)
+MIN_WORDS = 3
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!:;$%£€@#]")
 
@@ -81,6 +83,8 @@ class InstructionModel:
     threshold: float
     char_n: int = 4
     classes: tuple[str, ...] = CLASSES
+    #: the file this model was read from (written back as is: re-quantising is not exact)
+    raw: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def dim(self) -> int:
@@ -95,7 +99,7 @@ class InstructionModel:
 
     def predict(self, sentence: str) -> tuple[str, float] | None:
         """``(class, probability)`` when a class other than ``none`` reaches the threshold."""
-        if len(sentence.strip()) < MIN_CHARS:
+        if len(sentence.strip()) < MIN_CHARS or len(_TOKEN.findall(sentence.lower())) < MIN_WORDS:
             return None
         p = self.scores(sentence)
         k = int(p.argmax())
@@ -106,6 +110,8 @@ class InstructionModel:
     # -- the data file -----------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         """The weights file: a JSON header line, then the weights as int8 (one scale per class)."""
+        if self.raw is not None:
+            return self.raw
         w = np.asarray(self.weights, dtype=np.float64)
         scale = np.abs(w).max(axis=0) / 127.0
         scale[scale == 0] = 1.0
@@ -129,7 +135,7 @@ class InstructionModel:
             raise ModelFileError(f"instruction model file has an unknown format: {header.get('format')!r}")
         weights = q.astype(np.float32) * np.asarray(header["scale"], dtype=np.float32)
         return cls(weights, np.asarray(header["bias"], dtype=np.float32), float(header["threshold"]),
-                   int(header["char_n"]), classes)
+                   int(header["char_n"]), classes, raw=bytes(data))
 
 
 _SHIPPED: list[InstructionModel | None] = []
@@ -179,15 +185,16 @@ class Suggestion:
 
 
 def suggest(model: InstructionModel, text: str, sents: Sequence[str], covered: Sequence[str],
-            max_chars: int) -> list[Suggestion]:
+            max_chars: int, small_talk: Callable[[str], bool] | None = None) -> list[Suggestion]:
     """The model's suggestions for ``text``'s sentences that no rule output covers.
 
     Consecutive sentences flagged with the same record kind become one record (a scope sentence
     and its instruction); a plan reset anywhere makes the whole message the new plan. Nothing
-    longer than ``max_chars`` is suggested."""
+    longer than ``max_chars`` is suggested, nor any sentence ``small_talk`` (the rules' vetoes)
+    calls small talk."""
     flagged: list[tuple[str, str, float]] = []
     for s in sents:
-        if any(s in c or c in s for c in covered):
+        if any(s in c or c in s for c in covered) or (small_talk is not None and small_talk(s)):
             flagged.append(("", s, 0.0))
             continue
         got = model.predict(s)
