@@ -7,11 +7,15 @@ import pytest
 
 import memfold
 from memfold.memory import families
+from memfold.window.constraints import RuleConstraintExtractor
 
 
 @pytest.fixture
 def mf(db_path, clock):
-    with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
+    # the rule families alone: these tests turn families off and check what the rules then miss,
+    # which the instruction model (tests/test_instruction_model.py) might read instead
+    with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None,
+                         constraint_extractor=RuleConstraintExtractor(model=False)) as instance:
         yield instance
 
 

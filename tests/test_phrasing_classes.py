@@ -20,6 +20,7 @@ import pytest
 import memfold
 from memfold.memory import families
 from memfold.window import directives
+from memfold.window.constraints import RuleConstraintExtractor
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +37,9 @@ bench = _bench()
 
 @pytest.fixture
 def mf(db_path, clock):
-    with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
+    # the rule families alone (family off -> not retained); the model has tests/test_instruction_model.py
+    with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None,
+                         constraint_extractor=RuleConstraintExtractor(model=False)) as instance:
         yield instance
 
 

@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, prefilter
+from . import directives, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -326,6 +326,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
     id = "rules"
 
+    def __init__(self, *, model: bool | None = None) -> None:
+        #: read the sentences no rule covers with the learned model (:mod:`.instruction_model`);
+        #: None: on unless ``MEMFOLD_INSTRUCTION_MODEL=off``
+        self.model = instruction_model.enabled_by_env() if model is None else bool(model)
+
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
@@ -444,7 +449,33 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     # "Stop printing copies of the contracts" ends "Always print a copy of each contract"
                     withdrawals.append(Withdrawal("unrequire", sent, content_terms(sent), min_overlap=2))
             i += 1
-        return Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
+        found = Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
+        return self._with_model(text, sents, found, now, clock) if self.model else found
+
+    def _with_model(self, text: str, sents: list[str], found: Extraction, now: float | None,
+                    clock: "Clock | None") -> Extraction:
+        """``found`` plus what the learned model reads in the sentences no rule covered."""
+        model = instruction_model.current()
+        if model is None:
+            return found
+        # a sentence a rule made a record of, or read as a withdrawal, is the rules' (a rule's
+        # tentative go signal, completion or condition met is not: it ends nothing unless it matches)
+        covered = [p.text for p in found.proposals] + [w.text for w in found.withdrawals
+                                                       if w.action not in ("satisfy", "complete", "met")]
+        more = instruction_model.suggest(model, text, sents, covered, MAX_RECORD_CHARS, _small_talk)
+        if not more:
+            return found
+        proposals, withdrawals = list(found.proposals), list(found.withdrawals)
+        for s in more:
+            if s.kind == "plan_reset":
+                proposals.append(ConstraintProposal("policy_state", s.text, "model", replaces_previous=True))
+            elif s.kind in instruction_model.ACTS:
+                withdrawals.append(Withdrawal(f"model_{s.kind}", s.text, content_terms(s.text), min_overlap=1))
+            else:
+                dm = _DEADLINE.search(s.text) if s.kind == "deadline" and now is not None else None
+                proposals.append(ConstraintProposal(s.kind, s.text, "model",
+                                                    due_at=resolve_due(dm.group(0), now, clock) if dm else None))
+        return Extraction(proposals, withdrawals)
 
     def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
         """The sentence states a standing instruction of its own ("Always log account changes."),
@@ -566,6 +597,11 @@ def _override_span(text: str, sents: list[str]) -> tuple[str, tuple[int, ...]] |
 
 
 _WAIT_FOR = re.compile(r"\bwait (?:for|until)\b", re.I)
+
+
+def _small_talk(sent: str) -> bool:
+    """The rules' small-talk vetoes, which the instruction model respects too ("Plan: pizza tonight lol")."""
+    return directives.casual_r10(sent) or directives.not_a_directive(sent)
 _LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
 
 
@@ -796,7 +832,11 @@ class ConstraintTracker:
         ns = scope.namespace or self.channel._archive().conversation_row(turn.conversation_id)["namespace"]
         # the namespace's protected records are read (to withdraw, to replace), then written
         with storage.transaction(write_scope(protected=[ns])):
+            model_acts = any(w.action.startswith("model_") for w in extraction.withdrawals)
+            start = len(self._scope_records(turn, scope)) if model_acts else 0
             for w in extraction.withdrawals:
+                if w.action.startswith("model_") and len(self._scope_records(turn, scope)) < start:
+                    break  # a rule's withdrawal ended a record already: the model's acts are not needed
                 self._withdraw(turn, w, scope)
             standing = None
             done: set[int] = set()  # the records this turn made or refreshed
@@ -884,6 +924,14 @@ class ConstraintTracker:
         so "give out the warehouse address" revokes "Never give out the warehouse address", not
         "Never share my home address" (one shared word against three)."""
         records = self._scope_records(turn, scope)
+        if w.action in ("model_revoke", "model_satisfy"):
+            # the learned model's act: only the one record of this conversation it names
+            mine = [r for r in records if r.conversation_id == turn.conversation_id and (
+                w.action == "model_revoke" or _waiting(r) or r.kind in ("prerequisite", "deadline"))]
+            end = self.channel.satisfy if w.action == "model_satisfy" else self.channel.revoke
+            for rec in instruction_model.pick_target(w.action[6:], w.text, mine, _stem, content_terms):
+                end(rec.id, cause=f"turn:{turn.id}")
+            return
         if w.action == "satisfy":
             waiting = [r for r in records if _waiting(r) and r.conversation_id == turn.conversation_id]
             best = _best_matches(waiting, w.terms, at_least=max(1, w.min_overlap))

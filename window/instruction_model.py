@@ -1,0 +1,249 @@
+"""A learned sentence classifier for standing instructions, beside the rules (issue 20, point 10).
+
+The rule extractor (:mod:`memfold.window.constraints`, :mod:`memfold.window.directives`) was
+grown for ten rounds from each new phrasing set's misses; on sets nobody tuned on it kept 70-80%
+of the standing instructions. This model is trained across every phrasing set in ``tests/data``
+(with LoCoMo small talk as negatives) by ``bench/train_instruction_model.py`` and reads only the
+sentences the rules gave nothing for: when it says, with enough confidence, that a sentence is a
+standing instruction of kind K, the extractor adds a record of kind K with the sentence verbatim;
+when it says the sentence withdraws, satisfies or resets earlier instructions, the tracker picks
+the one active record it names (:func:`pick_target`), and does nothing when that is ambiguous.
+
+* Deterministic and offline: features are hashed word uni/bigrams, sentence-start words and
+  character 4-grams (``zlib.crc32``, not Python's salted ``hash``); the weights are a small data
+  file in the package (``instruction_model.bin``: a JSON header line, then int8 weights), read once
+  with numpy. The same sentence always gets the same answer.
+* Off switch: ``MEMFOLD_INSTRUCTION_MODEL=off`` in the environment, or
+  ``RuleConstraintExtractor(model=False)``; then the extractor's output is the rules' exactly.
+  :func:`using` swaps the model within a ``with`` block (the benches' leave-one-set-out runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..memory.errors import MemfoldError
+
+#: the classes, in weight-column order: ``none``, the record kinds it may add, then the acts
+RECORD_KINDS = ("obligation", "constraint", "permission", "deadline", "prerequisite", "approval", "evidence",
+                "policy_state")
+ACTS = ("revoke", "satisfy", "plan_reset")
+CLASSES = ("none", *RECORD_KINDS, *ACTS)
+WEIGHTS_PATH = Path(__file__).with_name("instruction_model.bin")
+ENV_SWITCH = "MEMFOLD_INSTRUCTION_MODEL"
+#: a sentence shorter than this many characters is never read by the model ("ok", "thanks!")
+MIN_CHARS = 12
+#: nor one of fewer words ("Manager here.", the opening of a longer approval, is no instruction alone)
+MIN_WORDS = 3
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!:;$%£€@#]")
+
+
+class ModelFileError(MemfoldError):
+    """The instruction model's weights file is missing or malformed."""
+
+
+def features(sentence: str, dim: int, char_n: int = 4) -> list[int]:
+    """The hashed feature indices of one sentence (each at most once, sorted)."""
+    low = sentence.lower()
+    toks = _TOKEN.findall(low)
+    feats = {f"u{t}" for t in toks}
+    prev = "^"
+    for t in toks:
+        feats.add(f"b{prev} {t}")
+        prev = t
+    feats.add(f"b{prev} $")
+    for i, t in enumerate(toks[:3]):
+        feats.add(f"p{i}{t}")
+    if char_n:
+        flat = " " + " ".join(toks) + " "
+        for i in range(len(flat) - char_n + 1):
+            feats.add("c" + flat[i:i + char_n])
+    mask = dim - 1
+    return sorted({zlib.crc32(f.encode()) & mask for f in feats})
+
+
+@dataclass
+class InstructionModel:
+    """Multinomial logistic regression over hashed features: ``weights`` (dim x classes, float),
+    ``bias`` (classes), and the confidence ``threshold`` a non-``none`` class needs."""
+
+    weights: np.ndarray
+    bias: np.ndarray
+    threshold: float
+    char_n: int = 4
+    classes: tuple[str, ...] = CLASSES
+    #: the file this model was read from (written back as is: re-quantising is not exact)
+    raw: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dim(self) -> int:
+        return int(self.weights.shape[0])
+
+    def scores(self, sentence: str) -> np.ndarray:
+        """Class probabilities of one sentence."""
+        idx = features(sentence, self.dim, self.char_n)
+        z = self.weights[idx].sum(axis=0) + self.bias if idx else self.bias.copy()
+        z = np.exp(z - z.max())
+        return z / z.sum()
+
+    def predict(self, sentence: str) -> tuple[str, float] | None:
+        """``(class, probability)`` when a class other than ``none`` reaches the threshold."""
+        if len(sentence.strip()) < MIN_CHARS or len(_TOKEN.findall(sentence.lower())) < MIN_WORDS:
+            return None
+        p = self.scores(sentence)
+        k = int(p.argmax())
+        if k == 0 or p[k] < self.threshold:
+            return None
+        return self.classes[k], float(p[k])
+
+    # -- the data file -----------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """The weights file: a JSON header line, then the weights as int8 (one scale per class)."""
+        if self.raw is not None:
+            return self.raw
+        w = np.asarray(self.weights, dtype=np.float64)
+        scale = np.abs(w).max(axis=0) / 127.0
+        scale[scale == 0] = 1.0
+        q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+        header = {"format": "memfold-instruction-model/1", "classes": list(self.classes), "dim": self.dim,
+                  "char_n": self.char_n, "threshold": round(float(self.threshold), 6),
+                  "scale": [float(f"{s:.8e}") for s in scale], "bias": [float(f"{b:.8e}") for b in self.bias]}
+        return json.dumps(header, sort_keys=True).encode() + b"\n" + q.tobytes(order="C")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "InstructionModel":
+        head, sep, body = data.partition(b"\n")
+        try:
+            header = json.loads(head)
+            classes = tuple(header["classes"])
+            dim = int(header["dim"])
+            q = np.frombuffer(body, dtype=np.int8).reshape(dim, len(classes))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelFileError(f"instruction model file is malformed: {exc}") from exc
+        if header.get("format") != "memfold-instruction-model/1" or not sep:
+            raise ModelFileError(f"instruction model file has an unknown format: {header.get('format')!r}")
+        weights = q.astype(np.float32) * np.asarray(header["scale"], dtype=np.float32)
+        return cls(weights, np.asarray(header["bias"], dtype=np.float32), float(header["threshold"]),
+                   int(header["char_n"]), classes, raw=bytes(data))
+
+
+_SHIPPED: list[InstructionModel | None] = []
+#: a model swapped in by :func:`using` (``False``: none, the rules alone)
+_OVERRIDE: ContextVar[InstructionModel | None | bool] = ContextVar("memfold_instruction_model", default=True)
+
+
+def shipped() -> InstructionModel | None:
+    """The model in the package (read once); None when its file is absent."""
+    if not _SHIPPED:
+        _SHIPPED.append(InstructionModel.from_bytes(WEIGHTS_PATH.read_bytes()) if WEIGHTS_PATH.exists() else None)
+    return _SHIPPED[0]
+
+
+def enabled_by_env() -> bool:
+    """False when ``MEMFOLD_INSTRUCTION_MODEL`` is ``off``, ``0``, ``false`` or ``no``."""
+    return os.environ.get(ENV_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def current() -> InstructionModel | None:
+    """The model in force here: the one :func:`using` set, else the shipped one."""
+    got = _OVERRIDE.get()
+    if got is True:
+        return shipped()
+    return got or None
+
+
+@contextmanager
+def using(model: InstructionModel | None) -> Iterator[None]:
+    """Use ``model`` (None: no model) inside the ``with`` block (current thread or task only)."""
+    token = _OVERRIDE.set(model if model is not None else False)
+    try:
+        yield
+    finally:
+        _OVERRIDE.reset(token)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """What the model reads in the sentences the rules left alone: ``kind`` is a record kind or an
+    act (:data:`ACTS`); ``text`` is verbatim (for a record, the run of flagged sentences; for a
+    plan reset, the whole message)."""
+
+    kind: str
+    text: str
+    confidence: float
+
+
+def suggest(model: InstructionModel, text: str, sents: Sequence[str], covered: Sequence[str],
+            max_chars: int, small_talk: Callable[[str], bool] | None = None) -> list[Suggestion]:
+    """The model's suggestions for ``text``'s sentences that no rule output covers.
+
+    Consecutive sentences flagged with the same record kind become one record (a scope sentence
+    and its instruction); a plan reset anywhere makes the whole message the new plan. Nothing
+    longer than ``max_chars`` is suggested, nor any sentence ``small_talk`` (the rules' vetoes)
+    calls small talk."""
+    flagged: list[tuple[str, str, float]] = []
+    for s in sents:
+        if any(s in c or c in s for c in covered) or (small_talk is not None and small_talk(s)):
+            flagged.append(("", s, 0.0))
+            continue
+        got = model.predict(s)
+        flagged.append((got[0], s, got[1]) if got else ("", s, 0.0))
+    if any(k == "plan_reset" for k, _, _ in flagged):
+        if not covered and len(text.strip()) <= max_chars:
+            best = max(c for k, _, c in flagged if k == "plan_reset")
+            return [Suggestion("plan_reset", text.strip(), best)]
+        flagged = [("", s, 0.0) if k == "plan_reset" else (k, s, c) for k, s, c in flagged]
+    out: list[Suggestion] = []
+    i = 0
+    while i < len(flagged):
+        kind, s, conf = flagged[i]
+        if not kind:
+            i += 1
+            continue
+        if kind in ACTS:
+            out.append(Suggestion(kind, s, conf))
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(flagged) and flagged[j + 1][0] == kind:
+            j += 1
+        start = text.find(s)
+        end_s = flagged[j][1]
+        end = text.find(end_s, start) + len(end_s) if start >= 0 else -1
+        span = text[start:end] if start >= 0 and end > start else s
+        if len(span) > max_chars:
+            span = s
+        if len(span) <= max_chars:
+            out.append(Suggestion(kind, span, max(c for _, _, c in flagged[i:j + 1])))
+        i = j + 1
+    return out
+
+
+def pick_target(act: str, text: str, records: Sequence, stem, terms) -> list:
+    """The one active record an act of the model ends, or ``[]`` when that is ambiguous.
+
+    ``records`` are the active records of the turn's conversation the act may end (for a
+    satisfaction, the ones that wait); ``terms`` maps a text to its
+    content words and ``stem`` a word to its stem (the tracker's own). The record sharing the
+    most stems (at least one) with the act's sentence wins when no other ties it; for a
+    satisfaction with no word shared, the only waiting prerequisite is picked."""
+    pool = list(records)
+    want = {stem(t) for t in terms(text)}
+    scored = sorted(((len(want & {stem(t) for t in terms(r.text)}), n, r) for n, r in enumerate(pool)),
+                    key=lambda x: (-x[0], x[1]))
+    if scored and scored[0][0] >= 1 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+        return [scored[0][2]]
+    if act == "satisfy" and len(pool) == 1 and pool[0].kind == "prerequisite":
+        return [pool[0]]
+    return []
