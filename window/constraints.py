@@ -929,7 +929,14 @@ class ConstraintTracker:
             mine = [r for r in records if r.conversation_id == turn.conversation_id and (
                 w.action == "model_revoke" or _waiting(r) or r.kind in ("prerequisite", "deadline"))]
             end = self.channel.satisfy if w.action == "model_satisfy" else self.channel.revoke
-            for rec in instruction_model.pick_target(w.action[6:], w.text, mine, _stem, content_terms):
+            terms = content_terms
+            if w.action == "model_satisfy":
+                # the event's own verb ("arrived", "cleared") names no one condition (as for
+                # the rules' condition_met): the words shared must name what was awaited
+                def terms(text: str) -> list[str]:
+                    said = {e.lower() for e in directives.event_words(text)}
+                    return [t for t in content_terms(text) if t.lower() not in said]
+            for rec in instruction_model.pick_target(w.action[6:], w.text, mine, _stem, terms):
                 end(rec.id, cause=f"turn:{turn.id}")
             return
         if w.action == "satisfy":

@@ -236,14 +236,16 @@ def pick_target(act: str, text: str, records: Sequence, stem, terms) -> list:
     ``records`` are the active records of the turn's conversation the act may end (for a
     satisfaction, the ones that wait); ``terms`` maps a text to its
     content words and ``stem`` a word to its stem (the tracker's own). The record sharing the
-    most stems (at least one) with the act's sentence wins when no other ties it; for a
-    satisfaction with no word shared, the only waiting prerequisite is picked."""
+    most stems (at least one) with the act's sentence wins when no other ties it; a satisfaction
+    whose sentence names nothing (no content word) picks the only waiting prerequisite."""
     pool = list(records)
     want = {stem(t) for t in terms(text)}
     scored = sorted(((len(want & {stem(t) for t in terms(r.text)}), n, r) for n, r in enumerate(pool)),
                     key=lambda x: (-x[0], x[1]))
     if scored and scored[0][0] >= 1 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
         return [scored[0][2]]
-    if act == "satisfy" and len(pool) == 1 and pool[0].kind == "prerequisite":
+    if act == "satisfy" and not want and len(pool) == 1 and pool[0].kind == "prerequisite":
+        # "It's here." / "All done.": a sentence naming nothing may only end the one waiting
+        # record; one naming something else ("The new sofa arrived") ends nothing
         return [pool[0]]
     return []
