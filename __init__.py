@@ -68,7 +68,7 @@ from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.paths import is_database_url
 from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
-from .memory.validation import check_labels
+from .memory.validation import check_count, check_labels, check_name
 from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
@@ -227,6 +227,12 @@ def _check_preload(preload_embedder: Any) -> bool:
                            f"got {preload_embedder!r}")
     return preload_embedder
 
+
+
+def _ascii_digits(text: str) -> bool:
+    """``text`` is a number written in ASCII digits (``str.isdigit`` is also true of ``'²'``,
+    which ``int()`` refuses)."""
+    return text.isascii() and text.isdigit()
 
 class MemFold:
     """The facade: one database, its conversations and typed stores, and the injected parts.
@@ -493,6 +499,7 @@ class MemFold:
         namespace (``ingest``, ``window``)."""
         if not isinstance(create, bool):
             raise InvalidInput(f"create must be True or False, got {create!r}")
+        check_name(conversation_id, "conversation id")  # before the look-up: 10**400 or '\ud800' broke the SQL
         try:
             ref = ConversationRef.load(self.archive, conversation_id)
         except ConversationNotFound:
@@ -666,11 +673,13 @@ class MemFold:
                        counter=self.token_counter)
 
     def _labels_of(self, ref: str) -> list[str]:
-        if ref.startswith("t") and ref[1:].isdigit():
+        if not isinstance(ref, str):
+            raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
+        if ref.startswith("t") and _ascii_digits(ref[1:]):
             return list(self.archive.get(int(ref[1:])).labels)
-        if ref.startswith("record:") and ref[7:].isdigit():
+        if ref.startswith("record:") and _ascii_digits(ref[7:]):
             return list(self.memory.get(int(ref[7:])).labels)
-        if ref.startswith("P") and ref[1:].isdigit():
+        if ref.startswith("P") and _ascii_digits(ref[1:]):
             return list(self.protected.get(int(ref[1:])).labels)
         raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
 
@@ -920,6 +929,7 @@ class MemFold:
         """The worker's compaction jobs (leases ``compaction:<conversation>``), oldest first, as
         dicts with ``conversation``, ``generation``, ``holder``, ``status`` (``running``,
         ``ok``, ``failed``, ``backoff``, ``kept``, ``abandoned``...) and times."""
+        check_count(limit, "compaction_jobs limit", minimum=0, allow_none=True)
         jobs = []
         for row in self.storage.runs.list_leases():
             if not row.name.startswith("compaction:"):
@@ -928,7 +938,7 @@ class MemFold:
             jobs.append({"conversation": row.name.split(":", 1)[1], "generation": int(row.fire_time),
                          "holder": row.holder, "status": status, "acquired_at": row.acquired_at,
                          "expires_at": row.expires_at, "finished_at": row.finished_at})
-        return jobs if limit is None else jobs[-limit:]
+        return jobs if limit is None else jobs[len(jobs) - min(limit, len(jobs)):]  # limit=0: none (jobs[-0:] is all)
 
     def close(self) -> None:
         """Close the database connection."""

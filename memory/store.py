@@ -394,6 +394,10 @@ class MemoryStore:
         """
         if status is None and not include_inactive:
             status = "active"
+        if namespace is not None:
+            check_name(namespace, "namespace")  # '\ud800' broke the SQL (UnicodeEncodeError)
+        if key is not None:
+            check_name(key, "key")
         return self.records.list(
             namespace=namespace,
             type=None if type is None else check_record_type(type),

@@ -54,7 +54,10 @@ def check_importance(value: object) -> float:
     """An importance in [0, 1]. :raises InvalidInput: for NaN, infinities, bools, non-numbers or out of range."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidInput(f"importance must be a number in [0, 1], got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past the float range
+        raise InvalidInput("importance is an integer past any float: give a number in [0, 1]") from None
     if math.isnan(v):
         raise InvalidInput("importance is NaN: give a number in [0, 1]")
     if not 0.0 <= v <= 1.0:

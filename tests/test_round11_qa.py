@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from memfold import LogicalClock, MemFold
+from memfold import LogicalClock, MemFold, WindowSettings
 from memfold.cli import cli
 from memfold.memory.errors import ClockError, InvalidInput, MemfoldError
 
@@ -68,4 +68,94 @@ def test_a_created_at_integer_past_any_float_is_a_clock_error_naming_it(tmp_path
     with pytest.raises(ClockError, match="finite"):
         conv.append({"role": "user", "content": "x", "created_at": 10**5000})  # too long even to print
     assert conv.history() == []
+    mf.close()
+
+
+# -- numbers and names past what the storage can hold: a bare OverflowError / UnicodeEncodeError ---
+
+def _one_conversation(tmp_path):
+    mf = _open(tmp_path / "m.db")
+    conv = mf.conversation("c", namespace="ns")
+    conv.append({"role": "user", "content": "My order ORD-1 arrived broken."})
+    mf.memory.write("ns", "semantic", "Dana prefers email", key="user.contact", importance=0.5)
+    return mf, conv
+
+
+@pytest.mark.parametrize("call", [
+    "conversation_id_huge", "conversation_id_surrogate", "create_false_surrogate",
+    "importance_huge", "half_life_huge", "access_weight_huge",
+    "history_after_seq_huge", "report_usage_huge", "compact_target_text", "compact_target_nan",
+    "runs_limit_text", "runs_limit_nan", "jobs_limit_text", "jobs_limit_negative",
+    "erase_conversation_huge", "erase_conversation_surrogate", "relabel_huge_turn", "revoke_label_not_text",
+    "memories_list_surrogate", "memories_list_key_surrogate",
+])
+def test_bad_values_at_facade_entry_points_are_memfold_errors_and_write_nothing(tmp_path, call):
+    """Each of these raised a bare Python error (``OverflowError: int too large to convert to float``
+    or ``... to SQLite INTEGER``, ``UnicodeEncodeError``, ``ValueError: invalid literal for int()``,
+    ``TypeError: slice indices ...``) instead of an ``InvalidInput`` naming the argument."""
+    mf, conv = _one_conversation(tmp_path)
+    calls = {
+        "conversation_id_huge": lambda: mf.conversation(10**400, namespace="ns"),
+        "conversation_id_surrogate": lambda: mf.conversation("\ud800", namespace="ns"),
+        "create_false_surrogate": lambda: mf.conversation("c\ud800", create=False),
+        "importance_huge": lambda: mf.memory.write("ns", "semantic", "x", importance=10**400),
+        "half_life_huge": lambda: mf.policy("ns", "semantic", half_life=10**400),
+        "access_weight_huge": lambda: mf.policy("ns", "semantic", access_weight=-10**400),
+        "history_after_seq_huge": lambda: conv.history(after_seq=2**63),
+        "report_usage_huge": lambda: conv.report_usage(2**63),
+        "compact_target_text": lambda: conv.compact(target_tokens="5"),
+        "compact_target_nan": lambda: conv.compact(target_tokens=float("nan")),
+        "runs_limit_text": lambda: mf.runs(limit="x"),
+        "runs_limit_nan": lambda: mf.runs(limit=float("nan")),
+        "jobs_limit_text": lambda: mf.compaction_jobs(limit="5"),
+        "jobs_limit_negative": lambda: mf.compaction_jobs(limit=-1),
+        "erase_conversation_huge": lambda: mf.erase(conversation_id=10**400),
+        "erase_conversation_surrogate": lambda: mf.erase(conversation_id="\ud800"),
+        "relabel_huge_turn": lambda: mf.relabel("t" + "9" * 30, ["legal"]),
+        "revoke_label_not_text": lambda: mf.revoke_label(5, "legal"),
+        "memories_list_surrogate": lambda: mf.memory.list("\ud800"),
+        "memories_list_key_surrogate": lambda: mf.memory.list("ns", key="k\ud800"),
+    }
+    before = (mf.conversations(), [t.content for t in conv.history()], len(mf.memory.list("ns", include_inactive=True)),
+              mf.memory.events("ns"))
+    with pytest.raises(InvalidInput):
+        calls[call]()
+    after = (mf.conversations(), [t.content for t in conv.history()], len(mf.memory.list("ns", include_inactive=True)),
+             mf.memory.events("ns"))
+    assert after == before
+    mf.close()
+
+
+def test_compaction_jobs_limit_zero_is_no_jobs(tmp_path):
+    """``mf.compaction_jobs(limit=0)`` returned every job (``jobs[-0:]`` is the whole list)."""
+    mf = _open(tmp_path / "m.db", window=WindowSettings(budget_tokens=200, output_reserve_tokens=0, hot_turns=1,
+                                                      leaf_chunk_tokens=40, card_target_tokens=10,
+                                                      compact_on_append=False))
+    conv = mf.conversation("c", namespace="ns")
+    for i in range(12):
+        conv.append({"role": "user", "content": f"Turn {i}: the order ORD-{i} shipped by courier on May {i + 1}."})
+    assert mf.compaction_notes(), "the appends past the soft watermark leave a note"
+    assert mf.worker(holder="w").run_once() >= 1
+    jobs = mf.compaction_jobs()
+    assert len(jobs) >= 1
+    assert mf.compaction_jobs(limit=0) == []
+    assert mf.compaction_jobs(limit=1) == jobs[-1:]
+    mf.close()
+
+
+@pytest.mark.parametrize("ref", ["t\u00b2", "c\u00b2", "\u00b9"])
+def test_a_superscript_digit_in_a_ref_is_invalid_input_everywhere(tmp_path, ref):
+    """``str.isdigit()`` is true of '²', which ``int()`` refuses: ``conv.expand('t²')``,
+    ``conv.describe('c²')``, ``mf.relabel('t²', ...)`` and the model's ``expand`` tool call raised
+    ``ValueError: invalid literal for int()`` (a 500 over HTTP)."""
+    mf, conv = _one_conversation(tmp_path)
+    with pytest.raises(InvalidInput):
+        conv.expand(ref)
+    with pytest.raises(InvalidInput):
+        conv.describe(ref)
+    with pytest.raises(InvalidInput):
+        mf.relabel(ref, ["legal"])
+    answer = conv.handle_tool_call("expand", {"id": ref})
+    assert answer.startswith("error:") and "not a card or turn id" in answer
+    assert conv.history()[0].labels == ()
     mf.close()
