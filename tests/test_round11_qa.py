@@ -159,3 +159,66 @@ def test_a_superscript_digit_in_a_ref_is_invalid_input_everywhere(tmp_path, ref)
     assert answer.startswith("error:") and "not a card or turn id" in answer
     assert conv.history()[0].labels == ()
     mf.close()
+
+
+# -- metadata JSON cannot hold, or nested so deep it cannot be read back ---------------------------
+
+def _nested(depth: int) -> dict:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("metadata", [{"k": float("nan")}, {"k": [1, {"b": float("inf")}]}, {"k": "\ud800"},
+                                      {"\ud800": 1}, _nested(985)], ids=["nan", "inf", "surrogate", "surrogate-key", "deep"])
+def test_record_metadata_json_cannot_hold_is_invalid_input(tmp_path, metadata):
+    """``mf.memory.write(..., metadata={"k": nan})`` stored ``NaN`` (not JSON: the HTTP API reads it
+    back as null, an export is not JSON); a lone surrogate raised ``UnicodeEncodeError`` from the
+    driver; metadata nested ~1,000 deep was written and then broke the reads that decode it."""
+    mf, _ = _one_conversation(tmp_path)
+    before = mf.memory.list("ns", include_inactive=True)
+    with pytest.raises(InvalidInput, match="metadata"):
+        mf.memory.write("ns", "semantic", "Dana likes tea", metadata=metadata)
+    with pytest.raises(InvalidInput, match="metadata"):
+        mf.protected.add("Always reply in French.", namespace="ns", metadata=metadata)
+    assert mf.memory.list("ns", include_inactive=True) == before
+    assert mf.protected.list(namespace="ns") == []
+    assert mf.memory.write("ns", "semantic", "Dana likes tea", metadata={"src": [1, {"x": "y"}]}).metadata == \
+        {"src": [1, {"x": "y"}]}
+    mf.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the append path (window/archive.py normalize_turn, r11append's area this round) dumps turn "
+    "metadata with json.dumps and no depth or NaN check: a turn whose metadata nests ~980 deep "
+    "commits, then conv.context(), conv.export_jsonl() and `memfold history` raise RecursionError "
+    "for that conversation for good (HTTP GET turns is a 500 from ~260 levels), and NaN is stored "
+    "as non-JSON `NaN` (HTTP reads null, the export line is not JSON). Fix: call "
+    "memory.validation.metadata_json(metadata) there"))
+@pytest.mark.parametrize("metadata", [_nested(985), {"k": float("nan")}], ids=["deep", "nan"])
+def test_turn_metadata_json_cannot_hold_is_refused_and_the_conversation_stays_readable(tmp_path, metadata):
+    mf, conv = _one_conversation(tmp_path)
+    try:
+        conv.append({"role": "user", "content": "x", "metadata": metadata})
+    except InvalidInput:
+        pass
+    conv.context(budget=10_000)
+    lines = conv.export_jsonl().splitlines()
+    assert all(json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} is not JSON")) for line in lines)
+    assert [t.content for t in conv.history()] == ["My order ORD-1 arrived broken."]
+    mf.close()
+
+
+def test_a_jsonl_line_nested_too_deeply_is_an_error_naming_its_line(tmp_path):
+    """``memfold ingest`` of a line nested 100,000 deep printed a ``RecursionError`` traceback."""
+    db, path = tmp_path / "m.db", tmp_path / "t.jsonl"
+    path.write_text('{"role": "user", "content": "ok"}\n{"role": "user", "content": "x", "metadata": '
+                    + '{"a":' * 100_000 + "1" + "}" * 100_001 + "\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, ["init", str(db), "--clock", "logical"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["ingest", str(db), "-c", "c", "-n", "ns", str(path)])
+    assert result.exit_code == 1 and not isinstance(result.exception, RecursionError), result.output
+    assert result.output.count("Error:") == 1 and "line 2" in result.output and "nested" in result.output
+    mf = _open(db)
+    assert mf.conversations() == []
+    mf.close()
