@@ -215,7 +215,7 @@ def test_a_jsonl_line_nested_too_deeply_is_an_error_naming_its_line(tmp_path):
     db, path = tmp_path / "m.db", tmp_path / "t.jsonl"
     path.write_text('{"role": "user", "content": "ok"}\n{"role": "user", "content": "x", "metadata": '
                     + '{"a":' * 100_000 + "1" + "}" * 100_001 + "\n", encoding="utf-8")
-    assert CliRunner().invoke(cli, ["init", str(db), "--clock", "logical"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["init", str(db), "--clock", "logical", "--tokens", "words"]).exit_code == 0
     result = CliRunner().invoke(cli, ["ingest", str(db), "-c", "c", "-n", "ns", str(path)])
     assert result.exit_code == 1 and not isinstance(result.exception, RecursionError), result.output
     assert result.output.count("Error:") == 1 and "line 2" in result.output and "nested" in result.output
