@@ -222,3 +222,23 @@ def test_a_jsonl_line_nested_too_deeply_is_an_error_naming_its_line(tmp_path):
     mf = _open(db)
     assert mf.conversations() == []
     mf.close()
+
+
+def test_an_mcp_describe_of_a_superscript_ref_is_a_tool_error_not_an_internal_error(tmp_path):
+    """Over ``memfold mcp``, ``describe {"id": "t²"}`` answered the agent "Internal server error"
+    (a ``ValueError`` in ``parse_ref``) instead of a tool error naming the id."""
+    anyio = pytest.importorskip("anyio")
+    mcp = pytest.importorskip("mcp")
+    from memfold.integrations.mcp import create_server
+
+    mf, _ = _one_conversation(tmp_path)
+    server = create_server(mf, namespace="ns")
+
+    async def main():
+        async with mcp.Client(server) as agent:
+            for tool in ("describe", "expand"):
+                answer = await agent.call_tool(tool, {"conversation": "c", "id": "t\u00b2"})
+                assert answer.is_error and "not a card or turn id" in answer.content[0].text, answer
+
+    anyio.run(main)
+    mf.close()
