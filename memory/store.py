@@ -546,6 +546,7 @@ class MemoryStore:
         """The :class:`~memfold.memory.forgetting.StorePolicy` of one ``(namespace, type)`` store
         (the documented defaults when none was set). :raises InvalidInput: for an unknown type."""
         check_record_type(type)
+        check_name(namespace, "namespace")  # '\udcff' broke the SQL
         stored = self.records.policy(namespace, type)
         if stored is None:
             return StorePolicy()

@@ -242,3 +242,22 @@ def test_an_mcp_describe_of_a_superscript_ref_is_a_tool_error_not_an_internal_er
 
     anyio.run(main)
     mf.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["events", "{db}", "-n", "\udcff"],
+    ["policy", "{db}", "-n", "\udcff", "-t", "semantic"],
+    ["memories", "{db}", "-n", "\udcff"],
+    ["history", "{db}", "-c", "\udcff"],
+    ["runs", "{db}", "-n", "\udcff"],
+], ids=["events", "policy", "memories", "history", "runs"])
+def test_an_undecodable_byte_in_a_cli_name_is_one_error_line(tmp_path, args):
+    """A byte that is not UTF-8 in argv (``memfold events DB -n $'\\xff'``) reaches Python as the
+    surrogate ``'\\udcff'``; ``events`` and ``policy`` passed it to SQLite and printed a
+    ``UnicodeEncodeError`` traceback."""
+    db = tmp_path / "m.db"
+    assert CliRunner().invoke(cli, ["init", str(db), "--clock", "logical", "--tokens", "words"]).exit_code == 0
+    result = CliRunner().invoke(cli, [str(db) if a == "{db}" else a for a in args])
+    assert result.exit_code == 1, result.output
+    assert result.output.count("Error:") == 1 and "surrogate" in result.output
+    assert not isinstance(result.exception, UnicodeError)
