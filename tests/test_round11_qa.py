@@ -261,3 +261,24 @@ def test_an_undecodable_byte_in_a_cli_name_is_one_error_line(tmp_path, args):
     assert result.exit_code == 1, result.output
     assert result.output.count("Error:") == 1 and "surrogate" in result.output
     assert not isinstance(result.exception, UnicodeError)
+
+
+# -- the secret detector hides turns that hold no secret (the README's sample figure moved) --------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "window/secrets.py over-labels after a PIN exchange: the user's next turn 'Okay, sounds good.' "
+    "(no value at all) is labelled secret whole, and 'PO Box 7731' two turns on is labelled secret "
+    "as if 7731 were a PIN, so a reader without 'secret' never sees the PO-box instruction and the "
+    "protected channel and consolidation never read it. `memfold replay --sample` shows it: 3 "
+    "secret-labelled turns where the README says 1. A detector-tuning change, not a QA-window fix"))
+def test_after_a_pin_exchange_only_the_pin_turn_is_secret(tmp_path):
+    mf = _open(tmp_path / "m.db", secrets="detect")
+    conv = mf.conversation("c", namespace="ns")
+    for role, text in [("assistant", "Before I change it: for security, what is the PIN on your account?"),
+                       ("user", "It's 4471."),
+                       ("user", "Okay, sounds good."),
+                       ("assistant", "Thanks, I've updated your address to 48 Cedar Street, Seattle."),
+                       ("user", "Please send the next order to a PO box: PO Box 7731, Seattle.")]:
+        conv.append({"role": role, "content": text})
+    assert [t.content for t in conv.history() if "secret" in t.labels] == ["It's 4471."]
+    mf.close()
