@@ -517,8 +517,15 @@ class MemFold:
                                    f"not {namespace!r}: a conversation keeps its namespace (use a new "
                                    f"conversation id, or leave the namespace out)")
             return Conversation(self.parts, ref)
-        self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
-                                         labels=labels)
+        try:
+            self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
+                                             labels=labels)
+        except InvalidInput:
+            # another process (or thread) created it between the look-up and the insert: get-or-create
+            # means theirs, checked like any existing conversation (its namespace, its labels)
+            if self.storage.archive.conversation(conversation_id) is None:
+                raise  # a bad namespace or label, not a race
+            return self._conversation(conversation_id, namespace=namespace, create=False, labels=labels, warn=False)
         if namespace is None and warn:  # issue 20, point 7: a typo'd id must not silently start an empty conversation
             import warnings
 

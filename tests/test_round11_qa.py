@@ -282,3 +282,57 @@ def test_after_a_pin_exchange_only_the_pin_turn_is_secret(tmp_path):
         conv.append({"role": role, "content": text})
     assert [t.content for t in conv.history() if "secret" in t.labels] == ["It's 4471."]
     mf.close()
+
+
+# -- get-or-create raced by several processes -----------------------------------------------------
+
+def _create_and_append(path: str, barrier, queue, i: int) -> None:
+    mf = MemFold(path, token_counter="words", embedder=None, secrets="off", preload_embedder=False)
+    barrier.wait()  # every process looks the id up at once: none finds it
+    try:
+        for name in ("new-a", "new-b"):
+            mf.conversation(name, namespace="ns").append({"role": "user", "content": f"hello {name} from {i}"})
+        queue.put((i, "ok"))
+    except Exception as exc:  # reported to the test, which names it
+        queue.put((i, f"{type(exc).__name__}: {exc}"))
+    finally:
+        mf.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_processes_getting_or_creating_one_new_conversation_at_once_all_get_it(tmp_path, request, backend):
+    """``mf.conversation(id, namespace=...)`` is get-or-create, but when several processes asked for
+    the same new id at once (two bot workers serving one new user), all but the first raised
+    ``InvalidInput: conversation 'new-a' already exists`` (5 of 6 processes on SQLite, 3 of 6 on PostgreSQL).
+    Now a creator that lost the race gets the conversation the winner made (its namespace and
+    labels checked as for any existing one), and every process's turn is appended."""
+    import multiprocessing
+
+    target = str(tmp_path / "m.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    _open(target).close()
+    ctx = multiprocessing.get_context("spawn")
+    n = 4
+    barrier, queue = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=_create_and_append, args=(target, barrier, queue, i)) for i in range(n)]
+    for p in procs:
+        p.start()
+    outcomes = sorted(queue.get(timeout=300) for _ in range(n))
+    for p in procs:
+        p.join(timeout=60)
+    assert [o for _, o in outcomes] == ["ok"] * n, outcomes
+    mf = _open(target)
+    for name in ("new-a", "new-b"):
+        conv = mf.conversation(name, create=False)
+        assert conv.namespace == "ns"
+        assert sorted(t.content for t in conv.history()) == sorted(f"hello {name} from {i}" for i in range(n))
+    mf.close()
+
+
+def test_a_lost_create_race_still_checks_the_winners_namespace(tmp_path):
+    """The race's way out is the existing-conversation path, so a namespace other than the one the
+    conversation has is still refused, naming both (checked here without a race)."""
+    mf = _open(tmp_path / "m.db")
+    mf.conversation("c", namespace="ns-1")
+    with pytest.raises(InvalidInput, match="ns-1"):
+        mf.conversation("c", namespace="ns-2")
+    mf.close()
