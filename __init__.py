@@ -523,8 +523,11 @@ class MemFold:
         except InvalidInput:
             # another process (or thread) created it between the look-up and the insert: get-or-create
             # means theirs, checked like any existing conversation (its namespace, its labels)
-            if self.storage.archive.conversation(conversation_id) is None:
+            row = self.storage.archive.conversation(conversation_id)
+            if row is None:
                 raise  # a bad namespace or label, not a race
+            if namespace is not None and row.namespace != namespace:
+                raise  # "already exists", without naming the winner's namespace (HTTP never says which holds an id)
             return self._conversation(conversation_id, namespace=namespace, create=False, labels=labels, warn=False)
         if namespace is None and warn:  # issue 20, point 7: a typo'd id must not silently start an empty conversation
             import warnings
