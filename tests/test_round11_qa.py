@@ -355,8 +355,8 @@ def test_processes_creating_one_id_in_different_namespaces_race_without_naming_t
     for p in procs:
         p.join(timeout=60)
     mf = _open(target)
-    winner = mf.conversation("new-a", create=False).namespace
-    for o in outcomes:
-        assert o == "ok" or (o.startswith("InvalidInput:") and "already exists" in o and winner not in o), outcomes
-    assert sum(o == "ok" for o in outcomes) >= 1
+    winners = {mf.conversation(name, create=False).namespace for name in ("new-a", "new-b")}
+    for o in outcomes:  # a process stops at its first lost race; one that won both says ok
+        assert o == "ok" or (o.startswith("InvalidInput:") and "already exists" in o
+                             and not any(w in o for w in winners)), outcomes
     mf.close()
