@@ -722,10 +722,10 @@ class MemFold:
         """
         if not isinstance(self.clock, LogicalClock):
             raise ClockError(f"this database runs on the {self.clock.kind} clock; only a logical clock can be advanced")
-        tick = self.clock.advance(ticks)
+        tick = LogicalClock(self.clock.tick).advance(ticks)  # checked, but this clock moves only once stored
         with self.storage.transaction():
             self.storage.meta.set_logical_tick(tick)
-        return tick
+        return self.clock.set(tick)
 
     # -- what the CLI and the demo call (issue 12, point 6: no command touches storage) ---------
     def schema_version(self) -> int:

@@ -360,3 +360,22 @@ def test_processes_creating_one_id_in_different_namespaces_race_without_naming_t
         assert o == "ok" or (o.startswith("InvalidInput:") and "already exists" in o
                              and not any(w in o for w in winners)), outcomes
     mf.close()
+
+
+def test_an_advance_the_file_refuses_leaves_the_clock_where_it_was(tmp_path):
+    """``mf.advance_clock(5)`` on a read-only facade raised ``StorageError`` (nothing stored) but
+    had already moved the facade's clock, so later writes of a writable facade sharing it, and its
+    own ``now()``, ran five ticks ahead of the file."""
+    from memfold.memory.errors import StorageError
+
+    db = tmp_path / "m.db"
+    _open(db).close()
+    ro = MemFold(db, read_only=True, embedder=None, preload_embedder=False)
+    with pytest.raises(StorageError):
+        ro.advance_clock(5)
+    assert ro.clock.tick == 0
+    ro.close()
+    mf = _open(db)
+    assert mf.advance_clock(3) == 3 and mf.clock.tick == 3
+    mf.close()
+    assert _open(db).clock.tick == 3
