@@ -68,7 +68,7 @@ from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.paths import is_database_url
 from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
-from .memory.validation import check_labels
+from .memory.validation import check_count, check_labels, check_name
 from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
@@ -227,6 +227,12 @@ def _check_preload(preload_embedder: Any) -> bool:
                            f"got {preload_embedder!r}")
     return preload_embedder
 
+
+
+def _ascii_digits(text: str) -> bool:
+    """``text`` is a number written in ASCII digits (``str.isdigit`` is also true of ``'²'``,
+    which ``int()`` refuses)."""
+    return text.isascii() and text.isdigit()
 
 class MemFold:
     """The facade: one database, its conversations and typed stores, and the injected parts.
@@ -503,6 +509,7 @@ class MemFold:
         namespace (``ingest``, ``window``)."""
         if not isinstance(create, bool):
             raise InvalidInput(f"create must be True or False, got {create!r}")
+        check_name(conversation_id, "conversation id")  # before the look-up: 10**400 or '\ud800' broke the SQL
         try:
             ref = ConversationRef.load(self.archive, conversation_id)
         except ConversationNotFound:
@@ -520,8 +527,18 @@ class MemFold:
                                    f"not {namespace!r}: a conversation keeps its namespace (use a new "
                                    f"conversation id, or leave the namespace out)")
             return Conversation(self.parts, ref)
-        self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
-                                         labels=labels)
+        try:
+            self.archive.create_conversation(conversation_id, "default" if namespace is None else namespace,
+                                             labels=labels)
+        except InvalidInput:
+            # another process (or thread) created it between the look-up and the insert: get-or-create
+            # means theirs, checked like any existing conversation (its namespace, its labels)
+            row = self.storage.archive.conversation(conversation_id)
+            if row is None:
+                raise  # a bad namespace or label, not a race
+            if namespace is not None and row.namespace != namespace:
+                raise  # "already exists", without naming the winner's namespace (HTTP never says which holds an id)
+            return self._conversation(conversation_id, namespace=namespace, create=False, labels=labels, warn=False)
         if namespace is None and warn:  # issue 20, point 7: a typo'd id must not silently start an empty conversation
             import warnings
 
@@ -676,11 +693,13 @@ class MemFold:
                        counter=self.token_counter)
 
     def _labels_of(self, ref: str) -> list[str]:
-        if ref.startswith("t") and ref[1:].isdigit():
+        if not isinstance(ref, str):
+            raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
+        if ref.startswith("t") and _ascii_digits(ref[1:]):
             return list(self.archive.get(int(ref[1:])).labels)
-        if ref.startswith("record:") and ref[7:].isdigit():
+        if ref.startswith("record:") and _ascii_digits(ref[7:]):
             return list(self.memory.get(int(ref[7:])).labels)
-        if ref.startswith("P") and ref[1:].isdigit():
+        if ref.startswith("P") and _ascii_digits(ref[1:]):
             return list(self.protected.get(int(ref[1:])).labels)
         raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
 
@@ -733,10 +752,10 @@ class MemFold:
         """
         if not isinstance(self.clock, LogicalClock):
             raise ClockError(f"this database runs on the {self.clock.kind} clock; only a logical clock can be advanced")
-        tick = self.clock.advance(ticks)
+        tick = LogicalClock(self.clock.tick).advance(ticks)  # checked, but this clock moves only once stored
         with self.storage.transaction():
             self.storage.meta.set_logical_tick(tick)
-        return tick
+        return self.clock.set(tick)
 
     # -- what the CLI and the demo call (issue 12, point 6: no command touches storage) ---------
     def schema_version(self) -> int:
@@ -946,6 +965,7 @@ class MemFold:
         """The worker's compaction jobs (leases ``compaction:<conversation>``), oldest first, as
         dicts with ``conversation``, ``generation``, ``holder``, ``status`` (``running``,
         ``ok``, ``failed``, ``backoff``, ``kept``, ``abandoned``...) and times."""
+        check_count(limit, "compaction_jobs limit", minimum=0, allow_none=True)
         jobs = []
         for row in self.storage.runs.list_leases():
             if not row.name.startswith("compaction:"):
@@ -954,7 +974,7 @@ class MemFold:
             jobs.append({"conversation": row.name.split(":", 1)[1], "generation": int(row.fire_time),
                          "holder": row.holder, "status": status, "acquired_at": row.acquired_at,
                          "expires_at": row.expires_at, "finished_at": row.finished_at})
-        return jobs if limit is None else jobs[-limit:]
+        return jobs if limit is None else jobs[len(jobs) - min(limit, len(jobs)):]  # limit=0: none (jobs[-0:] is all)
 
     def close(self) -> None:
         """Stop the thread embedding appended turns ahead (it finishes the turn it is embedding)

@@ -36,8 +36,16 @@ def get_run(storage: Storage, run_id: int) -> ConsolidationRun | None:
 
 
 def list_runs(storage: Storage, namespace: str | None = None, limit: int | None = None) -> list[ConsolidationRun]:
-    """Runs oldest first, optionally of one namespace; ``limit`` keeps the newest N."""
-    return _runs(storage).list_runs(namespace, limit)
+    """Runs oldest first, optionally of one namespace; ``limit`` keeps the newest N.
+
+    :raises InvalidInput: for a ``limit`` that is not a whole number >= 0 (``int()`` took ``"x"``
+        and NaN), or a bad ``namespace``."""
+    from ..memory.validation import MAX_ID, check_count, check_name
+
+    check_count(limit, "runs limit", minimum=0, allow_none=True)
+    if namespace is not None:
+        check_name(namespace, "namespace")
+    return _runs(storage).list_runs(namespace, None if limit is None else min(limit, MAX_ID))
 
 
 def consumption(storage: Storage, source: str) -> dict[str, Any] | None:

@@ -20,12 +20,21 @@ from numbers import Real
 from .errors import ClockError
 
 
+def _shown(n: int) -> str:
+    """An integer for an error message: its digits, or its size when it has too many to print
+    (Python refuses ``str()`` of an int past 4,300 digits)."""
+    return str(n) if n.bit_length() <= 256 else f"an integer of {n.bit_length()} bits"
+
+
 def _finite_time(value: object, rule: str) -> float:
     """``value`` as a finite float time value. :raises ClockError: naming ``rule`` for a bool, a
     non-number, NaN or an infinity."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ClockError(f"{rule}, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past the float range (10**400): as out of range as an infinity
+        raise ClockError(f"a time must be finite, got {_shown(int(value))}, past any float") from None
     if math.isnan(v) or math.isinf(v):
         raise ClockError(f"a time must be finite, got {value!r}")
     return v
@@ -97,7 +106,9 @@ class LogicalClock(Clock):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ClockError(f"{what} must be an integer tick for a LogicalClock, got {value!r}")
         if value < 0:
-            raise ClockError(f"{what} must be >= 0 ticks, got {value}")
+            raise ClockError(f"{what} must be >= 0 ticks, got {_shown(value)}")
+        if value > MAX_TICK:  # a tick no stored time can hold (the file would no longer open)
+            raise ClockError(f"{what} must be at most 2**53 ticks, got {_shown(value)}")
         return value
 
     @property
@@ -116,7 +127,9 @@ class LogicalClock(Clock):
         if isinstance(n, bool) or not isinstance(n, int):
             raise ClockError(f"advance() takes an integer number of ticks, got {n!r}")
         if n < 0:
-            raise ClockError(f"a LogicalClock never moves backwards: advance({n}) refused")
+            raise ClockError(f"a LogicalClock never moves backwards: advance({_shown(n)}) refused")
+        if self._tick + n > MAX_TICK:  # checked before moving: the clock stays where it was
+            raise ClockError(f"advance({_shown(n)}) would take the clock past 2**53 ticks (now at tick {self._tick})")
         self._tick += n
         return self._tick
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .storage.base import Storage
 from .storage.rows import Event
-from .validation import check_id
+from .validation import check_count, check_id, check_name
 
 
 def log_event(
@@ -42,6 +42,11 @@ def list_events(
     """Events in the order they happened, optionally filtered; ``limit`` keeps the newest N."""
     if record_id is not None:
         check_id(record_id, "record id")
+    if namespace is not None:
+        check_name(namespace, "namespace")  # '\udcff' (an undecodable CLI byte) broke the SQL
+    if kind is not None:
+        check_name(kind, "event kind")
+    check_count(limit, "events limit", minimum=1, allow_none=True)
     return storage.events.list(namespace=namespace, record_id=record_id, kind=kind, limit=limit)
 
 

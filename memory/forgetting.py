@@ -69,7 +69,10 @@ def default_half_life(type: str, unit: str) -> float:
 def _check_positive_number(value: object, what: str, *, allow_zero: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidInput(f"{what} must be a number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past the float range: as unusable as an infinity
+        raise InvalidInput(f"{what} must be finite, got an integer of {int(value).bit_length()} bits") from None
     if math.isnan(v) or math.isinf(v):
         raise InvalidInput(f"{what} must be finite, got {value!r}")
     if v < 0 or (v == 0 and not allow_zero):

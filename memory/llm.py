@@ -62,7 +62,7 @@ class LLMSettings:
         except ValueError:
             raise InvalidInput(f"MEMFOLD_LLM_TIMEOUT must be seconds, got {env.get('MEMFOLD_LLM_TIMEOUT')!r}") from None
         raw_retries = env.get("MEMFOLD_LLM_MAX_RETRIES", "3")
-        if not raw_retries.strip().isdigit():
+        if not (raw_retries.strip().isascii() and raw_retries.strip().isdigit()):
             raise InvalidInput(f"MEMFOLD_LLM_MAX_RETRIES must be a whole number >= 0, got {raw_retries!r}")
         try:
             cap = float(env.get("MEMFOLD_LLM_RETRY_CAP", "30"))

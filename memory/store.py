@@ -34,7 +34,7 @@ from .forgetting import (
 from .records import RECORD_TYPES, STATUSES, MemoryRecord, check_record_type, check_status
 from .scoring import ScoredRecord, rank, score
 from .storage.base import Storage, write_scope
-from .validation import (check_flag, result_count, check_id, check_importance, check_labels, check_name, check_provenance,
+from .validation import (metadata_json, check_flag, result_count, check_id, check_importance, check_labels, check_name, check_provenance,
                          check_text)
 
 #: marks a keyword argument the caller did not pass (``None`` is a meaningful value there)
@@ -109,12 +109,7 @@ class MemoryStore:
             "provenance": check_provenance(provenance),
             "event_time": None if event_time is None else self.clock.coerce(event_time),
         }
-        if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidInput(f"metadata must be a dict, got {metadata.__class__.__name__} {metadata!r}")
-        try:
-            fields["metadata"] = json.dumps(metadata or {}, sort_keys=True, ensure_ascii=False)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"metadata is not JSON-serialisable: {exc}") from None
+        fields["metadata"] = metadata_json(metadata)
         return fields
 
     def insert(self, fields: dict[str, Any], *, pinned: bool = False, cause: str = "write") -> MemoryRecord:
@@ -394,6 +389,10 @@ class MemoryStore:
         """
         if status is None and not include_inactive:
             status = "active"
+        if namespace is not None:
+            check_name(namespace, "namespace")  # '\ud800' broke the SQL (UnicodeEncodeError)
+        if key is not None:
+            check_name(key, "key")
         return self.records.list(
             namespace=namespace,
             type=None if type is None else check_record_type(type),
@@ -547,6 +546,7 @@ class MemoryStore:
         """The :class:`~memfold.memory.forgetting.StorePolicy` of one ``(namespace, type)`` store
         (the documented defaults when none was set). :raises InvalidInput: for an unknown type."""
         check_record_type(type)
+        check_name(namespace, "namespace")  # '\udcff' broke the SQL
         stored = self.records.policy(namespace, type)
         if stored is None:
             return StorePolicy()

@@ -6,6 +6,7 @@ the fix, and runs before anything is written.
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from numbers import Real
@@ -54,7 +55,10 @@ def check_importance(value: object) -> float:
     """An importance in [0, 1]. :raises InvalidInput: for NaN, infinities, bools, non-numbers or out of range."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidInput(f"importance must be a number in [0, 1], got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past the float range
+        raise InvalidInput("importance is an integer past any float: give a number in [0, 1]") from None
     if math.isnan(v):
         raise InvalidInput("importance is NaN: give a number in [0, 1]")
     if not 0.0 <= v <= 1.0:
@@ -84,6 +88,48 @@ def check_provenance(provenance: object, what: str = "provenance") -> list[str]:
             raise InvalidInput(f"a {what} id must be text such as 'turn:5', got {item!r}")
         out.append(check_name(str(item), f"{what} id"))
     return out
+
+
+#: how deeply a metadata object may nest: json's decoder recurses once per level, so a record or
+#: turn nested ~1,000 deep is written fine and then cannot be read back (RecursionError), and
+#: the HTTP API's serializer gives up past ~250 levels
+MAX_METADATA_DEPTH = 64
+
+
+def _depth(value: object, limit: int) -> int:
+    """The nesting depth of a JSON value, counted without recursion and stopping past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            deepest = max(deepest, level)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def metadata_json(metadata: object, what: str = "metadata") -> str:
+    """``metadata`` (a dict or ``None``) as the JSON text stored for it.
+
+    :raises InvalidInput: naming ``what`` for a non-dict, a value JSON cannot hold (NaN or an
+        infinity: not JSON, so an export would not be JSON and the HTTP API would read it as
+        ``null``), a lone surrogate, or nesting deeper than :data:`MAX_METADATA_DEPTH` levels.
+    """
+    if metadata is None:
+        return "{}"
+    if not isinstance(metadata, dict):
+        raise InvalidInput(f"{what} must be a dict, got {metadata.__class__.__name__} {metadata!r}")
+    if _depth(metadata, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise InvalidInput(f"{what} nests deeper than {MAX_METADATA_DEPTH} levels: flatten it")
+    try:
+        text = json.dumps(metadata, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise InvalidInput(f"{what} is not JSON: {exc} (NaN and infinities have no JSON form)") from None
+    except TypeError as exc:
+        raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+    check_text(text, what, allow_empty=True)  # a lone surrogate, which UTF-8 cannot store
+    return text
 
 
 def check_flag(value: object, what: str) -> bool:

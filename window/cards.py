@@ -37,9 +37,9 @@ def parse_ref(ref: object) -> tuple[str, int]:
         return ("card", ref)
     if isinstance(ref, str):
         text = ref.strip()
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # isdigit() alone is true of '²', which int() refuses
             return ("card", int(text))
-        if len(text) > 1 and text[0] in "cCtT" and text[1:].isdigit():
+        if len(text) > 1 and text[0] in "cCtT" and text[1:].isascii() and text[1:].isdigit():
             return ("card" if text[0] in "cC" else "turn", int(text[1:]))
     raise InvalidInput(f"not a card or turn id: {ref!r}: use 'c<number>' for a card or 't<number>' for a turn")
 

@@ -194,6 +194,9 @@ class Compactor:
         :returns: a :class:`CompactionReport`.
         :raises StorageError: if the database cannot be written (the catalog stays consistent).
         """
+        from ..memory.validation import check_count
+
+        check_count(target_tokens, "target_tokens", minimum=0, allow_none=True)  # int() took 'x', NaN, 1.5
         storage = self.parts.storage
         if storage.in_transaction:  # inside the caller's transaction: waiting for another thread's
             return self._compact(target_tokens, reader, lay, reported)  # pass could deadlock; a lost splice is safe

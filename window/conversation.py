@@ -198,10 +198,13 @@ class Conversation:
             lacks are left out (``None`` = the trusted owner, every turn; DESIGN.md §4.9).
         :raises InvalidInput: for a bad ``reader``.
         """
-        from ..memory.validation import check_count
+        from ..memory.validation import MAX_ID, check_count
         from .labels import as_reader, can_read
 
         check_count(limit, "history limit", minimum=0, allow_none=True)
+        check_count(after_seq, "history after_seq", minimum=0)
+        if after_seq > MAX_ID:  # no seq is that large, and SQLite cannot compare it
+            raise InvalidInput(f"history after_seq {after_seq} is out of range: no turn number is that large")
         rdr = as_reader(reader)
         lineage = self.ref.lineage
         if rdr is None and len(lineage) == 1:
@@ -490,7 +493,9 @@ class Conversation:
 
         :raises InvalidInput: for a negative or non-integer count.
         """
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        from ..memory.validation import MAX_ID
+
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_ID:
             raise InvalidInput(f"reported usage must be a non-negative integer number of tokens, got {tokens!r}")
         with self.storage.transaction(write_scope(conversations=[self.id])):
             self.storage.archive.set_reported_usage(self.id, tokens, self.parts.clock.now())

@@ -114,6 +114,7 @@ class Eraser:
             records.update(ns_records)
             protected.update(ns_protected)
         if conversation_id is not None:
+            check_name(conversation_id, "conversation_id")  # 10**400 or '\ud800' broke the look-up
             if not store.conversation_exists(conversation_id):
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
             conv_turns, conv_protected = store.conversation_ids(conversation_id)

@@ -322,7 +322,7 @@ def turn_number(value: Any, what: str) -> int:
         raise IllegalFold(f"{what} must be a turn number from the fold card, such as 12, not {value!r}")
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("#").isdigit():
+    if isinstance(value, str) and value.strip().lstrip("#").isascii() and value.strip().lstrip("#").isdigit():
         return int(value.strip().lstrip("#"))
     raise IllegalFold(f"{what} must be a turn number from the fold card, such as 12, not {value!r}")
 

@@ -30,7 +30,7 @@ from ..memory.events import log_event
 from ..memory.storage.base import Storage, write_scope
 from ..memory.storage.rows import ProtectedRecord
 from ..memory.tokens import TokenCounter
-from ..memory.validation import check_id, check_labels, check_name, check_provenance, check_text
+from ..memory.validation import check_id, check_labels, check_name, check_provenance, check_text, metadata_json
 from .labels import Reader, as_reader, can_read
 
 #: what a protected record can be (issue 8, point 1)
@@ -151,8 +151,8 @@ class ProtectedChannel:
         label_list = check_labels(labels)
         prov = check_provenance(provenance)
         due = None if due_at is None else self.clock.coerce(due_at)
-        if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidInput(f"metadata must be a dict, got {type(metadata).__name__}")
+        if metadata is not None:
+            metadata_json(metadata)  # a dict JSON can hold: finite numbers, valid text, not nested too deep
         check_name(source, "source")
         if conversation_id is not None:
             row = self._archive().conversation_row(conversation_id)

@@ -86,7 +86,7 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
     :raises InvalidInput: for a bad ref or label. :raises NotFound: for an unknown id.
     """
     from ..memory.errors import InvalidInput, ProtectedNotFound, RecordNotFound
-    from ..memory.validation import check_labels
+    from ..memory.validation import check_id, check_labels
 
     if isinstance(labels, str):
         raise InvalidInput(f"labels must be a list of label names, got the string {labels!r}: "
@@ -94,17 +94,18 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
     label_list = check_labels(labels)
     if not isinstance(ref, str):
         raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
-    if ref.startswith("t") and ref[1:].isdigit():
+    if ref.startswith("t") and (ref[1:].isascii() and ref[1:].isdigit()):
         kind, item, err = "turn", int(ref[1:]), TurnNotFound
         get, put = storage.archive.turn_labels, storage.archive.set_turn_labels
-    elif ref.startswith("record:") and ref[7:].isdigit():
+    elif ref.startswith("record:") and (ref[7:].isascii() and ref[7:].isdigit()):
         kind, item, err = "record", int(ref[7:]), RecordNotFound
         get, put = storage.records.record_labels, storage.records.set_record_labels
-    elif ref.startswith("P") and ref[1:].isdigit():
+    elif ref.startswith("P") and (ref[1:].isascii() and ref[1:].isdigit()):
         kind, item, err = "protected", int(ref[1:]), ProtectedNotFound
         get, put = storage.protected.protected_labels, storage.protected.set_protected_labels
     else:
         raise InvalidInput(f"ref must be 't<id>', 'record:<id>' or 'P<id>', got {ref!r}")
+    check_id(item, f"{kind} id")  # t99999999999999999999 is no id, and SQLite cannot compare it
     with storage.transaction():
         before = get(item)
         if before is None:
@@ -129,7 +130,7 @@ def relabel(storage: Storage, ref: str, labels: Iterable[str], *, at: float, cau
 
 def _source_labels(storage: Storage, source: str) -> list[str]:
     kind, _, raw = source.partition(":")
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         return []
     got = (storage.archive.turn_labels(int(raw)) if kind == "turn"
            else storage.records.record_labels(int(raw)) if kind == "record" else None)

@@ -51,6 +51,8 @@ def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{source} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:  # json's decoder recurses once per nesting level
+            raise InvalidInput(f"{source} line {number}: nested too deeply to read") from None
         if not isinstance(obj, dict):
             raise InvalidInput(f"{source} line {number}: expected a message object, got {type(obj).__name__}")
         obj["__line__"] = number
