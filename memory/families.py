@@ -18,6 +18,11 @@ from typing import Iterable, Iterator
 #: family name -> the phrasing sets whose misses it was written from
 REGISTRY: dict[str, frozenset[str]] = {}
 _OFF: ContextVar[frozenset[str]] = ContextVar("memfold_rule_families_off", default=frozenset())
+#: False until a family is first turned off in this process (speed only, issue 18 point 4: the
+#: rules ask :func:`on` a few hundred times per user turn, and in normal use nothing is ever off).
+#: Never reset: a task or thread started inside an :func:`off` block keeps that context after
+#: the block ends, so only the context variable itself can say what is off once anything was.
+_EVER_OFF = False
 
 
 def family(name: str, origin: Iterable[str]) -> str:
@@ -33,13 +38,17 @@ def off_now() -> frozenset[str]:
 
 def on(name: str) -> bool:
     """True unless the family is turned off in the current context."""
-    return name not in _OFF.get()
+    return not _EVER_OFF or name not in _OFF.get()
 
 
 @contextmanager
 def off(names: Iterable[str]) -> Iterator[None]:
     """Turn the named families off inside the ``with`` block (current thread or task only)."""
-    token = _OFF.set(_OFF.get() | frozenset(names))
+    global _EVER_OFF
+    now = _OFF.get() | frozenset(names)
+    if now:
+        _EVER_OFF = True  # before the set: no reader sees families off while the flag is down
+    token = _OFF.set(now)
     try:
         yield
     finally:

@@ -355,6 +355,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                                                kind_of_replaced=True)
                 return Extraction([found], [])
         i = 0
+        read: dict[str, ConstraintProposal | None] = {}  # sentences _states_standing classified
         while i < len(sents):
             sent = sents[i]
             # A bare scope marker ("For the rest of this session.") belongs to the next sentence.
@@ -405,7 +406,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if _CONFIRM.search(sent):
                 withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=0))
             elif what is None and (go := directives.go_signal(sent)) and not (
-                    go == "weak" and self._states_standing(sent, now, clock)):
+                    go == "weak" and self._states_standing(sent, now, clock, read)):
                 withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=1 if go == "explicit" else 2))
             if what is None and directives.completion(sent):
                 # "I've submitted the timesheets": a deadline for that one task is met
@@ -433,7 +434,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     withdrawals.append(Withdrawal("revoke", sent, terms, min_overlap=1 if strong else 2))
                 i += 1
                 continue
-            proposal = self._classify(sent, now, clock)
+            # the sentence as _states_standing read it, if it did (the same answer, read once)
+            proposal = read.pop(sent) if sent in read else self._classify(sent, now, clock)
             if proposal is not None:
                 proposals.append(proposal)
                 if proposal.kind == "permission":
@@ -446,12 +448,16 @@ class RuleConstraintExtractor(ConstraintExtractor):
             i += 1
         return Extraction([p for p in proposals if len(p.text) <= MAX_RECORD_CHARS], withdrawals)
 
-    def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
+    def _states_standing(self, sent: str, now: float | None, clock: "Clock | None",
+                         read: dict[str, ConstraintProposal | None] | None = None) -> bool:
         """The sentence states a standing instruction of its own ("Always log account changes."),
-        so it is no go signal for an earlier one (family ``completion_forms``)."""
+        so it is no go signal for an earlier one (family ``completion_forms``). ``read``: where
+        the sentence's proposal is kept for the caller (who would classify it next)."""
         if not families.on(directives.F_COMPLETION):
             return False
         p = self._classify(sent, now, clock)
+        if read is not None:
+            read[sent] = p
         return p is not None and p.kind in ("constraint", "obligation", "prerequisite", "deadline") \
             and not directives.completion(sent)
 

@@ -341,21 +341,27 @@ class _Index:
                 by_gram.setdefault(tuple(tri), []).append(lit)
         self.by_gram = {gram: tuple(lits) for gram, lits in by_gram.items()}
         self.keys = frozenset(self.by_gram)
-        patterns_of: dict[str, set[int]] = {}
+        # each literal's patterns as one int, bit ``pid`` set (round 11: a text's candidates are
+        # the OR of its literals' masks, cheaper than a union of sets; the same patterns)
+        patterns_of: dict[str, int] = {}
         for pid, first in firsts.items():
             for lit in first:
-                patterns_of.setdefault(lit, set()).add(pid)
-        self.patterns_of = {lit: frozenset(pids) for lit, pids in patterns_of.items()}
+                patterns_of[lit] = patterns_of.get(lit, 0) | 1 << pid
+        self.patterns_of = patterns_of
 
     def present(self, low: str) -> frozenset[str]:
         """The literals in ``low`` (a lowercased text): exactly those, by the trigram argument."""
         grams = self.keys.intersection(zip(low, low[1:], low[2:]))
         return frozenset(filter(low.__contains__, chain(self.short, chain.from_iterable(map(self.by_gram.__getitem__, grams)))))
 
-    def candidates(self, found: frozenset[str]) -> frozenset[int]:
-        """The patterns whose first test holds on a text holding ``found``."""
-        patterns_of = self.patterns_of
-        return frozenset().union(*[patterns_of[lit] for lit in found if lit in patterns_of])
+    def candidates(self, found: frozenset[str]) -> int:
+        """The patterns whose first test holds on a text holding ``found``, as an int whose bit
+        ``pid`` is set for each (a gated call tests ``candidates >> pid & 1``)."""
+        mask = 0
+        for bits in map(self.patterns_of.get, found):
+            if bits:
+                mask |= bits
+        return mask
 
 
 class _Group:
@@ -488,7 +494,7 @@ def _info(group: _Group, text: str) -> tuple:
         roots = group.roots
         for root, root_found, root_index in roots:
             if root_index is index and text in root:
-                found = root_found if len(text) == len(root) else frozenset([lit for lit in root_found if lit in low])
+                found = root_found if len(text) == len(root) else frozenset(filter(low.__contains__, root_found))
                 break
         else:
             found = index.present(low)
@@ -520,7 +526,7 @@ def {name}(string, *args, **kwargs):
         if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
             last = _info(string)
         found = last[1]
-        if found is not None and ({pid} not in last[3] or not ({test})):
+        if found is not None and (not last[3] >> {pid} & 1 or not ({test})):
             return {absent}
     return raw(string, *args, **kwargs)
 '''
@@ -531,7 +537,7 @@ def {name}(repl, string, *args, **kwargs):
         if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
             last = _info(string)
         found = last[1]
-        if found is not None and ({pid} not in last[3] or not ({test})):
+        if found is not None and (not last[3] >> {pid} & 1 or not ({test})):
             return {absent}
     return raw(repl, string, *args, **kwargs)
 '''
@@ -547,7 +553,7 @@ def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, 
     template = _TEMPLATE_REPL if name in ("sub", "subn") else _TEMPLATE
     if not group.indexed:
         template = template.replace("found = last[1]", "found = low = last[1]")
-        template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
+        template = template.replace("(not last[3] >> {pid} & 1 or not ({test}))", "not {test}")
         test = literals
     namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
                  **names}
@@ -623,7 +629,7 @@ class Prefiltered:
         found = info[1]
         if not self._group.indexed:
             return found is not None and not eval("lambda low: " + self._literals)(found)  # noqa: S307
-        return found is not None and (self._pid not in info[3]
+        return found is not None and (not info[3] >> self._pid & 1
                                       or not eval("lambda found: " + self._test, dict(self._names))(found))  # noqa: S307
 
     def __repr__(self) -> str:
