@@ -35,6 +35,7 @@ set and benchmark text in the repository.
 from __future__ import annotations
 
 import re
+import sys
 from functools import partial
 from itertools import chain
 from typing import Any
@@ -341,27 +342,21 @@ class _Index:
                 by_gram.setdefault(tuple(tri), []).append(lit)
         self.by_gram = {gram: tuple(lits) for gram, lits in by_gram.items()}
         self.keys = frozenset(self.by_gram)
-        # each literal's patterns as one int, bit ``pid`` set (round 11: a text's candidates are
-        # the OR of its literals' masks, cheaper than a union of sets; the same patterns)
-        patterns_of: dict[str, int] = {}
+        patterns_of: dict[str, set[int]] = {}
         for pid, first in firsts.items():
             for lit in first:
-                patterns_of[lit] = patterns_of.get(lit, 0) | 1 << pid
-        self.patterns_of = patterns_of
+                patterns_of.setdefault(lit, set()).add(pid)
+        self.patterns_of = {lit: frozenset(pids) for lit, pids in patterns_of.items()}
 
     def present(self, low: str) -> frozenset[str]:
         """The literals in ``low`` (a lowercased text): exactly those, by the trigram argument."""
         grams = self.keys.intersection(zip(low, low[1:], low[2:]))
         return frozenset(filter(low.__contains__, chain(self.short, chain.from_iterable(map(self.by_gram.__getitem__, grams)))))
 
-    def candidates(self, found: frozenset[str]) -> int:
-        """The patterns whose first test holds on a text holding ``found``, as an int whose bit
-        ``pid`` is set for each (a gated call tests ``candidates >> pid & 1``)."""
-        mask = 0
-        for bits in map(self.patterns_of.get, found):
-            if bits:
-                mask |= bits
-        return mask
+    def candidates(self, found: frozenset[str]) -> frozenset[int]:
+        """The patterns whose first test holds on a text holding ``found``."""
+        patterns_of = self.patterns_of
+        return frozenset().union(*[patterns_of[lit] for lit in found if lit in patterns_of])
 
 
 class _Group:
@@ -519,28 +514,25 @@ def read(text: str, group: str) -> None:
         _info(_group(group), text)
 
 
+#: a gated method, written out per pattern with the signature of the :class:`re.Pattern` method
+#: it stands for (round 11: named parameters with the same defaults instead of ``*args,
+#: **kwargs``, which cost a dict per call; a rule turn makes about 700 gated calls)
 _TEMPLATE = '''
-def {name}(string, *args, **kwargs):
+def {name}({params}):
     if type(string) is str:
         last = _LAST[0]
         if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
             last = _info(string)
         found = last[1]
-        if found is not None and (not last[3] >> {pid} & 1 or not ({test})):
+        if found is not None and ({pid} not in last[3] or not ({test})):
             return {absent}
-    return raw(string, *args, **kwargs)
+    return raw({args})
 '''
-_TEMPLATE_REPL = '''
-def {name}(repl, string, *args, **kwargs):
-    if type(string) is str:
-        last = _LAST[0]
-        if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
-            last = _info(string)
-        found = last[1]
-        if found is not None and (not last[3] >> {pid} & 1 or not ({test})):
-            return {absent}
-    return raw(repl, string, *args, **kwargs)
-'''
+#: each method's parameters (as :class:`re.Pattern` has them) and the call passing them on
+_SIGNATURES = {name: ("string, pos=0, endpos=_MAXSIZE", "string, pos, endpos")
+               for name in ("search", "match", "fullmatch", "finditer", "findall")}
+_SIGNATURES["split"] = ("string, maxsplit=0", "string, maxsplit")
+_SIGNATURES["sub"] = _SIGNATURES["subn"] = ("repl, string, count=0", "repl, string, count")
 #: what each method answers on a text that cannot hold a match
 _ABSENT = {"search": "None", "match": "None", "fullmatch": "None", "finditer": "iter(())", "findall": "[]",
            "split": "[string]", "sub": "string", "subn": "(string, 0)"}
@@ -550,14 +542,16 @@ def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, 
     """The method ``name`` of ``pattern`` behind ``test`` (Python source over ``found``), written
     out for this pattern: one Python call around the test. In a group that is not indexed,
     ``found`` is the lowercased text and ``literals`` (the substring tests) is the test."""
-    template = _TEMPLATE_REPL if name in ("sub", "subn") else _TEMPLATE
+    template = _TEMPLATE
     if not group.indexed:
         template = template.replace("found = last[1]", "found = low = last[1]")
-        template = template.replace("(not last[3] >> {pid} & 1 or not ({test}))", "not {test}")
+        template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
         test = literals
     namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
-                 **names}
-    exec(template.format(name=name, pid=pid, test=test, absent=_ABSENT[name]), namespace)  # noqa: S102 - names and reprs only
+                 "_MAXSIZE": sys.maxsize, **names}
+    params, args = _SIGNATURES[name]
+    exec(template.format(name=name, params=params, args=args, pid=pid, test=test, absent=_ABSENT[name]),  # noqa: S102
+         namespace)  # names and reprs only
     return namespace[name]
 
 
@@ -629,7 +623,7 @@ class Prefiltered:
         found = info[1]
         if not self._group.indexed:
             return found is not None and not eval("lambda low: " + self._literals)(found)  # noqa: S307
-        return found is not None and (not info[3] >> self._pid & 1
+        return found is not None and (self._pid not in info[3]
                                       or not eval("lambda found: " + self._test, dict(self._names))(found))  # noqa: S307
 
     def __repr__(self) -> str:
