@@ -229,6 +229,23 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _ABBREVIATION_STOP = re.compile(r"(?<=\b(?:Mr|Ms|Dr|St|No|vs))\.|(?<=\bMrs)\.|(?<=\bProf)\.|(?<=\be\.g)\.|(?<=\bi\.e)\.|"
                                 r"(?<=\d)\.(?=\d)", re.I)
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|vs|etc|approx|no|e\.g|i\.e)\.$", re.I)
+
+
+def _abbreviation_probe(sent: str) -> str:
+    """``_ABBREVIATION_STOP.sub(" ", sent)``, tried only at the full stops (round 11, speed only:
+    every match of the pattern is one "." and its look-arounds read the text around it, so the
+    pattern tried at each "." finds the same matches as the scan over every position)."""
+    out: list[str] | None = None
+    at = sent.find(".")
+    while at >= 0:
+        if _ABBREVIATION_STOP_AT(sent, at):
+            if out is None:
+                out = list(sent)
+            out[at] = " "
+        at = sent.find(".", at + 1)
+    return sent if out is None else "".join(out)
+
+
 #: an initial before a surname ("signed for by J. Smith") ends no sentence either
 _INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 #: an initial inside quotes ("signed for by 'K. Ahmed'"), family ``initial_in_quotes``
@@ -360,6 +377,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
             proposals.append(ConstraintProposal("policy_state", span[0], "override", replaces_previous=True))
             sents = [s for j, s in enumerate(sents) if j not in span[1]]
         i = 0
+        read: dict[str, ConstraintProposal | None] = {}  # sentences _states_standing classified
         while i < len(sents):
             sent = sents[i]
             # A bare scope marker ("For the rest of this session.") belongs to the next sentence.
@@ -368,7 +386,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 sents[i + 1] = joined
                 i += 1
                 continue
-            probe = _ABBREVIATION_STOP.sub(" ", sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
+            probe = _abbreviation_probe(sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
             wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
             what = wm.group("what") if wm else directives.withdrawn_terms(probe)
             explicit_r5 = False
@@ -410,7 +428,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if _CONFIRM.search(sent):
                 withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=0))
             elif what is None and (go := directives.go_signal(sent)) and not (
-                    go == "weak" and self._states_standing(sent, now, clock)):
+                    go == "weak" and self._states_standing(sent, now, clock, read)):
                 withdrawals.append(Withdrawal("satisfy", sent, content_terms(sent), min_overlap=1 if go == "explicit" else 2))
             if what is None and directives.completion(sent):
                 # "I've submitted the timesheets": a deadline for that one task is met
@@ -438,7 +456,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
                     withdrawals.append(Withdrawal("revoke", sent, terms, min_overlap=1 if strong else 2))
                 i += 1
                 continue
-            proposal = self._classify(sent, now, clock)
+            # the sentence as _states_standing read it, if it did (the same answer, read once)
+            proposal = read.pop(sent) if sent in read else self._classify(sent, now, clock)
             if proposal is not None:
                 proposals.append(proposal)
                 if proposal.kind == "permission":
@@ -477,12 +496,16 @@ class RuleConstraintExtractor(ConstraintExtractor):
                                                     due_at=resolve_due(dm.group(0), now, clock) if dm else None))
         return Extraction(proposals, withdrawals)
 
-    def _states_standing(self, sent: str, now: float | None, clock: "Clock | None") -> bool:
+    def _states_standing(self, sent: str, now: float | None, clock: "Clock | None",
+                         read: dict[str, ConstraintProposal | None] | None = None) -> bool:
         """The sentence states a standing instruction of its own ("Always log account changes."),
-        so it is no go signal for an earlier one (family ``completion_forms``)."""
+        so it is no go signal for an earlier one (family ``completion_forms``). ``read``: where
+        the sentence's proposal is kept for the caller (who would classify it next)."""
         if not families.on(directives.F_COMPLETION):
             return False
         p = self._classify(sent, now, clock)
+        if read is not None:
+            read[sent] = p
         return p is not None and p.kind in ("constraint", "obligation", "prerequisite", "deadline") \
             and not directives.completion(sent)
 
@@ -529,7 +552,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         scope = _SCOPE_PREFIX.match(sent) or (families.on(directives.F_SCOPE) and _SCOPE_MORE_PREFIX.match(sent))
         core = sent[scope.end():] if scope else sent
         due = lambda m: resolve_due(m.group(0), now, clock) if now is not None else None  # noqa: E731
-        for rule, kind, pattern in _RULES:
+        for rule, kind, pattern in (_RULES if _RULES_GATE.possible(core) else ()):  # one test when none can match
             if pattern.search(core):
                 if rule == "never" and directives.negation_small_talk(core):
                     continue
@@ -1104,3 +1127,7 @@ def make_constraint_extractor(spec: object = None) -> ConstraintExtractor:
 
 #: every pattern above skips a text lacking its required literals (issue 18, point 4; results unchanged)
 prefilter.prefilter_module(globals(), group="rules")
+#: the pattern itself, tried at one full stop (:func:`_abbreviation_probe`: a prefilter would only add its test)
+_ABBREVIATION_STOP_AT = _ABBREVIATION_STOP.unfiltered.match
+#: the rule patterns above as one gate (speed only, :class:`~memfold.window.prefilter.AnyOf`)
+_RULES_GATE = prefilter.AnyOf(pattern for _rule, _kind, pattern in _RULES)

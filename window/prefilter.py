@@ -35,6 +35,7 @@ set and benchmark text in the repository.
 from __future__ import annotations
 
 import re
+import sys
 from functools import partial
 from itertools import chain
 from typing import Any
@@ -488,7 +489,7 @@ def _info(group: _Group, text: str) -> tuple:
         roots = group.roots
         for root, root_found, root_index in roots:
             if root_index is index and text in root:
-                found = root_found if len(text) == len(root) else frozenset([lit for lit in root_found if lit in low])
+                found = root_found if len(text) == len(root) else frozenset(filter(low.__contains__, root_found))
                 break
         else:
             found = index.present(low)
@@ -513,8 +514,11 @@ def read(text: str, group: str) -> None:
         _info(_group(group), text)
 
 
+#: a gated method, written out per pattern with the signature of the :class:`re.Pattern` method
+#: it stands for (round 11: named parameters with the same defaults instead of ``*args,
+#: **kwargs``, which cost a dict per call; a rule turn makes about 700 gated calls)
 _TEMPLATE = '''
-def {name}(string, *args, **kwargs):
+def {name}({params}):
     if type(string) is str:
         last = _LAST[0]
         if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
@@ -522,19 +526,13 @@ def {name}(string, *args, **kwargs):
         found = last[1]
         if found is not None and ({pid} not in last[3] or not ({test})):
             return {absent}
-    return raw(string, *args, **kwargs)
+    return raw({args})
 '''
-_TEMPLATE_REPL = '''
-def {name}(repl, string, *args, **kwargs):
-    if type(string) is str:
-        last = _LAST[0]
-        if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
-            last = _info(string)
-        found = last[1]
-        if found is not None and ({pid} not in last[3] or not ({test})):
-            return {absent}
-    return raw(repl, string, *args, **kwargs)
-'''
+#: each method's parameters (as :class:`re.Pattern` has them) and the call passing them on
+_SIGNATURES = {name: ("string, pos=0, endpos=_MAXSIZE", "string, pos, endpos")
+               for name in ("search", "match", "fullmatch", "finditer", "findall")}
+_SIGNATURES["split"] = ("string, maxsplit=0", "string, maxsplit")
+_SIGNATURES["sub"] = _SIGNATURES["subn"] = ("repl, string, count=0", "repl, string, count")
 #: what each method answers on a text that cannot hold a match
 _ABSENT = {"search": "None", "match": "None", "fullmatch": "None", "finditer": "iter(())", "findall": "[]",
            "split": "[string]", "sub": "string", "subn": "(string, 0)"}
@@ -544,14 +542,16 @@ def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, 
     """The method ``name`` of ``pattern`` behind ``test`` (Python source over ``found``), written
     out for this pattern: one Python call around the test. In a group that is not indexed,
     ``found`` is the lowercased text and ``literals`` (the substring tests) is the test."""
-    template = _TEMPLATE_REPL if name in ("sub", "subn") else _TEMPLATE
+    template = _TEMPLATE
     if not group.indexed:
         template = template.replace("found = last[1]", "found = low = last[1]")
         template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
         test = literals
     namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
-                 **names}
-    exec(template.format(name=name, pid=pid, test=test, absent=_ABSENT[name]), namespace)  # noqa: S102 - names and reprs only
+                 "_MAXSIZE": sys.maxsize, **names}
+    params, args = _SIGNATURES[name]
+    exec(template.format(name=name, params=params, args=args, pid=pid, test=test, absent=_ABSENT[name]),  # noqa: S102
+         namespace)  # names and reprs only
     return namespace[name]
 
 
@@ -630,6 +630,37 @@ class Prefiltered:
         return f"Prefiltered({self._pattern!r})"
 
 
+class AnyOf:
+    """A gate in front of a run of patterns tried on the same text one after another (round 11,
+    speed only): :meth:`possible` is False only when none of them can match the text, which is
+    exactly when each one's ``search`` would answer ``None`` without running (the pattern is
+    not among the text's candidates, :func:`_info`). A run holding a pattern that is not
+    prefiltered, or patterns of several groups or of a group without an index, is never
+    turned down. So ``for p in (run if gate.possible(text) else ()): p.search(text)`` finds
+    what the loop over the whole run finds, for one test instead of one call per pattern."""
+
+    __slots__ = ("_group", "_pids")
+
+    def __init__(self, patterns: Any) -> None:
+        found = list(patterns)
+        groups = {id(p._group) for p in found if isinstance(p, Prefiltered)}
+        if found and len(groups) == 1 and all(isinstance(p, Prefiltered) for p in found) and found[0]._group.indexed:
+            self._group: _Group | None = found[0]._group
+            self._pids = frozenset(p._pid for p in found)
+        else:
+            self._group, self._pids = None, frozenset()
+
+    def possible(self, text: Any) -> bool:
+        """False only when no pattern of the run can match ``text`` (see the class docstring)."""
+        group = self._group
+        if group is None or type(text) is not str:
+            return True
+        last = group.last[0]
+        if last[0] is not text and last[0] != text or last[2] is not group.index[0]:
+            last = _info(group, text)
+        return last[1] is None or not last[3].isdisjoint(self._pids)
+
+
 def folds_to_ascii(text: str) -> bool:
     """Does ``text`` hold a character that case-insensitive matching pairs with an ASCII letter
     (:data:`_ASCII_FOLDS`)? Then no prefilter is used on it."""
@@ -705,5 +736,5 @@ def prefilter_module(namespace: dict[str, Any], group: str | None = None, *, ind
     return made
 
 
-__all__ = ["MAX_LITERALS", "Prefiltered", "folds_to_ascii", "prefilter_module", "prefiltered", "read",
+__all__ = ["MAX_LITERALS", "AnyOf", "Prefiltered", "folds_to_ascii", "prefilter_module", "prefiltered", "read",
            "required_literals", "requirement"]
