@@ -189,13 +189,6 @@ def test_record_metadata_json_cannot_hold_is_invalid_input(tmp_path, metadata):
     mf.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the append path (window/archive.py normalize_turn, r11append's area this round) dumps turn "
-    "metadata with json.dumps and no depth or NaN check: a turn whose metadata nests ~980 deep "
-    "commits, then conv.context(), conv.export_jsonl() and `memfold history` raise RecursionError "
-    "for that conversation for good (HTTP GET turns is a 500 from ~260 levels), and NaN is stored "
-    "as non-JSON `NaN` (HTTP reads null, the export line is not JSON). Fix: call "
-    "memory.validation.metadata_json(metadata) there"))
 @pytest.mark.parametrize("metadata", [_nested(985), {"k": float("nan")}], ids=["deep", "nan"])
 def test_turn_metadata_json_cannot_hold_is_refused_and_the_conversation_stays_readable(tmp_path, metadata):
     mf, conv = _one_conversation(tmp_path)

@@ -21,6 +21,7 @@ from ..memory.storage.base import write_scope
 from ..memory.storage.rows import ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_count, check_id, check_labels, check_name, check_text
+from ..memory.validation import metadata_json as _metadata_json
 
 ROLES = ("user", "assistant", "tool", "system")
 #: the longest append idempotency key, in characters (a UUID is 36, a hash hex digest 64)
@@ -211,11 +212,9 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
             raise InvalidInput(f"{where}metadata key(s) {', '.join(clash)} are reserved for the message's own "
                                f"{', '.join(clash)}: rename them")
         metadata = {**metadata, **extra_metadata}
-    try:
-        # no metadata (most turns): its JSON, without the encoder
-        metadata_json = "{}" if not metadata else json.dumps(metadata, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{where}metadata is not JSON-serialisable: {exc}") from None
+    # no metadata (most turns): its JSON, without the encoder; otherwise the records' own check
+    # (NaN, infinities, lone surrogates and nesting past 64 levels refused before anything is written)
+    metadata_json = "{}" if not metadata else _metadata_json(metadata, f"{where}metadata")
     created_at = turn.get("created_at")
     try:
         created = None if created_at is None else clock.coerce(created_at)
