@@ -4,7 +4,10 @@ Two conversations of the same 200 short support turns, tiktoken cl100k_base coun
 default), budget 8,000 tokens: one plain, one with a 5 MB user message (a pasted log) as turn
 50. The huge turn is archived whole and shown as a glimpse; the glimpse is cut from a head of the
 text near its target size, so its cost does not depend on the turn's size. Prints p50/p95 of
-``context()`` and of ``append`` for both and the ratio (goal: context() p95 within 2x).
+``context()`` and of ``append`` for both and the ratio (goal: context() p95 within 2x), and
+``conv.search`` for a word the huge turn holds (round 11: FTS5's snippet() is quadratic in a
+text's size, so a text over ``LONG_TEXT`` characters takes its snippet from the linear
+``memory/storage/textsearch.snippet``; before, a 2 MB turn made one search take 70 s).
 Run: ``python bench/bench_huge_turn.py [--mb 5] [--calls 30]``.
 """
 
@@ -76,18 +79,24 @@ def main() -> None:
             build = time.perf_counter() - t0
             ctx = conv.context()
             compile_ms, append_ms = measure(conv, args.calls, rnd)
-            rows[name] = (build, ctx.total_tokens, ctx.usable_tokens, len(ctx.glimpses), compile_ms, append_ms)
+            search_ms = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                conv.search("ORD-3300 config.yaml")
+                search_ms.append((time.perf_counter() - t0) * 1000)
+            rows[name] = (build, ctx.total_tokens, ctx.usable_tokens, len(ctx.glimpses), compile_ms, append_ms, search_ms)
         mf.close()
     print(f"huge message: {len(text.encode()) / 1e6:.1f} MB; its own append (counted once): "
           f"{rows['huge append ms']:.0f} ms")
     print(f"{'case':>16} | {'build s':>7} | {'context tokens':>14} | {'glimpses':>8} | {'context() p50 / p95 ms':>22} | "
-          f"{'append p50 / p95 ms':>19}")
-    print("-" * 102)
+          f"{'append p50 / p95 ms':>19} | {'search p50 / max ms':>19}")
+    print("-" * 124)
     for name in ("plain", "with 5 MB turn"):
-        build, tokens, usable, glimpses, compile_ms, append_ms = rows[name]
+        build, tokens, usable, glimpses, compile_ms, append_ms, search_ms = rows[name]
         print(f"{name:>16} | {build:>7.1f} | {tokens:>6,} / {usable:>5,} | {glimpses:>8} | "
               f"{percentile(compile_ms, 0.5):>9.1f} / {percentile(compile_ms, 0.95):>8.1f} | "
-              f"{percentile(append_ms, 0.5):>8.1f} / {percentile(append_ms, 0.95):>7.1f}")
+              f"{percentile(append_ms, 0.5):>8.1f} / {percentile(append_ms, 0.95):>7.1f} | "
+              f"{percentile(search_ms, 0.5):>8.1f} / {max(search_ms):>8.1f}")
     ratio = percentile(rows["with 5 MB turn"][4], 0.95) / percentile(rows["plain"][4], 0.95)
     append_ratio = percentile(rows["with 5 MB turn"][5], 0.95) / percentile(rows["plain"][5], 0.95)
     print(f"\ncontext() p95 ratio (5 MB / plain): {ratio:.2f} (goal <= 2: {'met' if ratio <= 2 else 'not met'}); "

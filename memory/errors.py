@@ -24,6 +24,7 @@
      │    ├── SummarizerInputTooLarge     the request was larger than the summarizer accepts (split it)
      │    └── NothingToKeep               the items are chatter only: nothing for a card of their own
      ├── ExtractorError                   an extractor failed or returned invalid output
+     │    └── ModelFileError              the instruction model's weights file is missing or malformed
      ├── EmbeddingError                   the embedder is missing, or vectors come from another model
      ├── MissingExtra (ImportError)       a setting needs an optional extra that is not installed
      ├── LLMError                         the LLM endpoint is unreachable, timed out or answered unusably
@@ -153,6 +154,10 @@ class NothingToKeep(SummarizerError):
 
 class ExtractorError(MemfoldError):
     """An extractor failed or returned output that does not validate."""
+
+
+class ModelFileError(ExtractorError):
+    """The instruction model's weights file (``window/instruction_model.bin``) is missing or malformed."""
 
 
 class EmbeddingError(MemfoldError):

@@ -364,3 +364,26 @@ def test_abcd_actions_become_tool_calls():
     assert len(units) == 3
     names = {c["function"]["name"] for u in units for m in u.messages for c in m.get("tool_calls") or ()}
     assert "pull_up_account" in names
+
+
+def test_a_user_turn_the_context_shows_as_a_glimpse_is_an_excerpt_in_the_fold_card(db_path):
+    """The fold card quotes user turns verbatim, but a pasted log of more than half the usable
+    budget was copied whole into the card at every pressure check (a 5 MB paste made each later
+    append 0.5-0.7 s); it is shown by an excerpt the glimpse's size, naming its ref to expand."""
+    settings = WindowSettings(budget_tokens=8_000, output_reserve_tokens=1_000, fold_card_tool_calls=2)
+    mf = open_mf(db_path, window=settings)
+    conv = mf.conversation("coding")
+    paste = "ERROR worker-7 timeout at src/app/cache.py line 41 " * 600
+    conv.append({"role": "user", "content": "Here is the log: " + paste})
+    two_units(conv)
+    ctx = conv.context()
+    huge = conv.history()[0]
+    assert huge.tokens > settings.usable_tokens // 2
+    assert ctx.fold_card is not None
+    line = ctx.fold_card.splitlines()[1]
+    assert line.startswith(f'#1 user {huge.tokens} tok: "Here is the log: ERROR worker-7')
+    assert line.endswith(f"[glimpse of {huge.tokens} tokens; expand t{huge.id}]")
+    assert mf.parts.token_counter.count(line) < settings.usable_tokens // 4
+    assert paste not in ctx.fold_card
+    assert ctx.fold_card.splitlines()[2] == '#2 user 7 tok: "Please fix the failing test in src/app/cache.py"'
+    mf.close()

@@ -398,3 +398,28 @@ def test_an_event_sharing_only_its_verb_with_the_condition_releases_nothing(tmp_
 ])
 def test_the_event_a_condition_names_still_releases_it(tmp_path, record, report):
     assert _states_after(tmp_path, record, report, "m.db") == "satisfied"
+
+
+def test_a_turn_longer_than_long_text_gets_its_snippet_from_the_linear_path(backend_target):
+    """FTS5's snippet() is quadratic in a text's size (a 2 MB turn made one search take 70 s):
+    a turn over ``LONG_TEXT`` characters takes its snippet from ``textsearch.snippet``, with the
+    match marked, on both backends; a short turn keeps FTS5's own snippet; a long turn that does
+    not match has none."""
+    from memfold.memory.storage.sqlite.fulltext import LONG_TEXT
+
+    mf = _open_target(backend_target)
+    conv = mf.conversation("c", namespace="n")
+    filler = " ".join(f"word{i}" for i in range(LONG_TEXT // 6 + 10))
+    big = conv.append({"role": "user", "content": f"{filler} the parcel ORD-77 is late {filler}"})
+    other = conv.append({"role": "user", "content": f"{filler} nothing to see {filler}"})
+    small = conv.append({"role": "user", "content": "Where is ORD-77 now?"})
+    assert min(len(t.content) for t in conv.history()[:2]) > LONG_TEXT
+    found = mf.storage.fulltext.describe_matches("turn", [big, other, small], '"ord" AND "77"')
+    assert found[big].snippet is not None and "[ORD]-[77]" in found[big].snippet
+    assert found[big].snippet.startswith("…") and found[big].snippet.endswith("…")
+    assert len(found[big].snippet.split()) <= 14
+    assert found[other].snippet is None
+    assert found[small].snippet == "Where is [ORD]-[77] now?"
+    hits = {h.ref: h for h in conv.search("ORD-77")}
+    assert {f"t{big}", f"t{small}"} <= set(hits) and "[ORD]-[77]" in hits[f"t{big}"].snippet
+    mf.close()

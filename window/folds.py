@@ -246,6 +246,7 @@ def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings
         return None
     rdr = as_reader(reader)
     calls = sum(len(t.tool_calls or ()) for t in menu)
+    clip = _user_words_clip(settings, parts.token_counter)
     lines = [f"[fold card] Work since the last fold: turns #{menu[0].seq}-#{menu[-1].seq} ({len(menu)} turns, "
              f"{calls} tool calls, {sum(t.tokens for t in menu)} tokens). The unit in progress starts at "
              f"#{newest_user.seq} (the newest user turn) and cannot be folded."]
@@ -255,7 +256,7 @@ def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings
         results = []
         while t.tool_calls and n + 1 + len(results) < len(menu) and menu[n + 1 + len(results)].role == "tool":
             results.append(menu[n + 1 + len(results)])
-        lines.append(_menu_line(t, rdr, results))
+        lines.append(_menu_line(t, rdr, results, clip))
         n += 1 + len(results)
     lines.append(FOLD_CARD_QUESTION)
     text = "\n".join(lines)
@@ -263,9 +264,28 @@ def fold_card(parts: WindowParts, ref: ConversationRef, settings: WindowSettings
                     newest_user.id, calls, sum(t.tokens for t in menu))
 
 
-def _menu_line(t: Turn, rdr: Any, results: Sequence[Turn] = ()) -> str:
+def _user_words_clip(settings: WindowSettings, counter):
+    """How a fold card shows a user turn: verbatim, but a turn the context shows as a glimpse
+    (more than half the usable budget, :func:`.context.glimpse_threshold`) by an excerpt the
+    glimpse's size, cut near its target, so a pasted 5 MB log is neither copied into every
+    pressure check's fold card nor counted there (that made each append 0.5-0.7 s)."""
+    from .summarizers.base import clip_to_tokens
+
+    limit = max(1, settings.usable_tokens // 2)
+    excerpt_tokens = max(1, min(settings.card_target_tokens, settings.usable_tokens // 8))
+
+    def clip(t: Turn) -> str:
+        if t.tokens <= limit:
+            return json.dumps(t.content, ensure_ascii=False)
+        return (f"{json.dumps(clip_to_tokens(t.content, excerpt_tokens, counter), ensure_ascii=False)} "
+                f"[glimpse of {t.tokens} tokens; expand t{t.id}]")
+    return clip
+
+
+def _menu_line(t: Turn, rdr: Any, results: Sequence[Turn] = (), clip=None) -> str:
     """One line of the fold card: the turn's number, role and size (a tool call with its results:
-    every number and size), then what it touched, or a user turn verbatim."""
+    every number and size), then what it touched, or a user turn verbatim (``clip``: a huge one
+    by an excerpt, :func:`_user_words_clip`)."""
     if results:
         head = f"#{t.seq}-#{results[-1].seq} {'+'.join(str(x.tokens) for x in (t, *results))} tok"
     else:
@@ -276,7 +296,7 @@ def _menu_line(t: Turn, rdr: Any, results: Sequence[Turn] = ()) -> str:
         what = t.metadata[HOST_KEY].get("event", "host") if isinstance(t.metadata[HOST_KEY], Mapping) else "host"
         return f"{head}: [{what}]"
     if t.role == "user":
-        return f"{head}: {json.dumps(t.content, ensure_ascii=False)}"
+        return f"{head}: {clip(t) if clip else json.dumps(t.content, ensure_ascii=False)}"
     if t.tool_calls:
         parts = []
         for name, args in _calls(t):

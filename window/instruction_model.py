@@ -32,7 +32,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..memory.errors import MemfoldError
+from ..memory.errors import ModelFileError
 
 #: the classes, in weight-column order: ``none``, the record kinds it may add, then the acts
 RECORD_KINDS = ("obligation", "constraint", "permission", "deadline", "prerequisite", "approval", "evidence",
@@ -47,10 +47,6 @@ MIN_CHARS = 12
 MIN_WORDS = 3
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!:;$%£€@#]")
-
-
-class ModelFileError(MemfoldError):
-    """The instruction model's weights file is missing or malformed."""
 
 
 def features(sentence: str, dim: int, char_n: int = 4) -> list[int]:

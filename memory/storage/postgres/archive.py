@@ -13,7 +13,7 @@ import json
 from typing import Any, Iterable, Iterator
 from ..rows import ConversationRow, SummarizerFailure, Turn
 from .db import PostgresDB, marks
-from .textsearch import tsvector_literal
+from ..textsearch import tsvector_literal
 
 #: the ``turns`` columns every turn read selects, in :func:`_turn` order
 TURN_COLUMNS = (

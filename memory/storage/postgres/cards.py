@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 
 from ..rows import Card
 from .db import PostgresDB, marks
-from .textsearch import tsvector_literal
+from ..textsearch import tsvector_literal
 
 CARD_COLUMNS = (
     "id, family_id, conversation_id, depth, text, tokens, source_tokens, first_turn_id, last_turn_id, "

@@ -2,7 +2,7 @@
 
 ``turns_fts``, ``cards_fts`` and ``records_fts`` hold one GIN-indexed ``tsvector`` per item,
 written with the item (and deleted by erasure in the same transaction). GIN finds the matching
-items; the score is FTS5's ``bm25()`` computed from the stored positions (:mod:`.textsearch`),
+items; the score is FTS5's ``bm25()`` computed from the stored positions (:mod:`..textsearch`),
 so both backends rank alike (issue 17, point 2). Every
 query here is scoped *before* ranking (lineage, namespace, type, key, time, reader labels), so a
 hit never comes from outside what the caller may see (DESIGN.md §4.9).
@@ -22,7 +22,7 @@ import numpy as np
 from ...errors import CardNotFound, InvalidInput, RecordNotFound, TurnNotFound
 from ..rows import SearchItem, SearchScope, TextMatch
 from .db import PostgresDB
-from .textsearch import Match, Phrase, bm25, idf, parse_match, snippet, tokens
+from ..textsearch import Match, Phrase, bm25, idf, parse_match, snippet, tokens
 
 #: the full-text table and the alias of the content table, per item kind
 _FTS = {"turn": "turns_fts", "record": "records_fts", "card": "cards_fts"}
@@ -294,7 +294,7 @@ class PostgresFullText:
         when ``prefix``) in the items of ``kind``, over the whole index, in no particular order:
         the term frequencies of BM25 without scoring anything in SQL. GIN finds the items; the
         stored positions give the counts (a ``tsvector`` keeps at most
-        :data:`~.textsearch.MAX_POSITIONS` per lexeme, as it does for :meth:`rank`)."""
+        :data:`~..textsearch.MAX_POSITIONS` per lexeme, as it does for :meth:`rank`)."""
         fts = _fts(kind)
         folded = tokens(token)
         if len(folded) != 1:

@@ -13,7 +13,7 @@ column and its HNSW indexes) exists on PostgreSQL only.
 Dialect choices: times are ``DOUBLE PRECISION`` (SQLite's REAL is a double), flags stay ``0/1``
 integers and JSON lists stay text, so every family reads rows in the same shape on both
 backends. Full text is a ``tsvector`` per item in ``turns_fts`` / ``cards_fts`` / ``records_fts``
-(GIN-indexed; the tokens are memfold's, see :mod:`.textsearch`); the triggers that keep the
+(GIN-indexed; the tokens are memfold's, see :mod:`..textsearch`); the triggers that keep the
 archive immutable are PL/pgSQL.
 """
 

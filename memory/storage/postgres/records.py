@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 from ..rows import MemoryRecord, ScoreRow, StoredPolicy
 from .db import where_equal
 from .db import PostgresDB, marks
-from .textsearch import tsvector_literal
+from ..textsearch import tsvector_literal
 
 #: the columns :func:`_record` reads, in its order
 RECORD_COLUMNS = (

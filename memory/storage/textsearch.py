@@ -1,4 +1,5 @@
-"""Tokens, match expressions, BM25 and snippets for the PostgreSQL full-text indexes.
+"""Tokens, match expressions, BM25 and snippets as FTS5 computes them, in Python: the PostgreSQL
+full-text indexes rank with them, and SQLite takes its snippet of a very long text from them.
 
 Search must give the same results on both backends (issue 17, point 2), so PostgreSQL does not
 use its own text parser and ranking (``to_tsvector`` splits ``$180.00`` and ``user-id``
@@ -24,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ...errors import StorageError
+from ..errors import StorageError
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 #: the largest position a tsvector keeps, and positions per lexeme
@@ -228,12 +229,20 @@ def snippet(text: str, match: Match, width: int = 12) -> str | None:
     hits.sort()
     total = len(spans)
     best_start, best_score = 0, -1
+    lo = 0
     for first, _, _ in hits:
         start = max(0, first)
+        # only the hits starting inside the window can score (sorted by start, so a scan from
+        # the first one at ``start``): linear in the hits, not quadratic, for a huge text
+        while hits[lo][0] < start:
+            lo += 1
         seen: set[int] = set()
         score = 0
-        for a, b, n in hits:
-            if a >= start and b < start + width:
+        for j in range(lo, len(hits)):
+            a, b, n = hits[j]
+            if a >= start + width:
+                break
+            if b < start + width:
                 score += 1 if n in seen else 1000
                 seen.add(n)
         if score > best_score:
