@@ -35,7 +35,9 @@ SMALL_TALK = [
 
 
 @pytest.fixture
-def mf(db_path, clock):
+def mf(db_path, clock, monkeypatch):
+    """A MemFold with the model switched on (it is off by default)."""
+    monkeypatch.setenv(im.ENV_SWITCH, "on")
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
         yield instance
 
@@ -59,10 +61,13 @@ def _texts() -> list[str]:
     return out, tm
 
 
-def test_the_model_ships_and_is_on_by_default(monkeypatch):
+def test_the_model_ships_and_is_off_by_default(monkeypatch):
     monkeypatch.delenv(im.ENV_SWITCH, raising=False)
     assert im.shipped() is not None
     assert im.WEIGHTS_PATH.stat().st_size < 2_000_000
+    assert RuleConstraintExtractor().model is False
+    assert make_constraint_extractor(None).model is False
+    monkeypatch.setenv(im.ENV_SWITCH, "on")
     assert RuleConstraintExtractor().model is True
     assert make_constraint_extractor(None).model is True
 
@@ -82,7 +87,7 @@ def test_a_phrasing_the_rules_miss_gets_a_record_from_the_model(mf):
 
 
 def test_small_talk_gets_no_record(mf):
-    ex = RuleConstraintExtractor()
+    ex = RuleConstraintExtractor(model=True)
     for text in SMALL_TALK:
         assert ex.extract(text).proposals == [], text
     assert _say(mf, *SMALL_TALK) == {}
@@ -95,7 +100,7 @@ def test_the_off_setting_restores_the_rules_output_exactly(monkeypatch):
     monkeypatch.setenv(im.ENV_SWITCH, "off")
     by_env = RuleConstraintExtractor()
     assert by_env.model is False
-    monkeypatch.delenv(im.ENV_SWITCH)
+    monkeypatch.setenv(im.ENV_SWITCH, "on")
     on = RuleConstraintExtractor()
     differs = 0
     for text in texts:
@@ -107,10 +112,10 @@ def test_the_off_setting_restores_the_rules_output_exactly(monkeypatch):
     assert differs > 0  # the model does add something on these sets, so the comparison can fail
 
 
-def test_off_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
+def test_off_by_default_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
     turns = ["The final call: we ship the mobile app first.", "Never call me after 9pm.",
              "Do remember to copy Priya on supplier emails.", "Thanks so much, talk soon!"]
-    monkeypatch.setenv(im.ENV_SWITCH, "off")
+    monkeypatch.delenv(im.ENV_SWITCH, raising=False)
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as mf:
         off = _say(mf, *turns)
     with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None,
@@ -118,10 +123,10 @@ def test_off_through_the_facade_gives_the_rules_records(db_path, clock, monkeypa
         rules = _say(mf, *turns)
     assert off == rules
     assert all(rule != "model" for _, rule in off.values())
-    monkeypatch.delenv(im.ENV_SWITCH)
+    monkeypatch.setenv(im.ENV_SWITCH, "on")
     with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None) as mf:
         on = _say(mf, *turns)
-    assert any(rule == "model" for _, rule in on.values())  # on by default, so the comparison can fail
+    assert any(rule == "model" for _, rule in on.values())  # the model adds records, so the comparison can fail
 
 
 def test_a_withdrawal_the_rules_miss_ends_only_the_record_it_names(mf):
@@ -170,3 +175,15 @@ def test_the_shipped_weights_are_what_the_training_script_produces():
         pytest.skip("LoCoMo (../shared/data) is not on this machine")
     _, tm = _texts()
     assert tm.build().to_bytes() == im.WEIGHTS_PATH.read_bytes()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "why the model is off by default (round 11): on text unlike its training data it fires at "
+    "p >= 0.95. tests/test_scale.py's chatter (random support words: 'battery approved address "
+    "tracking parcel refund order phone invoice') got 222 model records in 1,500 turns, beside the "
+    "rules' 77, and at budget 2,000 the protected channel then pushed the cards into chains"))
+def test_word_salad_of_support_words_gets_no_model_record(mf):
+    words = "order refund parcel Lisbon tracking invoice approved denied manager ticket courier".split()
+    texts = [" ".join(words[(i * 7 + k * 3) % len(words)] for k in range(9 + i % 5)) for i in range(40)]
+    made = _say(mf, *texts)
+    assert [t for t, (_, rule) in made.items() if rule == "model"] == []

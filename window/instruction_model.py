@@ -13,8 +13,8 @@ the one active record it names (:func:`pick_target`), and does nothing when that
   character 4-grams (``zlib.crc32``, not Python's salted ``hash``); the weights are a small data
   file in the package (``instruction_model.bin``: a JSON header line, then int8 weights), read once
   with numpy. The same sentence always gets the same answer.
-* Off switch: ``MEMFOLD_INSTRUCTION_MODEL=off`` in the environment, or
-  ``RuleConstraintExtractor(model=False)``; then the extractor's output is the rules' exactly.
+* Off by default; on with ``MEMFOLD_INSTRUCTION_MODEL=on`` in the environment, or
+  ``RuleConstraintExtractor(model=True)``. Off, the extractor's output is the rules' exactly.
   :func:`using` swaps the model within a ``with`` block (the benches' leave-one-set-out runs).
 """
 
@@ -147,8 +147,10 @@ def shipped() -> InstructionModel | None:
 
 
 def enabled_by_env() -> bool:
-    """False when ``MEMFOLD_INSTRUCTION_MODEL`` is ``off``, ``0``, ``false`` or ``no``."""
-    return os.environ.get(ENV_SWITCH, "on").strip().lower() not in ("off", "0", "false", "no")
+    """True only when ``MEMFOLD_INSTRUCTION_MODEL`` is ``on``, ``1``, ``true`` or ``yes``: the model
+    is off by default (round 11: on text unlike its training data, such as a support bot's word
+    salad of "approved manager ticket", it made 222 records in 1,500 turns)."""
+    return os.environ.get(ENV_SWITCH, "off").strip().lower() in ("on", "1", "true", "yes")
 
 
 def current() -> InstructionModel | None:
