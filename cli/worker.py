@@ -9,13 +9,13 @@ one status line per note handled; ``--json`` prints one JSON object per line (``
 from __future__ import annotations
 
 import json
-import signal
+import os
 import sys
-import threading
 from typing import Any
 
 import click
 
+from ..memory.signals import StopSignals
 from .core import cli, db_argument, json_option, open_db
 from .window import window_options
 
@@ -55,14 +55,12 @@ def worker(db: str, lease_seconds: float, poll_seconds: float, holder: str | Non
 
     w = mf.worker(lease_seconds=lease_seconds, poll_seconds=poll_seconds, holder=holder,
                   cache_warm_seconds=cache_warm_seconds, progress=on_note)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    say("started", {"db": db, "holder": w.holder, "pid": __import__("os").getpid()},
-        f"worker {w.holder} on {db} (stop with Ctrl-C or SIGTERM)")
-    if once:
-        w.run_once()
-    else:
-        w.run(stop)
+    with StopSignals() as stop:  # the handlers take no lock (see memory/signals.py)
+        say("started", {"db": db, "holder": w.holder, "pid": os.getpid()},
+            f"worker {w.holder} on {db} (stop with Ctrl-C or SIGTERM)")
+        if once:
+            w.run_once()
+        else:
+            w.run(stop)
     mf.close()
     say("stopped", w.stats.to_dict(), f"stopped: {w.stats.status_line()}")

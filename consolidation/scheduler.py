@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 from dataclasses import asdict, dataclass
@@ -53,6 +52,7 @@ from apscheduler.triggers.cron import CronTrigger
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import InvalidInput
 from ..memory.events import log_event
+from ..memory.signals import StopSignals
 from ..memory.storage import job_store_options, open_storage, resolve_target
 from . import lease
 from .consolidate import DEFAULT_BATCH_SIZE, consolidate_all
@@ -394,20 +394,14 @@ class ConsolidationScheduler:
 
         :param ready: called with the next run time once the job is scheduled.
         """
-        stop = threading.Event()
-        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        for sig in previous:
-            signal.signal(sig, lambda signum, frame: stop.set())
-        try:
-            next_time = self.start()
-            if ready is not None:
-                ready(next_time)
-            while not stop.wait(0.5):
-                pass
-        finally:
-            self.shutdown(wait=True)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        with StopSignals() as stop:  # the handlers take no lock (see memory/signals.py)
+            try:
+                next_time = self.start()
+                if ready is not None:
+                    ready(next_time)
+                stop.wait()
+            finally:
+                self.shutdown(wait=True)
 
 
 def scheduler_status(db_path: str | os.PathLike, *, recent: int = 5) -> dict[str, Any]:

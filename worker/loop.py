@@ -36,6 +36,7 @@ from ..consolidation import lease
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import ConversationNotFound, StorageError
 from ..memory.events import log_event
+from ..memory.signals import StopSignals
 from ..memory.storage.base import write_scope
 from ..memory.storage.rows import CompactionNote
 from ..window.compactor import Compactor
@@ -256,8 +257,10 @@ class Worker:
             storage.runs.renote_compaction(note.conversation_id, attempts=attempts, not_before=not_before, error=error)
 
     # -- the loop --------------------------------------------------------------------------
-    def run(self, stop: threading.Event) -> WorkerStats:
-        """Sweep until ``stop`` is set (checked between notes and while idle). :returns: the stats."""
+    def run(self, stop: "threading.Event | StopSignals") -> WorkerStats:
+        """Sweep until ``stop`` is set (checked between notes and while idle): an event another
+        thread sets, or the :class:`~memfold.memory.signals.StopSignals` of a foreground process.
+        :returns: the stats."""
         while not stop.is_set():
             try:
                 taken = self.run_once()
