@@ -214,9 +214,16 @@ def erase(db: str, namespace: str | None, conversation_id: str | None, turn_ids:
     plan = mf.erase_plan(**scope)
     counts = plan.to_dict()["counts"]
     summary = erase_counts(counts)
-    if not yes and not click.confirm(f"erase {summary}? This cannot be undone", default=False, err=True):
-        mf.close()
-        raise click.ClickException("nothing erased")
+    if not yes:
+        why = "nothing erased"
+        try:
+            sure = click.confirm(f"erase {summary}? This cannot be undone", default=False, err=True)
+        except click.Abort:  # no answer to read (stdin closed or empty, as in a script): not a yes
+            sure, why = False, "nothing erased: no answer to the confirmation (stdin is closed); pass --yes in a script"
+            click.echo("", err=True)
+        if not sure:
+            mf.close()
+            raise click.ClickException(why)
     done = mf.erase(**scope, cause=cause, vacuum=not no_vacuum, vacuum_wait=vacuum_wait)
     if as_json:
         emit_json(done.to_dict())

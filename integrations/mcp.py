@@ -392,6 +392,9 @@ class MemfoldTools:
                                           labels=labels)
                 turn_id = conv.append(turn)
         else:
+            if not self._visible(conv.labels):  # writing would show its window figures, and mix its turns with ours
+                raise PermissionDenied(f"append: {self.reader.name} may not write to conversation {conv.id!r}: "  # type: ignore[union-attr]
+                                       "it requires a label this reader lacks")
             turn_id = conv.append(turn)
         own = conv.describe(f"t{turn_id}")  # the caller's own turn: its seq, size and labels (secret detection)
         data = {"turn": own["ref"], "id": turn_id, "seq": own["seq"], "tokens": own["tokens"],

@@ -189,7 +189,12 @@ def test_erase_json_without_yes_keeps_stdout_for_json(runner, db):
     assert "This cannot be undone" in declined.stderr and "This cannot be undone" not in declined.stdout
     assert json.loads(declined.stdout) == {"error": "nothing erased", "type": "ClickException"}
     aborted = runner.invoke(cli, ["erase", db, "-c", "c1", "--json"], input="")
-    assert aborted.exit_code == 1 and json.loads(aborted.stdout)["type"] == "Abort"
+    assert aborted.exit_code == 1
+    assert json.loads(aborted.stdout) == {"type": "ClickException", "error": "nothing erased: no answer to the "
+                                          "confirmation (stdin is closed); pass --yes in a script"}
+    human = runner.invoke(cli, ["erase", db, "-c", "c1"], input="")  # an Error: line, not click's "Aborted!"
+    assert human.exit_code == 1 and human.stderr.rstrip().endswith("Error: nothing erased: no answer to the "
+                                                                   "confirmation (stdin is closed); pass --yes in a script")
     assert len(json.loads(runner.invoke(cli, ["history", db, "-c", "c1", "--json"]).stdout)) == len(TURNS)
 
 

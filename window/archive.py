@@ -192,9 +192,15 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     if content is None and tool_calls is not None:
         content = ""
     # an assistant tool call carries no text, a tool may answer with nothing, and a message of
-    # content parts may hold no text part (an image only): empty content is their real content
+    # content parts may hold no text part (an image only): empty content is their real content.
+    # An empty part list, or text parts that are all empty, hold nothing at all: refused like "".
+    parts = extra_metadata.get("content_parts")
+    if parts is not None and not parts and tool_calls is None and role != "tool":
+        raise InvalidInput(f"{where}content is an empty list of content parts: give at least one part "
+                           f"(such as {{'type': 'text', 'text': '...'}})")
+    other_parts = any(p["type"] not in ("text", "input_text", "output_text") for p in parts or ())
     content = check_text(content, f"{where}content",
-                         allow_empty=tool_calls is not None or role == "tool" or "content_parts" in extra_metadata)
+                         allow_empty=tool_calls is not None or role == "tool" or other_parts)
     name = turn.get("name")
     if name is not None:
         name = check_name(name, f"{where}name")

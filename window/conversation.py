@@ -59,6 +59,11 @@ class Conversation:
         return self.ref.parent_id
 
     @property
+    def labels(self) -> tuple[str, ...]:
+        """The conversation's own access labels (every turn appended to it carries them)."""
+        return tuple(self.archive.conversation_row(self.id)["labels"])
+
+    @property
     def archive(self) -> Archive:
         """The turn archive (shared)."""
         return self.parts.archive
