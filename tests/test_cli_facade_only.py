@@ -20,9 +20,10 @@ from memfold.cli import cli
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN_ATTRIBUTES = {"db", "storage", "archive", "eraser", "catalog", "execute", "searcher", "embeddings"}
 #: what the CLI may import besides the facade and itself: the edge jobs (replay, the scheduler,
-#: the demo), one pure formatter of recall items, and the output-path check
+#: the demo), one pure formatter of recall items, the output-path check and the stop signals of
+#: a foreground process (``memfold worker``)
 CLI_IMPORTS = {"replay.report", "replay.runner", "consolidation.scheduler", "demo", "demo.program",
-               "window.recall", "memory.paths",
+               "window.recall", "memory.paths", "memory.signals",
                "integrations.http", "integrations.mcp",  # the servers: each is one facade-wrapping adapter
                "integrations.viewer"}
 DEMO_IMPORTS = {"memory.paths"}
