@@ -101,8 +101,10 @@ def seed(mf):
     return [mf.memory.write(NS, "episodic", t).id for t in SEED]
 
 
-def llm(server):
-    return LLMExtractor(LLMSettings(base_url=server.base_url, model="test-model", timeout_seconds=1.0))
+def llm(server, timeout_seconds: float = 30.0):
+    """An extractor on the stand-in server; a generous timeout (a loaded machine may answer slowly),
+    short only where a test wants the timeout itself."""
+    return LLMExtractor(LLMSettings(base_url=server.base_url, model="test-model", timeout_seconds=timeout_seconds))
 
 
 def test_llm_extractor_writes_validated_json(mf, llm_server):
@@ -141,7 +143,7 @@ def test_llm_invalid_output_consumes_nothing_and_records_the_failure(mf, llm_ser
     ids = seed(mf)
     llm_server.queue(reply.get("content"), status=reply.get("status", 200), delay=reply.get("delay", 0.0),
                      raw=reply.get("raw"))
-    run = mf.consolidate(NS, extractor=llm(llm_server))
+    run = mf.consolidate(NS, extractor=llm(llm_server, 1.0 if "delay" in reply else 30.0))
     assert run.status == "failed" and run.errors and run.episodes_consumed == 0
     assert [mf.memory.get(i).status for i in ids] == ["active"] * 4
     assert [r.type for r in mf.memory.list(NS)] == ["episodic"] * 4

@@ -26,7 +26,7 @@ NEW_TURN = "Our flight to Lisbon leaves at dawn on Saturday."
 QUERY = "flight Lisbon dawn"
 AHEAD = "memfold-embed-ahead"
 WORKER = "memfold-search-embed"
-WAIT = 30  # seconds: a guard against a hang, never a synchronisation
+WAIT = 120  # seconds: a guard against a hang, never a synchronisation
 
 
 class Recording(HashingEmbedder):

@@ -41,7 +41,7 @@ def summarizer(request, llm_server):
     if request.param == "extractive":
         return ExtractiveSummarizer(memfold.WordCounter())
     llm_server.default_reply = {"content": "user Dana: ORD-3300 broken; replacement by May 4; email only."}
-    return LLMSummarizer(LLMSettings(base_url=llm_server.base_url, model="test-model", timeout_seconds=2))
+    return LLMSummarizer(LLMSettings(base_url=llm_server.base_url, model="test-model", timeout_seconds=30))
 
 
 def test_contract_fold_makes_a_shorter_card_that_expands_to_the_turns(db_path, summarizer):

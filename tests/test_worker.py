@@ -459,17 +459,19 @@ def test_a_fold_slower_than_its_lease_keeps_the_lease_and_no_other_worker_takes_
     while conv.compaction_note() is None:
         talk(conv, 1, n)
         n += 1
-    first = mf.worker(lease_seconds=0.6, holder="first")
+    first = mf.worker(lease_seconds=3.0, holder="first")
     runner = threading.Thread(target=first.run_once)
     runner.start()
     other_mf = small_mf(db_path)
     try:
         assert slow.entered.wait(DEADLINE)
         [held] = other_mf.storage.runs.list_leases()
-        # the heartbeat renews every 0.2 s: wait until the lease outlived its first term twice over
-        wait_for(lambda: other_mf.storage.runs.list_leases()[0].expires_at >= held.acquired_at + 1.3,
+        # the heartbeat renews every third of the lease (1 s): wait until it renewed twice (the lease
+        # outlived its first term), then the second worker comes within the ~2 s the lease has left
+        # (a 0.6 s lease left 0.4 s, which a stalled heartbeat thread on a loaded machine can miss)
+        wait_for(lambda: other_mf.storage.runs.list_leases()[0].expires_at >= held.acquired_at + 4.5,
                  "the running fold to renew its lease")
-        second = other_mf.worker(lease_seconds=0.6, holder="second")
+        second = other_mf.worker(lease_seconds=3.0, holder="second")
         [note] = other_mf.storage.runs.compaction_notes()
         assert second.take(note) is False and second.stats.notes_busy == 1  # still held: not taken
         assert [l.holder for l in other_mf.storage.runs.list_leases()] == ["first"]
