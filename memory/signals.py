@@ -4,7 +4,7 @@ A Python signal handler runs in the main thread between two bytecodes, wherever 
 One that takes a lock the main thread already holds waits for ever: ``threading.Event.set()``
 from a handler deadlocks when the signal lands while the main thread is inside the same event's
 ``wait()`` bookkeeping (it holds the event's condition lock there; cpython issue 126434). A
-scheduler worker once kept running fire times for minutes after SIGTERM that way. So the handler
+scheduler worker in CI kept running fire times for minutes after SIGTERM, as that would. So the handler
 here only records the signal in a list, and the loop polls it with ``time.sleep``, which takes no
 lock and which a signal interrupts.
 """

@@ -112,6 +112,9 @@ def _check_tool_calls(value: object, where: str) -> list[dict[str, Any]] | None:
     return value
 
 
+#: the content-part types that carry text (the others, images and audio, are kept as they are)
+_TEXT_PART_TYPES = ("text", "input_text", "output_text")
+
 #: fields OpenAI's chat API puts on messages that carry nothing when null/empty
 _NULLABLE_CLIENT_FIELDS = ("refusal", "audio", "function_call", "annotations")
 
@@ -139,7 +142,7 @@ def _client_fields(turn: Mapping[str, Any], where: str) -> tuple[dict[str, Any],
             if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
                 raise InvalidInput(f"{where}content part {i} must be an object with a 'type' "
                                    f"(such as {{'type': 'text', 'text': '...'}}), got {part!r}")
-            if part["type"] in ("text", "input_text", "output_text"):
+            if part["type"] in _TEXT_PART_TYPES:
                 if not isinstance(part.get("text"), str):
                     raise InvalidInput(f"{where}content part {i} is a text part without a 'text' string: {part!r}")
                 texts.append(part["text"])
@@ -198,7 +201,7 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
     if parts is not None and not parts and tool_calls is None and role != "tool":
         raise InvalidInput(f"{where}content is an empty list of content parts: give at least one part "
                            f"(such as {{'type': 'text', 'text': '...'}})")
-    other_parts = any(p["type"] not in ("text", "input_text", "output_text") for p in parts or ())
+    other_parts = any(p["type"] not in _TEXT_PART_TYPES for p in parts or ())
     content = check_text(content, f"{where}content",
                          allow_empty=tool_calls is not None or role == "tool" or other_parts)
     name = turn.get("name")

@@ -30,18 +30,20 @@ import os
 import socket
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..consolidation import lease
 from ..memory.clock import Clock, SystemClock
 from ..memory.errors import ConversationNotFound, StorageError
 from ..memory.events import log_event
-from ..memory.signals import StopSignals
 from ..memory.storage.base import write_scope
 from ..memory.storage.rows import CompactionNote
 from ..window.compactor import Compactor
 from ..window.context import measure_total
 from ..window.parts import ConversationRef, WindowParts
+
+if TYPE_CHECKING:
+    from ..memory.signals import StopSignals
 
 
 @dataclass
