@@ -110,6 +110,8 @@ F_INVERTED_TAIL = family("attr_inverted_tail", {"fresh5"})
 #: common shapes written in round 10 from no set's misses (so never off in ``--loso``; fresh7 measures them)
 F_COMMON_R10 = family("attr_common_forms_r10", {"r10own"})
 F_SMALL_TALK_R10 = family("attr_small_talk_vetoes_r10", {"round8_qa", "locomo"})
+# round 12 (issue 20, point 11): from the misses of fresh8 (measured once blind in round 11: 83.0%)
+F_DECORATION_R12 = family("attr_decoration_r12", {"fresh8"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -380,11 +382,22 @@ _QUANTITY = re.compile(r"^(?:loads|lots|tons|heaps|them all|all of them|everythi
                        r"all kinds|a lot|plenty|many)$", re.I)
 
 
+#: a chat message's decoration after a value ("Orion ✨", "Firefox 🦊"): pictographs, dingbats,
+#: variation selectors and joiners are no part of a value (family ``attr_decoration_r12``)
+_TRAIL_DECORATION = re.compile("[\\s\u200d\ufe0e\ufe0f\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]+$")
+#: emphasis opening a value ("basically Debussy", "without a doubt Bukayo Saka"), family
+#: ``attr_decoration_r12``; hedges ("probably", "maybe") stay and make the value no fact
+_LEAD_EMPHASIS_R12 = re.compile(r"^(?:(?:basically|without a doubt|without question|no doubt|undoubtedly|easily|"
+                                r"literally|totally|absolutely)\b[\s,:;—-]*)+", re.I)
+
+
 def clean_value(raw: str, *, copula: bool = False) -> str | None:
     """A value without filler words, trailing time words or a lower-case qualifier; None when
     nothing identifying is left (a pronoun, a hedge). A value after a copula ("my favourite
     breakfast is eggs on toast") keeps its own phrases and loses only a situational qualifier."""
     v = raw.strip().strip("\"'“”‘’")
+    if families.on(F_DECORATION_R12):
+        v = _LEAD_EMPHASIS_R12.sub("", _TRAIL_DECORATION.sub("", v)).strip().strip("\"'“”‘’")
     if families.on(F_FILLER_R9):
         v = _TRAIL_R9.sub("", v).strip()
     if families.on(F_NO_LONGER_R10):
