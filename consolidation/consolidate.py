@@ -34,7 +34,7 @@ from ..memory.validation import check_name
 from . import runs
 from ..window.secrets import SECRET_MASK, readable_text
 from ..memory.storage.base import Storage, write_scope
-from .extractors.attributes import holds
+from .extractors.attributes import RECENT_SLOT, holds, just_talked_about
 from .extractors.base import Episode, Extractor, Proposal, speaker_of
 from .parts import ConsolidationParts
 
@@ -222,6 +222,11 @@ def _resolve_slots(parts: ConsolidationParts, namespace: str, proposals: Sequenc
             continue
         if facts is None:
             facts = [r for r in parts.memory.list(namespace, "semantic") if r.key and r.key.startswith("user.")]
+        if p.slot_of == RECENT_SLOT:  # "I switched to Obsidian": the slot just talked about, or nothing
+            key = just_talked_about([(r.key, r.provenance) for r in facts], p.sources)
+            if key and not p.retire:
+                out.append(dataclasses.replace(p, key=key, slot_of=None))
+            continue
         keys = list(dict.fromkeys(r.key for r in reversed(facts) if holds(r.content, p.slot_of)))
         if not keys and not p.retire and p.metadata.get("fallback_key"):
             keys = [p.metadata["fallback_key"]]

@@ -112,6 +112,13 @@ F_COMMON_R10 = family("attr_common_forms_r10", {"r10own"})
 F_SMALL_TALK_R10 = family("attr_small_talk_vetoes_r10", {"round8_qa", "locomo"})
 # round 12 (issue 20, point 11): from the misses of fresh8 (measured once blind in round 11: 83.0%)
 F_DECORATION_R12 = family("attr_decoration_r12", {"fresh8"})
+F_TEXTING_R12 = family("attr_texting_abbreviation_r12", {"fresh8"})
+F_OF_UNIT_R12 = family("attr_of_time_unit_r12", {"fresh8"})
+F_LEAD_CLAUSE_R12 = family("attr_leading_clause_r12", {"fresh8"})
+F_RECENT_SLOT_R12 = family("attr_switch_to_recent_slot_r12", {"fresh8"})
+F_PAIR_NOUN_R12 = family("attr_pair_noun_plural_r12", {"fresh8"})
+F_NO_LONGER_DO_R12 = family("attr_no_longer_activity_r12", {"fresh8"})
+F_DECLINED_R12 = family("attr_declined_choice_r12", {"fresh8"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -342,9 +349,29 @@ def singular(word: str) -> str:
     return w
 
 
+#: a time unit narrowed by a larger one names its own slot ("day of the week" is not "day", which may
+#: be a holiday; "time of year" is not "time"), family ``attr_of_time_unit_r12``; a unit the larger
+#: one adds nothing to ("season of the year", "month of the year") loses it as a qualifier
+_OF_UNIT_R12 = re.compile(r"(?:day|time|meal|night|hour) of (?:the )?(?:week|day|year|month)", re.I)
+#: texting abbreviations are no part of an attribute or a value ("my favourite drink rn is",
+#: "iced matcha atm"), family ``attr_texting_abbreviation_r12``
+_TEXTING_R12 = r"(?:rn|atm|tbh|tbf|imo|imho|ngl|fr|lowkey|highkey|fwiw|btw|irl|istg)"
+_ATTR_TEXTING_R12 = re.compile(r"(?:\s+" + _TEXTING_R12 + r")+$", re.I)
+_LEAD_TEXTING_R12 = re.compile(r"^(?:" + _TEXTING_R12 + r"\b[\s,:;—-]*)+", re.I)
+#: things that come in pairs are named in the plural: the number the user says is kept ("running
+#: shoes" -> ``running_shoes``, "running shoe" -> ``running_shoe``), family ``attr_pair_noun_plural_r12``
+_PAIR_NOUNS_R12 = frozenset("shoes boots trainers sneakers sandals slippers heels jeans trousers pants shorts leggings "
+                            "tights pyjamas pajamas glasses sunglasses goggles headphones earphones earbuds gloves socks "
+                            "skis".split())
+
+
 def _attribute(raw: str) -> str | None:
     """The attribute slug from the words naming it, or None when they name none."""
+    if families.on(F_OF_UNIT_R12) and _OF_UNIT_R12.fullmatch(unit := re.sub(r"^" + _MODS, "", raw.strip(), flags=re.I)):
+        return slug(unit)
     words = _QUALIFIER.sub("", " " + raw.strip()).strip()
+    if families.on(F_TEXTING_R12):
+        words = _ATTR_TEXTING_R12.sub("", " " + words).strip()
     if families.on(F_SMALL_TALK_R10):
         words = _ATTR_LAUGH.sub("", " " + words).strip()  # "my favourite hobby haha"
     if families.on(F_QUALIFIER_MORE):
@@ -353,7 +380,8 @@ def _attribute(raw: str) -> str | None:
     if not words or _NOT_ATTR.match(words) or len(words.split()) > 4 or _CONTACT.search(words):
         return None
     parts = words.split()
-    parts[-1] = singular(parts[-1])
+    if not (families.on(F_PAIR_NOUN_R12) and parts[-1].lower() in _PAIR_NOUNS_R12):
+        parts[-1] = singular(parts[-1])
     return slug(" ".join(parts)) or None
 
 
@@ -398,6 +426,8 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
     v = raw.strip().strip("\"'“”‘’")
     if families.on(F_DECORATION_R12):
         v = _LEAD_EMPHASIS_R12.sub("", _TRAIL_DECORATION.sub("", v)).strip().strip("\"'“”‘’")
+    if families.on(F_TEXTING_R12):
+        v = _LEAD_TEXTING_R12.sub("", _ATTR_TEXTING_R12.sub("", v)).strip()
     if families.on(F_FILLER_R9):
         v = _TRAIL_R9.sub("", v).strip()
     if families.on(F_NO_LONGER_R10):
@@ -867,6 +897,8 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
                 out.append(AttributeStatement("write", None, value, slot_of=source, fallback_key=fallback))
             elif fallback:
                 out.append(AttributeStatement("write", fallback, value))
+            elif families.on(F_RECENT_SLOT_R12) and re.match(r"(?-i:[A-Z0-9])", value):
+                out.append(AttributeStatement("write", None, value, slot_of=RECENT_SLOT))  # a bare name
 
     # "I no longer use X", "I don't listen to X anymore", "I stopped using X", "I'm no longer on X"
     if not out and families.on(F_STILL) and _STILL_MINE.search(s):
@@ -902,7 +934,105 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
                 if value:
                     out.append(AttributeStatement("retire", None, value, slot_of=value))
                 break
+    if not out and families.on(F_NO_LONGER_DO_R12) and (m := _N_ACTIVITY_R12.match(s)):
+        verb = m.group("verb") or m.group("verb2") or ""
+        forms = [m.group("ing").lower()] if m.group("ing") else (
+            [] if verb.lower() in _NOT_ACTIVITY_R12 or verb.lower().endswith(("ing", "ed")) else _activity_forms(verb))
+        out.extend(AttributeStatement("retire", None, form, slot_of=form) for form in forms)
     return out
+
+
+#: "I no longer knit", "I don't paint anymore", "I've stopped running": an activity stopped, with no
+#: object, retires the slot holding the activity ("knitting"), family ``attr_no_longer_activity_r12``
+_LEAD_ACTIVITY = r"^(?:(?:so|well|and|but|sadly|honestly|actually)\b[\s,]*)*i"
+_ACTIVITY_END = r"(?=\s*(?:$|[.;!?,—-]|\s(?:because|since|as|but|so|though|these days|now|for good|altogether)\b))"
+_N_ACTIVITY_R12 = re.compile(_LEAD_ACTIVITY + r"(?:'m|’m| am)?\s+no longer\s+(?P<verb>[a-z]{3,})(?:\s+(?:anymore|any more|any longer))?"
+                             + _ACTIVITY_END + "|" + _LEAD_ACTIVITY + r"\s+(?:don't|don’t|do not)\s+(?P<verb2>[a-z]{3,})\s+"
+                             r"(?:anymore|any more|any longer)" + _ACTIVITY_END + "|" + _LEAD_ACTIVITY +
+                             r"(?:'ve|’ve| have)?\s+(?:stopped|quit|given up|gave up)\s+(?P<ing>[a-z]{3,}ing)" + _ACTIVITY_END, re.I)
+#: verbs that name no activity one could hold as a value ("I no longer care", "I don't know anymore")
+_NOT_ACTIVITY_R12 = frozenset("care know mind think feel want need have do be get go see believe remember understand agree "
+                              "bother worry matter exist work live mean trust count wait".split())
+
+
+def _activity_forms(verb: str) -> list[str]:
+    """The "-ing" forms a held activity may have for ``verb`` ("knit" -> "knitting", "bake" ->
+    "baking", "paint" -> "painting"); every form is only a candidate, matched against held values."""
+    v = verb.lower()
+    forms = [v + "ing"]
+    if v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
+        forms.append(v[:-1] + "ing")
+    if re.search(r"[^aeiou][aeiou][bdfgklmnprtv]$", v):
+        forms.append(v + v[-1] + "ing")
+    return forms
+
+
+#: a switch to a bare name is written to the attribute slot the user has just talked about: the
+#: newest ``user.preferred.*`` fact, stated within this many turns (``just_talked_about``)
+RECENT_TURNS = 4
+#: the ``slot_of`` of such a switch: no value can equal it (a control character opens it), so a
+#: reader that does not know it drops the proposal, as for any slot that holds nothing
+RECENT_SLOT = "\x1eslot just talked about"
+
+
+def _turn_number(source: str) -> tuple[str, int] | None:
+    m = re.fullmatch(r"([a-z]+):(\d+)", source)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def just_talked_about(candidates: "list[tuple[str, tuple[str, ...]]]", sources: tuple[str, ...]) -> str | None:
+    """The slot a bare "I switched to Obsidian" names (family ``attr_switch_to_recent_slot_r12``):
+    of ``candidates`` (``(key, sources)`` of active facts), the attribute fact stated last, when it is
+    a ``user.preferred.*`` slot stated within :data:`RECENT_TURNS` turns before ``sources`` (same
+    kind of source, ``turn:N`` or ``record:N``); None otherwise (a favourite is no thing one
+    switches to, and an old or unrelated slot is not "the one just talked about")."""
+    here = [t for t in map(_turn_number, sources) if t]
+    if not here:
+        return None
+    kind, at = here[-1]
+    newest: tuple[int, str] | None = None
+    for key, cited in candidates:
+        if not key or not key.startswith(FAMILIES):
+            continue
+        numbers = [n for k, n in (t for t in map(_turn_number, cited) if t) if k == kind and n <= at]
+        if numbers and (newest is None or max(numbers) >= newest[0]):
+            newest = (max(numbers), key)
+    if newest is None or not newest[1].startswith("user.preferred.") or at - newest[0] > RECENT_TURNS:
+        return None
+    return newest[1]
+
+
+#: a refusal to pick a favourite ("Favourite? Hard to say, I like all of Bowie's albums"): a like of
+#: everything after it is no preference record, family ``attr_declined_choice_r12``; a like of one
+#: thing after it names the pick ("It's tough to pick just one, but I really enjoy the upside-down
+#: poses", LoCoMo) and stays
+_DECLINED_R12 = re.compile(r"\b(?:(?:hard|tough|difficult|impossible) to (?:say|choose|pick|decide)|"
+                           r"can(?:'t|’t|not) (?:choose|pick|decide)|too (?:many|hard) to (?:choose|pick)|"
+                           r"(?:couldn't|could not) (?:choose|pick|say)|tough (?:one|call)|no idea|depends)\b", re.I)
+_EVERY_R12 = re.compile(r"^(?:all|every|each|any)\b", re.I)
+
+
+def declines_choice(sentence: str, thing: str) -> bool:
+    """True when ``sentence`` refuses to name a favourite and ``thing`` (what it says the user
+    likes) is everything of a kind: that like is no preference record."""
+    return families.on(F_DECLINED_R12) and bool(_EVERY_R12.match(thing.strip()) and _DECLINED_R12.search(sentence))
+
+
+#: a leading "When I fly long-haul, ..." clause says when; the main clause after it is the
+#: statement (family ``attr_leading_clause_r12``); a clause in the past ("When I was a kid, ...")
+#: is no present fact, and "if" stays a hypothetical
+_LEAD_CLAUSE_R12 = re.compile(r"^\s*(?:when|whenever|while)\s+(?:i|i'm|i’m|we|we're|we’re)\b(?P<c>[^,;:.!?]{1,80}),\s*(?=\S)", re.I)
+
+
+def after_leading_clause(sentence: str) -> str | None:
+    """The main clause of a statement opened by a "when I ..." clause, or None (no such clause,
+    a question, or a clause in the past)."""
+    if not families.on(F_LEAD_CLAUSE_R12) or sentence.rstrip().endswith("?"):
+        return None
+    m = _LEAD_CLAUSE_R12.match(sentence)
+    if not m or re.search(r"\b(?:was|were|used to|had|did|younger|a kid|a child|little)\b", m.group("c"), re.I):
+        return None
+    return sentence[m.end():]
 
 
 def _holds_by_head(c: str, value: str) -> bool:

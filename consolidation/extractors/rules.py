@@ -106,8 +106,10 @@ from typing import Mapping, Sequence
 from ...window.secrets import ASKS_SECRET, SECRET_MASK
 
 from ...memory import families
-from .attributes import (F_ABBREVIATION, F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, _ABBREV_DOT, _HELD_DOT, attribute_statements,
-                         holds, not_a_liked_thing)
+from .attributes import FAMILIES as ATTRIBUTE_FAMILIES
+from .attributes import (F_ABBREVIATION, F_WHEN_IT_COMES, FAVOURITE_IMPORTANCE, RECENT_SLOT, _ABBREV_DOT, _HELD_DOT,
+                         after_leading_clause, attribute_statements, declines_choice, holds, just_talked_about,
+                         not_a_liked_thing)
 from .base import Episode, Extractor, Proposal
 
 #: default policy windows in days, per topic (overridable: ``RulesExtractor(windows=...)``)
@@ -337,6 +339,10 @@ class RulesExtractor(Extractor):
         found: list[Proposal] = []
         for sentence in _sentences(body):
             if _is_question(sentence):
+                # "When I fly long-haul, my preferred seat is an aisle seat.": a statement after a
+                # "when I ..." clause, read for its attribute slots only (family attr_leading_clause_r12)
+                if (main := after_leading_clause(sentence)) and not _is_question(main):
+                    found.extend(self._attribute_proposals(episode, main))
                 continue
             facts = self._facts_in(sentence)
             for key, content, importance in facts:
@@ -351,11 +357,14 @@ class RulesExtractor(Extractor):
                                       {"rule": key}))
             if any(key == "user.contact_preference" for key, _, _ in facts):
                 continue  # this sentence's channel is no attribute; the turn's other sentences still are
-            for st in attribute_statements(sentence):
-                found.append(Proposal("semantic", st.key, st.value or "", (episode.source,), FAVOURITE_IMPORTANCE,
-                                      episode.event_time, {"rule": "attribute", "fallback_key": st.fallback_key},
-                                      retire=st.op == "retire", slot_of=st.slot_of))
+            found.extend(self._attribute_proposals(episode, sentence))
         return found
+
+    @staticmethod
+    def _attribute_proposals(episode: Episode, sentence: str) -> list[Proposal]:
+        return [Proposal("semantic", st.key, st.value or "", (episode.source,), FAVOURITE_IMPORTANCE, episode.event_time,
+                         {"rule": "attribute", "fallback_key": st.fallback_key}, retire=st.op == "retire",
+                         slot_of=st.slot_of) for st in attribute_statements(sentence)]
 
     def _facts_in(self, sentence: str) -> list[tuple[str, str, float]]:
         out: list[tuple[str, str, float]] = []
@@ -412,7 +421,8 @@ class RulesExtractor(Extractor):
                 continue
             thing = _clean(match.group("v"))
             if verdict == "likes" and (_negated(sentence, match) or thing.lower().startswith(("to ", "it", "that"))
-                                       or _CONTACT_WORDS.match(thing) or not_a_liked_thing(thing)):
+                                       or _CONTACT_WORDS.match(thing) or not_a_liked_thing(thing)
+                                       or declines_choice(sentence, thing)):
                 continue
             if thing and len(thing.split()) <= 5:
                 out.append((f"user.preference.{_slug(thing)}", f"{verdict} {thing}", PREFERENCE_IMPORTANCE))
@@ -571,6 +581,14 @@ def _resolve_in_batch(earlier: list[Proposal], new: list[Proposal]) -> list[Prop
     batch whose value is X; the rest the consolidation pass resolves against the store."""
     out = []
     for p in new:
+        if p.slot_of == RECENT_SLOT:  # "I switched to Obsidian": the slot just talked about, when the batch says
+            said = [(q.key, q.sources) for q in earlier + out if q.type == "semantic" and q.key and not q.retire]
+            if any(key.startswith(ATTRIBUTE_FAMILIES) for key, _ in said):
+                key = just_talked_about(said, p.sources)
+                if key:
+                    out.append(Proposal(p.type, key, p.content, p.sources, p.importance, p.event_time, p.metadata,
+                                        p.retire, None))
+                continue  # the batch's own last attribute decides; else the pass asks the store
         if p.slot_of is not None:
             for q in reversed(earlier + out):
                 if q.type == "semantic" and q.key and not q.retire and holds(q.content, p.slot_of):
