@@ -48,6 +48,33 @@ Rules that keep a slot honest:
   ("my favourite player was ..."), negations ("my favourite food isn't pizza"), hedges ("might
   be"), hypotheticals ("if I had a favourite team ...").
 
+Round 12, from the misses of ``fresh8`` (each rule its own family, registered with ``fresh8``):
+
+* a chat message's decoration is no part of a value: a pictograph after it ("Orion ✨"), emphasis
+  before it ("basically Debussy") (``attr_decoration_r12``), or a texting abbreviation in the
+  attribute or the value ("my favourite drink rn is", "salted almonds atm")
+  (``attr_texting_abbreviation_r12``);
+* a time unit narrowed by a larger one names its own slot ("day of the week" is
+  ``day_of_the_week``: a favourite "day" may be a holiday; "time of year", "meal of the day");
+  a unit the larger one adds nothing to stays a qualifier ("season of the year" is ``season``)
+  (``attr_of_time_unit_r12``);
+* a leading "when I ..." clause says when; the statement after it stands ("When I fly long-haul,
+  my preferred seat is an aisle seat"); a clause in the past ("When I was a kid, ...") or an
+  "if" makes no fact (``attr_leading_clause_r12``);
+* a bare name after a switch ("I switched to Obsidian last month") fills the slot the user has
+  just talked about: the newest attribute fact, when it is a ``user.preferred.*`` slot stated at
+  most :data:`RECENT_TURNS` turns before (a favourite is no thing one switches to; with nothing
+  just said, a bare name still gives nothing) (``attr_switch_to_recent_slot_r12``);
+* a thing that comes in pairs keeps the number the user says ("my running shoes" is
+  ``running_shoes``, "my running shoe" ``running_shoe``); other plurals are made singular
+  (``attr_pair_noun_plural_r12``);
+* an activity stopped, with no object ("I no longer knit", "I don't paint anymore", "I've stopped
+  baking"), retires the slot holding the activity ("knitting"); verbs that name no activity ("I no
+  longer care") retire nothing (``attr_no_longer_activity_r12``);
+* after a refusal to pick a favourite ("Favourite? Hard to say, ..."), a like of everything ("I
+  like all of Bowie's albums") is no preference record; a like of one thing after it ("tough to
+  pick just one, but I really enjoy ...") names the pick and stays (``attr_declined_choice_r12``).
+
 Every function here is pure; :func:`attribute_statements` reads one sentence.
 """
 
