@@ -52,3 +52,17 @@ def check_withdrawal(mf, off, rule, other, withdrawal):
     with families.off(off):
         _say(mf, rule, other, withdrawal, cid="off")
         assert _states(mf, "off")[rule] == "active"
+
+
+#: the attribute slots (issue 20, point 11) and the likes the rules extractor writes
+ATTRIBUTE_KEYS = ("user.favourite.", "user.preferred.", "user.preference.")
+
+
+def attribute_facts(mf, ns, turns):
+    """The active attribute facts of namespace ``ns`` after each of ``turns`` is appended as a user
+    turn and consolidated."""
+    conv = mf.conversation(f"a-{ns}", namespace=ns)
+    for text in turns:
+        conv.append({"role": "user", "content": text})
+        mf.consolidate(ns, include_turns=True)
+    return {r.key: r.content for r in mf.memory.list(ns, "semantic") if r.key and r.key.startswith(ATTRIBUTE_KEYS)}

@@ -23,17 +23,9 @@ from memfold.consolidation.extractors import attributes as a
 from memfold.consolidation.extractors.rules import _sentences
 from memfold.memory import families
 from phrasing_support import mf  # noqa: F401 (mf: a fixture)
+from phrasing_support import attribute_facts as _facts
 
 DATA = Path(__file__).parent / "data"
-ATTRIBUTE_KEYS = ("user.favourite.", "user.preferred.", "user.preference.")
-
-
-def _facts(mf, ns, turns):
-    conv = mf.conversation(f"a-{ns}", namespace=ns)
-    for text in turns:
-        conv.append({"role": "user", "content": text})
-        mf.consolidate(ns, include_turns=True)
-    return {r.key: r.content for r in mf.memory.list(ns, "semantic") if r.key and r.key.startswith(ATTRIBUTE_KEYS)}
 
 
 #: (family, user turns, the active attribute facts afterwards)
