@@ -587,6 +587,9 @@ class MemFold:
                     kwargs[name] = self.clock.coerce(value)
                 except ClockError as exc:
                     raise ClockError(f"{name}: {exc}") from None
+        for name in ("namespace", "conversation_id"):  # a number found nothing, or the wrong error (round 13)
+            if kwargs.get(name) is not None:
+                check_name(kwargs[name], name)
         return self.searcher.search(query, **kwargs)
 
     def index_embeddings(self, *, progress: Any = None) -> int:
@@ -828,7 +831,7 @@ class MemFold:
         :raises InvalidInput: for bad text, kind, scope or due time (nothing is written).
         """
         record = self.protected.add(text, kind=kind, conversation_id=conversation_id, namespace=namespace,
-                                    due_at=due_at, labels=None if labels is None else list(labels))
+                                    due_at=due_at, labels=None if labels is None else check_labels(labels))
         return self._after_due_check(record)
 
     def supersede_protected(self, record_id: int, text: str, *, kind: str | None = None, due_at: object = None,

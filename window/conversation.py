@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 from ..memory.errors import InvalidInput, PermissionDenied
 from ..memory.storage.base import Storage, write_scope
+from ..memory.validation import check_flag
 from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
@@ -133,6 +134,7 @@ class Conversation:
         :raises PermissionDenied: when ``reader`` lacks a label of the conversation (see
             :meth:`append`); nothing is written.
         """
+        check_flag(compact, "compact")  # "no" is truthy: it would compact (round 13)
         self.check_writer(reader)
         given = list(turns)
         archived: list[Turn] = []
