@@ -321,6 +321,7 @@ class Conversation:
                                 or isinstance(out, (io.RawIOBase, io.BufferedIOBase))):
             raise InvalidInput(f"export_jsonl writes to a text stream (an object with write(str), such as "
                                f"open(path, 'w')), got {type(out).__name__} {out!r}")
+        check_flag(with_times, "with_times")
         turns = self.history(reader=reader)
         # the conversation's own labels go on every line, so an import gives a new conversation the
         # same labels; a logical clock's ticks say so (system times stay as older readers read them)
@@ -515,6 +516,10 @@ class Conversation:
         """
         from .compactor import Compactor
 
+        from .summarizers.base import Summarizer
+
+        if summarizer is not None and not isinstance(summarizer, Summarizer):  # "fast" was taken (round 13)
+            raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
         settings = self.window_settings(overrides)
         return Compactor(self.parts, self.ref, settings, summarizer or self.parts.summarizer).compact(target_tokens,
                                                                                                      reader)

@@ -427,7 +427,7 @@ def tool_arguments(name: Any, arguments: str | Mapping[str, Any] | None) -> dict
     if isinstance(arguments, str):
         try:
             args = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested past the decoder's depth (round 13)
             raise InvalidInput(f"tool {name!r}: arguments are not valid JSON ({exc}): "
                                "send a JSON object of argument names and values") from None
     else:
