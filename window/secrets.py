@@ -203,6 +203,7 @@ _KEY_SHAPE = re.compile(
     r"AIza[0-9A-Za-z_-]{35})(?![\w-])")
 #: a payment card number: 13-19 digits, spaced or dashed in groups, passing the Luhn check
 _CARD_NUMBER = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
+_HAS_DIGIT = re.compile(r"\d")
 
 Span = tuple[int, int]
 #: how many of the turns before a turn the question-and-answer rules read: a secret question,
@@ -392,11 +393,13 @@ def _credentials(text: str) -> list[Span]:
         value = m.group(1).rstrip(".,;:)!?")
         if value and value.lower() not in _NOT_A_VALUE:
             out.append((m.start(1), m.start(1) + len(value)))
+    out += [m.span() for m in _KEY_SHAPE.finditer(text)]
+    if not _HAS_DIGIT.search(text):
+        return out  # a credential's value and a card number hold digits (most turns hold none)
     for m in _CREDENTIAL.finditer(text):
         value = m.group(1).rstrip(".,;:)")
         if len(value) >= 8 and re.search(r"\d", value):
             out.append((m.start(1), m.start(1) + len(value)))
-    out += [m.span() for m in _KEY_SHAPE.finditer(text)]
     for m in _CARD_NUMBER.finditer(text):
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and _luhn(digits):
