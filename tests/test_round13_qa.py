@@ -343,6 +343,7 @@ def test_a_move_between_products_with_nothing_known_is_no_location(tmp_path, tex
 
 @pytest.mark.parametrize("text, place", [("I moved from Leeds to Bristol.", "Bristol"),
                                           ("I moved from London to New York last year.", "New York"),
-                                          ("I moved to 5th Avenue.", "5th Avenue")])
+                                          ("I moved to 5th Avenue.", "5th Avenue"),
+                                          ("I moved from Paris to Lyon in 2019.", "Lyon")])  # was "Lyon in 2019"
 def test_a_move_between_places_is_still_a_location(tmp_path, text, place):
     assert _facts_after(tmp_path, [text]) == [("user.location", place)]

@@ -264,6 +264,9 @@ _CONTACT_NEGATED = re.compile(r"(?:\bnot|\bnever|n't|\bstop|\bno need to|\bno lo
 #: trailing time words that are no part of a value ("5 Birch Lane last week" -> "5 Birch Lane")
 _TRAILING_TIME = re.compile(
     r"(?:,?\s+(?:last|this|next) (?:week|weekend|month|year)|,?\s+(?:yesterday|today|recently|now)|"
+    # "I moved from Paris to Lyon in 2019": a year or a month is no part of the place (round 13)
+    r",?\s+(?:back )?in (?:(?:early|late|mid) )?(?:(?:19|20)\d\d|(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)(?: (?:19|20)\d\d)?)|"
     r",?\s+(?:a|\d+) (?:few |couple of )?(?:days?|weeks?|months?|years?) ago)+$", re.IGNORECASE)
 _DATE_FACT = re.compile(
     r"\bmy (?P<what>birthday|date of birth|anniversary|[a-z\-]+(?: [a-z\-]+)? (?:date|deadline))"
