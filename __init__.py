@@ -66,7 +66,7 @@ from .memory.records import RECORD_TYPES, MemoryRecord
 from .memory.scoring import ScoredRecord
 from .memory.search import HybridSearch, SearchHit
 from .memory.storage import SqliteStorage, Storage, open_storage
-from .memory.paths import is_database_url
+from .memory.paths import check_database_target, is_database_url
 from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
 from .memory.validation import check_count, check_labels, check_name
@@ -314,6 +314,7 @@ class MemFold:
         early = _check_settings(clock=clock, token_counter=token_counter, embedder=embedder, secrets=secrets,
                                 extractor=extractor, constraint_extractor=constraint_extractor,
                                 summarizer=summarizer, window=window, create=create)
+        check_database_target(path)
         # "ann" on SQLite without hnswlib: refused here, before the file is opened
         early["vector_index"] = check_vector_index(vector_index, sqlite=not is_database_url(path))
         preload_embedder = _check_preload(preload_embedder)
@@ -587,6 +588,9 @@ class MemFold:
                     kwargs[name] = self.clock.coerce(value)
                 except ClockError as exc:
                     raise ClockError(f"{name}: {exc}") from None
+        for name in ("namespace", "conversation_id"):  # a number found nothing, or the wrong error (round 13)
+            if kwargs.get(name) is not None:
+                check_name(kwargs[name], name)
         return self.searcher.search(query, **kwargs)
 
     def index_embeddings(self, *, progress: Any = None) -> int:
@@ -727,6 +731,9 @@ class MemFold:
         from .window.transcripts import read_import
 
         messages, fields = read_import(path, self.clock)
+        if not messages:  # an empty file named by mistake made an empty conversation (round 13)
+            raise InvalidInput(f"{path} holds no messages: nothing to ingest (give a JSONL file with one chat "
+                               "message per line)")
         labels = self._import_labels(path, labels, fields.labels)
         with self.storage.transaction():
             conv = self._conversation(conversation_id, namespace=namespace, create=True, labels=labels, warn=False)
@@ -828,7 +835,7 @@ class MemFold:
         :raises InvalidInput: for bad text, kind, scope or due time (nothing is written).
         """
         record = self.protected.add(text, kind=kind, conversation_id=conversation_id, namespace=namespace,
-                                    due_at=due_at, labels=None if labels is None else list(labels))
+                                    due_at=due_at, labels=None if labels is None else check_labels(labels))
         return self._after_due_check(record)
 
     def supersede_protected(self, record_id: int, text: str, *, kind: str | None = None, due_at: object = None,

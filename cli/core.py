@@ -56,7 +56,8 @@ class MemfoldGroup(click.Group):
             return super().invoke(ctx)
         except MemfoldError as exc:
             self._json_error(ctx, exc, str(exc))
-            raise click.ClickException(str(exc)) from None
+            # one line, even when the message quotes another library's text over several (round 13)
+            raise click.ClickException(" ".join(part.strip() for part in str(exc).splitlines() if part.strip())) from None
         except click.Abort as exc:
             self._json_error(ctx, exc, "aborted")
             raise

@@ -392,10 +392,11 @@ class MemfoldTools:
                                           labels=labels)
                 turn_id = conv.append(turn)
         else:
-            if not self._visible(conv.labels):  # writing would show its window figures, and mix its turns with ours
-                raise PermissionDenied(f"append: {self.reader.name} may not write to conversation {conv.id!r}: "  # type: ignore[union-attr]
-                                       "it requires a label this reader lacks")
-            turn_id = conv.append(turn)
+            try:  # a reader lacking a label of the conversation is refused by the library: writing would
+                # show its window figures, and mix its turns with ours
+                turn_id = conv.append(turn, reader=self.reader)
+            except PermissionDenied as exc:
+                raise PermissionDenied(f"append: {exc}") from None
         own = conv.describe(f"t{turn_id}")  # the caller's own turn: its seq, size and labels (secret detection)
         data = {"turn": own["ref"], "id": turn_id, "seq": own["seq"], "tokens": own["tokens"],
                 "labels": own["labels"], "conversation": conv.id, "namespace": conv.namespace,

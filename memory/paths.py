@@ -22,6 +22,31 @@ def is_database_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(DATABASE_URL_SCHEMES)
 
 
+def check_database_target(target: object) -> None:
+    """Refuse a database target that names no file, server or open database (round 13: ``5``
+    and ``b"x.db"`` raised TypeError, a NUL byte ValueError, ``""`` opened the folder ``.`` and
+    ``mysql://...`` was looked for as a file). Storages and open databases pass unchecked.
+
+    :raises InvalidInput: naming the target and what is accepted.
+    """
+    if target is None or hasattr(target, "conn") or hasattr(target, "kind"):
+        return  # in memory, an open sqlite_utils.Database, or a Storage
+    if isinstance(target, bytes) or not isinstance(target, (str, os.PathLike)):
+        raise InvalidInput(f"the database must be a file path (str or os.PathLike) or a postgresql:// URL, "
+                           f"got {type(target).__name__} {target!r}")
+    text = os.fspath(target)
+    if not isinstance(text, str):
+        raise InvalidInput(f"the database path must be text, got {text!r}")
+    if not text.strip():
+        raise InvalidInput("the database path is empty: give a file such as agent.db")
+    if "\x00" in text:
+        raise InvalidInput(f"the database path {text!r} contains a NUL byte")
+    scheme = text.split("://", 1)[0] if "://" in text else None
+    if scheme is not None and scheme.isidentifier() and not is_database_url(text):
+        raise InvalidInput(f"unsupported database URL {scheme}://...: memfold opens a SQLite file path or a "
+                           f"{', '.join(DATABASE_URL_SCHEMES)} URL")
+
+
 def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
     """Refuse an output path that cannot be written, before any work runs (so none is lost).
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from numbers import Real
 from typing import Iterable
@@ -39,15 +40,26 @@ def check_text(value: object, what: str, *, allow_empty: bool = False) -> str:
     return value
 
 
+#: characters a name may not hold (round 13): control characters (a newline in a conversation id
+#: breaks every line-per-item listing) and invisible ones that make two different names look the
+#: same ("acme/\u200bdana", a right-to-left override); the zero-width joiner of emoji stays allowed
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u200b\u200c\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
 def check_name(value: object, what: str) -> str:
     """A namespace, key, conversation id or label: non-empty text without surrounding whitespace.
 
-    :raises InvalidInput: when empty, not a string, padded with whitespace, or containing NUL or surrogates.
+    :raises InvalidInput: when empty, not a string, padded with whitespace, or containing NUL,
+        surrogates, control characters or invisible ones (zero-width spaces, direction overrides).
     """
     check_text(value, what)
     assert isinstance(value, str)
     if value != value.strip():
         raise InvalidInput(f"{what} {value!r} has leading or trailing whitespace: strip it")
+    bad = _NOT_IN_NAMES.search(value)
+    if bad is not None:
+        raise InvalidInput(f"{what} {value!r} contains the invisible or control character "
+                           f"U+{ord(bad.group()):04X} at position {bad.start()}: remove it")
     return value
 
 

@@ -15,8 +15,9 @@ import os
 from collections.abc import Mapping
 from typing import Any, Callable, Iterable
 
-from ..memory.errors import InvalidInput
+from ..memory.errors import InvalidInput, PermissionDenied
 from ..memory.storage.base import Storage, write_scope
+from ..memory.validation import check_flag
 from .archive import AppendOutcome, Archive, Turn
 from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
@@ -81,7 +82,8 @@ class Conversation:
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, namespace={self.namespace!r})"
 
-    def append(self, turn: Mapping[str, Any], *, compact: bool = True, idempotency_key: str | None = None) -> int:
+    def append(self, turn: Mapping[str, Any], *, compact: bool = True, idempotency_key: str | None = None,
+               reader: Any = None) -> int:
         """Archive one turn verbatim and return its id.
 
         :param turn: an OpenAI-shaped message, e.g. ``{"role": "user", "content": "hi"}``; may also
@@ -99,29 +101,41 @@ class Conversation:
         :param idempotency_key: names this attempt to append this turn (a UUID, a message id),
             unique in the conversation: a retry with the same key and turn returns the id the
             first attempt archived and writes nothing (issue 16; see :meth:`append_outcome`).
+        :param reader: who writes (a :class:`~memfold.window.labels.Reader` or label list; ``None``,
+            the default, is the owner): a writer must hold every label of a labelled conversation,
+            since an append mixes its turn into turns it may not read (the HTTP API and the MCP
+            server pass their caller's reader).
 
-        :raises InvalidInput: for a malformed turn, or a key already used for another turn
-            (nothing is written).
+        :raises InvalidInput: for a malformed turn, a bad ``reader``, or a key already used for
+            another turn (nothing is written).
+        :raises PermissionDenied: when ``reader`` lacks a label of the conversation (nothing is
+            written).
         """
-        return self.append_outcome([turn], compact=compact, idempotency_keys=[idempotency_key]).turn_ids[0]
+        return self.append_outcome([turn], compact=compact, idempotency_keys=[idempotency_key],
+                                   reader=reader).turn_ids[0]
 
     def append_many(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
-                    idempotency_keys: Iterable[str | None] | None = None) -> list[int]:
+                    idempotency_keys: Iterable[str | None] | None = None, reader: Any = None) -> list[int]:
         """Archive several turns in one transaction (all or nothing); returns their ids.
-        ``compact`` and secret detection as in :meth:`append`; ``idempotency_keys``: one key (or
-        ``None``) per turn, see :meth:`append_outcome`."""
-        return list(self.append_outcome(turns, compact=compact, idempotency_keys=idempotency_keys).turn_ids)
+        ``compact``, ``reader`` and secret detection as in :meth:`append`; ``idempotency_keys``:
+        one key (or ``None``) per turn, see :meth:`append_outcome`."""
+        return list(self.append_outcome(turns, compact=compact, idempotency_keys=idempotency_keys,
+                                        reader=reader).turn_ids)
 
     def append_outcome(self, turns: Iterable[Mapping[str, Any]], *, compact: bool = True,
-                       idempotency_keys: Iterable[str | None] | None = None) -> AppendOutcome:
+                       idempotency_keys: Iterable[str | None] | None = None, reader: Any = None) -> AppendOutcome:
         """:meth:`append_many`, returning an :class:`~memfold.window.archive.AppendOutcome`: the
         turn ids and which were replayed. A turn whose idempotency key this conversation already
         holds (with the same role, content, name and tool calls) is not written again; only the
         turns written pass the constraint extractor and the watermarks (issue 16).
 
-        :raises InvalidInput: for a malformed turn, a bad or repeated key, or a key already used
-            for other content; nothing is written.
+        :raises InvalidInput: for a malformed turn, a bad ``reader``, a bad or repeated key, or a
+            key already used for other content; nothing is written.
+        :raises PermissionDenied: when ``reader`` lacks a label of the conversation (see
+            :meth:`append`); nothing is written.
         """
+        check_flag(compact, "compact")  # "no" is truthy: it would compact (round 13)
+        self.check_writer(reader)
         given = list(turns)
         archived: list[Turn] = []
         in_catalog: list[bool] = []
@@ -145,6 +159,19 @@ class Conversation:
         if archived and self.parts.on_appended is not None:
             self.parts.on_appended(archived)  # the facade embeds them for the next search, in a thread
         return outcome
+
+    def check_writer(self, reader: Any) -> None:
+        """Refuse a writer lacking one of this conversation's labels (``reader=None``: the owner).
+
+        :raises InvalidInput: for a bad ``reader``.
+        :raises PermissionDenied: naming the writer and the conversation.
+        """
+        from .labels import as_reader
+
+        rdr = as_reader(reader)
+        if rdr is not None and not rdr.can_read(self.labels):
+            raise PermissionDenied(f"{rdr.name} may not write to conversation {self.id!r}: "
+                                   "it requires a label this reader lacks")
 
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
         """``turns`` with the ``secret`` label (and spans) added where the facade's detector finds
@@ -294,6 +321,7 @@ class Conversation:
                                 or isinstance(out, (io.RawIOBase, io.BufferedIOBase))):
             raise InvalidInput(f"export_jsonl writes to a text stream (an object with write(str), such as "
                                f"open(path, 'w')), got {type(out).__name__} {out!r}")
+        check_flag(with_times, "with_times")
         turns = self.history(reader=reader)
         # the conversation's own labels go on every line, so an import gives a new conversation the
         # same labels; a logical clock's ticks say so (system times stay as older readers read them)
@@ -488,6 +516,10 @@ class Conversation:
         """
         from .compactor import Compactor
 
+        from .summarizers.base import Summarizer
+
+        if summarizer is not None and not isinstance(summarizer, Summarizer):  # "fast" was taken (round 13)
+            raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
         settings = self.window_settings(overrides)
         return Compactor(self.parts, self.ref, settings, summarizer or self.parts.summarizer).compact(target_tokens,
                                                                                                      reader)

@@ -91,6 +91,8 @@ def search(parts: WindowParts, ref: ConversationRef, query: str, k: int = 10,
         raise InvalidInput("search query is empty: give words to look for")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidInput(f"{count_name} must be an integer from 1 to {MAX_K}, got {k!r}")
+    if filters is not None and not isinstance(filters, Mapping):
+        raise InvalidInput(f"search filters must be a mapping such as {{'kind': 'turn'}}, got {filters!r}")
     filters = dict(filters or {})
     unknown = set(filters) - {"kind"}
     if unknown:
@@ -425,7 +427,7 @@ def tool_arguments(name: Any, arguments: str | Mapping[str, Any] | None) -> dict
     if isinstance(arguments, str):
         try:
             args = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested past the decoder's depth (round 13)
             raise InvalidInput(f"tool {name!r}: arguments are not valid JSON ({exc}): "
                                "send a JSON object of argument names and values") from None
     else:

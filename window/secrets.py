@@ -68,10 +68,15 @@ SECRET_MASK = "[secret]"
 SECRET_SPANS_KEY = "secret_spans"
 
 _NUMBER = re.compile(r"(?<![\d/.-])\d{3,8}(?![\d/])")  # not part of a date like 04/04/1990
+#: "password" as the name of a kind of thing, not of a secret: "my password manager", "a password
+#: generator", "the password policy" (round 13: "I switched my password manager to Bitwarden." was
+#: a whole-turn secret); "my password manager's password is X" still names one, with its second word
+_NOT_A_SECRET_AFTER_PASSWORD = (r"(?![\s-]+(?:managers?|vaults?|generators?|polic(?:y|ies)|requirements?|"
+                                r"strength|complexity|safes?|keepers?)(?![a-z]))")
 #: the names of a secret code or word; "PIN4471" and "pincode" count (no word boundary needed
 #: after "pin" before a digit)
 _KEYWORD = re.compile(
-    r"(?<![a-z])(?:personal identification numbers?|pin ?codes?|pins?(?![a-z])|pass ?codes?|passwords?|"
+    r"(?<![a-z])(?:personal identification numbers?|pin ?codes?|pins?(?![a-z])|pass ?codes?|passwords?" + _NOT_A_SECRET_AFTER_PASSWORD + r"|"
     r"passphrases?|passwd|security codes?|verification codes?|one[- ]time (?:pass)?codes?|otps?(?![a-z])|"
     r"cvv2?(?![a-z])|cvc2?(?![a-z])|access codes?|" + r"(?:" + "|".join(
         ("clearance", "authori[sz]ation", "auth", "login", "log-in", "unlock", "door", "alarm", "entry",
@@ -104,7 +109,7 @@ _ALTERNATIVE = re.compile(r"(?:\s*(?:,|/|\bor\b|\band\b|\bmaybe\b|\bperhaps\b))+
                           re.IGNORECASE)
 _REACH = 60  # characters between a keyword and a number that still go together
 _USER_SECRET_WORDS = re.compile(
-    r"\b(?:security (?:answer|question)s?|password|passcode|maiden|pet'?s? name|"
+    r"\b(?:security (?:answer|question)s?|password\b" + _NOT_A_SECRET_AFTER_PASSWORD + r"|passcode|maiden|pet'?s? name|"
     r"name of (?:my|the) (?:\w+ )?pet|mother'?s (?:maiden )?name|(?:first|childhood|old) pet)\b", re.IGNORECASE)
 #: the usual security questions' topics in a user turn (issue 15, point 8): where the answer sits
 #: is not known, so the whole turn ("my first car was a Civic", "I was born in Toledo, the city
@@ -153,7 +158,8 @@ _QUESTION_WORD = re.compile(r"(?:why|what|how|who|whom|when|where|which|can|coul
 #: pet counts only next to a name ("the name of the pet you had"): chit-chat about pets is not
 #: a security question.
 ASKS_SECRET = re.compile(
-    r"(?<![a-z])(?:pin|pins|pin ?codes?|password|passcode|passphrase|personal identification number|"
+    r"(?<![a-z])(?:pin|pins|pin ?codes?|password" + _NOT_A_SECRET_AFTER_PASSWORD + r"|passcode|passphrase|"
+    r"personal identification number|"
     r"security (?:question|answer|code)s?|verification code|one[- ]time (?:pass)?code|otp|cvv|cvc|"
     r"access code|(?:clearance|authori[sz]ation|auth|login|unlock|door|alarm|entry|gate|safe|lock|override|"
     r"recovery|backup|2fa|mfa|sms|secret) codes?|code type|\d[- ]digit (?:code|number|pin)|enter (?:your|the) (?:[\w-]+ ){0,3}code|maiden|"
@@ -179,6 +185,25 @@ _INSTRUCTION = re.compile(
     r"make sure|remember (?:to|that)|no more)\b", re.IGNORECASE)
 #: a question that may well be the answer itself: "Is it Fluffy?"
 _GUESS = re.compile(r"(?:is it|was it|could it be|maybe|perhaps|i think)\b", re.IGNORECASE)
+
+#: a short password keyword and its value ("pw: hunter2", "my pwd is X"): only after is / : / =
+_SHORT_PASSWORD = re.compile(r"(?<![\w-])(?:pw|pwd|pword|passwd)\s*(?:(?:is|was)\s+|[:=]\s*)[\"'\u201c\u2018]?"
+                             r"([^\s\"'\u201c\u201d\u2018\u2019]+)", re.IGNORECASE)
+#: the name of a machine credential and its value ("my API key is sk-...", "token: ghp_..."):
+#: a value of 8 characters or more holding a digit (not "my api key is expired")
+_CREDENTIAL = re.compile(
+    r"(?<![\w-])(?:api[ _-]?keys?|api[ _-]?tokens?|access[ _-]?tokens?|auth(?:entication)?[ _-]?tokens?|"
+    r"bearer(?: token)?|secret[ _-]?keys?|private[ _-]?keys?|client[ _-]?secrets?|refresh[ _-]?tokens?|"
+    r"(?:github|gitlab|slack|discord|bot|session|jwt|oauth) tokens?)(?:\s+(?:is|was)|\s*[:=]|\s+(?=[\w-]*\d))\s*[\"'\u201c\u2018]?"
+    r"([A-Za-z0-9_\-./+=]{8,})", re.IGNORECASE)
+#: well-known key shapes, said anywhere: OpenAI / Stripe / GitHub / AWS / Slack / Google keys
+_KEY_SHAPE = re.compile(
+    r"(?<![\w-])(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|"
+    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,}|"
+    r"AIza[0-9A-Za-z_-]{35})(?![\w-])")
+#: a payment card number: 13-19 digits, spaced or dashed in groups, passing the Luhn check
+_CARD_NUMBER = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
+_HAS_DIGIT = re.compile(r"\d")
 
 Span = tuple[int, int]
 #: how many of the turns before a turn the question-and-answer rules read: a secret question,
@@ -211,10 +236,23 @@ def _mentions_secret(text: str) -> bool:
     return ASKS_SECRET.search(text) is not None or _KEYWORD.search(text) is not None
 
 
+#: a one-sentence user turn about a password that ends at the word, with no value anywhere in it:
+#: "I forgot my password.", "Can you reset my online banking password?" (round 13). It names the
+#: topic only, so it is no whole-turn secret by rule 2 (the secret talk after it is read as before)
+_PASSWORD_TOPIC_TURN = re.compile(
+    r"\s*(?:[\w']+,?\s+){0,6}?(?:forgot|forgotten|forget|reset|change|changed|update|updated|lost|recover|renew|"
+    r"unlock|locked out of|(?:can't|cannot|don't|do not) remember)\s+(?:my|the|our|your)\s+(?:[\w-]+\s+){0,3}?"
+    r"password\s*[.!?]*\s*", re.IGNORECASE)
+
+
 @_per_text
 def _names_a_secret(text: str) -> bool:
     """Does a user turn name a secret or a security answer, where in it is not known (rule 2)?"""
-    return bool(_USER_SECRET_WORDS.search(text) or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)
+    words = _USER_SECRET_WORDS.search(text)
+    if (words is not None and words.group().lower() == "password" and _PASSWORD_TOPIC_TURN.fullmatch(text)
+            and text.lower().count("pass") == 1 and not re.search(r"\d", text)):
+        words = None  # "I forgot my password.": the topic, no value
+    return bool(words or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)
                 or _SECURITY_TOPIC.search(text) or _ANIMAL_THEN_NAME.search(text))
 
 
@@ -266,7 +304,7 @@ class SecretDetector:
         found = merge_spans(_values_next_to_keywords(text, role))
         if role == "user" and _question_pending(recent) and _answers(text, found):
             return [(0, len(text))]
-        return merge_spans(found + _in_secret_talk(text, role, recent, _answer_words(earlier)))
+        return merge_spans(found + _in_secret_talk(text, role, recent, _answer_words(earlier)) + _credentials(text))
 
     def detect(self, turn: Mapping[str, Any]) -> list[Span]:
         """:meth:`spans` of ``turn`` after the turns fed before; call once per turn, in order."""
@@ -333,6 +371,39 @@ def _in_secret_talk(text: str, role: Any, earlier: Sequence[Mapping[str, Any]],
         out += [m.span() for m in _NUMBER.finditer(text)]
     if role == "user":
         out += [m.span(1) if m.group(1) else m.span() for m in _GUESSED_NUMBER.finditer(text)]
+    return out
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+@_per_text
+def _credentials(text: str) -> list[Span]:
+    """Rule 7 (round 13), in any turn: a password after a short keyword ("pw: hunter2"), a
+    machine credential after its name ("API key: sk-...", "my token is ghp_..."), a key of a
+    well-known shape said anywhere, and a payment card number (13-19 digits passing the Luhn
+    check, "4111 1111 1111 1111"): only the value is the secret."""
+    out: list[Span] = []
+    for m in _SHORT_PASSWORD.finditer(text):
+        value = m.group(1).rstrip(".,;:)!?")
+        if value and value.lower() not in _NOT_A_VALUE:
+            out.append((m.start(1), m.start(1) + len(value)))
+    out += [m.span() for m in _KEY_SHAPE.finditer(text)]
+    if not _HAS_DIGIT.search(text):
+        return out  # a credential's value and a card number hold digits (most turns hold none)
+    for m in _CREDENTIAL.finditer(text):
+        value = m.group(1).rstrip(".,;:)")
+        if len(value) >= 8 and re.search(r"\d", value):
+            out.append((m.start(1), m.start(1) + len(value)))
+    for m in _CARD_NUMBER.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and _luhn(digits):
+            out.append(m.span())
     return out
 
 

@@ -62,6 +62,8 @@ def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
 
 def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Read and parse a JSONL file. :raises InvalidInput: for unreadable files or bad lines."""
+    if not isinstance(path, (str, os.PathLike)):  # open(5) would read (and then close) file descriptor 5
+        raise InvalidInput(f"a JSONL file must be a path (str or os.PathLike), got {type(path).__name__} {path!r}")
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()

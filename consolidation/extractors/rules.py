@@ -218,6 +218,39 @@ _FACT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 #: family ``attr_moved_from_r11`` (round 11, from r4own2's "I've now moved from Google to Kagi")
 F_MOVED_FROM = families.family("attr_moved_from_r11", {"r4own2"})
 _MOVED_FROM = re.compile(r"\bmoved from (?P<from>[^.;!?]+?) to ", re.IGNORECASE)
+_MOVED_TO = re.compile(r"\bmoved to ", re.IGNORECASE)
+#: products and services a user "moves" between without moving home (round 13: "I moved from
+#: Google to Kagi" with nothing known gave ``user.location = Kagi``): such a move is a switch, never
+#: a location. Names that are also places or common words (Orange, Three, Phoenix) are left out.
+_SERVICES = frozenset("""
+google bing kagi duckduckgo ecosia yahoo startpage brave chrome chromium firefox safari edge opera vivaldi arc
+gmail outlook hotmail protonmail proton yandex icloud fastmail hey tutanota thunderbird
+whatsapp telegram signal messenger imessage slack discord teams zoom skype webex wechat viber
+spotify tidal deezer pandora soundcloud youtube netflix hulu disney+ hbo max paramount+ peacock prime crunchyroll twitch
+iphone android ios ipad pixel samsung galaxy windows macos mac linux ubuntu fedora debian arch chromebook
+aws gcp azure heroku vercel netlify digitalocean linode cloudflare dropbox onedrive box github gitlab bitbucket
+notion obsidian evernote onenote roam logseq bear todoist trello asana jira linear clickup monday airtable
+vim neovim emacs vscode vs code sublime atom intellij pycharm xcode cursor
+facebook instagram twitter x threads mastodon bluesky reddit tiktok snapchat linkedin tumblr
+verizon at&t t-mobile sprint vodafone ee o2 comcast xfinity spectrum
+venmo paypal zelle cash app revolut monzo wise chime n26 starling robinhood coinbase
+uber lyft doordash grubhub deliveroo instacart airbnb
+photoshop gimp figma sketch canva lightroom excel word powerpoint keynote numbers pages sheets docs
+bitwarden 1password lastpass dashlane keepass nordvpn expressvpn mullvad
+kindle kobo audible goodreads strava peloton fitbit garmin duolingo chatgpt claude gemini copilot
+""".split()) | {"vs code", "apple music", "amazon music", "youtube music", "google drive", "google docs", "disney plus",
+                "prime video", "amazon prime", "apple tv", "hbo max", "microsoft teams", "google meet", "proton mail",
+                "cash app", "visual studio code", "google chrome", "microsoft edge", "apple mail"}
+
+
+def _is_service(name: str) -> bool:
+    """Is ``name`` a product or service ("Kagi", "Apple Music", "iPhone", "1Password"), not a place?
+    Known names (:data:`_SERVICES`), and names shaped like products: a capital inside a word
+    ("DuckDuckGo", "iPhone") or letters and digits in one word ("1Password", "PS5"; not an ordinal: "5th Avenue")."""
+    words = re.sub(r"^(?:the|my|a|an)\s+", "", name.strip(), flags=re.IGNORECASE)
+    if words.casefold() in _SERVICES or any(w.casefold() in _SERVICES for w in words.split()[:1]):
+        return True
+    return bool(re.search(r"[a-z][A-Z]|\b\d+(?!(?:st|nd|rd|th)\b)[A-Za-z]|\b[A-Za-z]+\d", words))
 #: "please text me instead of emailing", "from now on call me": an instruction naming a channel,
 #: with a word saying it is standing ("instead", "from now on", ...), never "email me the receipt"
 _CONTACT_ME = re.compile(r"\b(?P<v>text|sms|message|e-?mail|call|phone|ring) me\b(?=(?P<after>[^.;!?]*))", re.IGNORECASE)
@@ -231,6 +264,9 @@ _CONTACT_NEGATED = re.compile(r"(?:\bnot|\bnever|n't|\bstop|\bno need to|\bno lo
 #: trailing time words that are no part of a value ("5 Birch Lane last week" -> "5 Birch Lane")
 _TRAILING_TIME = re.compile(
     r"(?:,?\s+(?:last|this|next) (?:week|weekend|month|year)|,?\s+(?:yesterday|today|recently|now)|"
+    # "I moved from Paris to Lyon in 2019": a year or a month is no part of the place (round 13)
+    r",?\s+(?:back )?in (?:(?:early|late|mid) )?(?:(?:19|20)\d\d|(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)(?: (?:19|20)\d\d)?)|"
     r",?\s+(?:a|\d+) (?:few |couple of )?(?:days?|weeks?|months?|years?) ago)+$", re.IGNORECASE)
 _DATE_FACT = re.compile(
     r"\bmy (?P<what>birthday|date of birth|anniversary|[a-z\-]+(?: [a-z\-]+)? (?:date|deadline))"
@@ -349,10 +385,15 @@ class RulesExtractor(Extractor):
                 moved = _MOVED_FROM.search(sentence) if key == "user.location" and families.on(F_MOVED_FROM) else None
                 if moved and (source := _clean(moved.group("from"))):
                     # "I've now moved from Google to Kagi": the slot holding Google (a search
-                    # engine), else (nothing holds it) the location, as "moved from Leeds to Bristol"
+                    # engine), else (nothing holds it) the location, as "moved from Leeds to Bristol";
+                    # a move between products or services never falls back to the location (round 13)
+                    service = _is_service(source) or _is_service(content)
                     found.append(Proposal("semantic", key, content, (episode.source,), importance, episode.event_time,
-                                          {"rule": "moved_from", "fallback_key": key}, slot_of=source))
+                                          {"rule": "moved_from", **({} if service else {"fallback_key": key})},
+                                          slot_of=source))
                     continue
+                if key == "user.location" and content and _MOVED_TO.search(sentence) and _is_service(content):
+                    continue  # "I moved to Kagi": a switch, no location
                 found.append(Proposal("semantic", key, content, (episode.source,), importance, episode.event_time,
                                       {"rule": key}))
             if any(key == "user.contact_preference" for key, _, _ in facts):

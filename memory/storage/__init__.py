@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from ..paths import is_database_url
+from ..paths import check_database_target, is_database_url
 from .base import Storage
 from .sqlite import SqliteStorage
 from .sqlite.connection import open_database
@@ -69,6 +69,7 @@ def open_storage(
     """
     from .ann import check_vector_index
 
+    check_database_target(target)
     index = check_vector_index(vector_index, sqlite=not (getattr(target, "kind", None) == "postgres"
                                                         or is_database_url(target)))
     if isinstance(target, SqliteStorage):
