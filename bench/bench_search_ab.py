@@ -95,6 +95,7 @@ def main() -> None:
               f"p95 {bs.percentile(proc, 95) * 1e3:6.2f} | hits {digest} ids {ids} | load {load:.2f}", flush=True)
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":
