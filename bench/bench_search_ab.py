@@ -98,6 +98,7 @@ def main() -> None:
               f"p95 {bs.percentile(wall, 95) * 1e3:6.2f} | main-thread cpu p50 {bs.percentile(cpu, 50) * 1e3:6.2f} "
               f"p95 {bs.percentile(cpu, 95) * 1e3:6.2f} | process cpu p50 {bs.percentile(proc, 50) * 1e3:6.2f} "
               f"p95 {bs.percentile(proc, 95) * 1e3:6.2f} | hits {digest} ids {ids} | load {load:.2f}", flush=True)
+    print(f"{args.tag:5} {args.db.stem} peak RSS {bs.peak_rss_mb():.0f} MB", flush=True)
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
