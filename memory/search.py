@@ -1145,9 +1145,9 @@ class HybridSearch:
         with self.storage.snapshot():
             per_kind = []
             # the erasure count this snapshot reads: while it is the one the statistics were started
-            # at, a known turn's liveness is read from them (_visible); never inside a caller's transaction
-            erasures = _UNREAD if self.storage.in_transaction or "turn" not in filters else \
-                self.storage.meta.get(ERASURES_KEY)
+            # at, a known turn's liveness is read from them (_visible); never inside a caller's
+            # transaction (``private``, read before: inside the snapshot in_transaction is always true)
+            erasures = _UNREAD if private or "turn" not in filters else self.storage.meta.get(ERASURES_KEY)
             if job is None:
                 ranked = self._bm25_phase(filters, current, tokens, depth, False, read, state, known)
             for kind, flt in filters.items():
