@@ -3,7 +3,9 @@
 Runs in one process per call, on a fresh copy of ``--db`` (a file ``bench/bench_scale.py`` built),
 the same 60 LoCoMo questions as bench_scale (seed 7), in a conversation of the file's layout
 (``c0`` for ``one``, the middle one for ``many``). Modes: ``bm25``, ``hybrid``, ``after``
-(hybrid right after an append) and ``loop`` (an agent's loop: the assistant's answer is appended,
+(hybrid right after an append, with a question searched before in ``hybrid``, so its vector is
+kept and only the new turn is embedded), ``afternew`` (the same with questions never searched
+before: the question and the new turn are both embedded, as in a bot's loop with no think time) and ``loop`` (an agent's loop: the assistant's answer is appended,
 then, once the facade's embed-ahead thread is idle (the user's think time; main, which has none,
 does nothing there), the user's next message, and the search: on main it embeds both turns with
 the question, with embed-ahead only the user's turn is left, and it is being embedded already). Run it with two checkouts taking turns in the same minute, e.g.
@@ -62,16 +64,19 @@ def main() -> None:
             mf.embedder.embed_batch(["warm up"])
         conv.context()
         for mode in modes:
-            search_mode = "hybrid" if mode in ("after", "loop") else mode
+            search_mode = "hybrid" if mode in ("after", "afternew", "loop") else mode
             mf.search("warm up query", conversation_id=target, kinds=("turn", "card"), mode=search_mode)
             wall, cpu, proc, hits = [], [], [], []
-            for i, q in enumerate(qs if mode not in ("after", "loop") else qs[: max(10, args.queries // 4)]):
+            asked = qs if mode not in ("after", "afternew", "loop") else qs[: max(10, args.queries // 4)]
+            if mode == "afternew":  # questions outside qs: never searched in this process
+                asked = [q for q in random.Random(8).sample(questions, 4 * args.queries) if q not in set(qs)][:len(asked)]
+            for i, q in enumerate(asked):
                 if mode == "loop":
                     conv.append({"role": "assistant", "content": texts[(size + 400 + i) % len(texts)]})
                     ahead = getattr(mf.embeddings, "ahead", None)
                     if ahead is not None:
                         ahead.drain()
-                if mode in ("after", "loop"):
+                if mode in ("after", "afternew", "loop"):
                     conv.append({"role": "user", "content": texts[(size + 200 + i) % len(texts)]})
                 t0, c0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
                 if prof is not None and args.profile == mode:
@@ -93,8 +98,10 @@ def main() -> None:
               f"p95 {bs.percentile(wall, 95) * 1e3:6.2f} | main-thread cpu p50 {bs.percentile(cpu, 50) * 1e3:6.2f} "
               f"p95 {bs.percentile(cpu, 95) * 1e3:6.2f} | process cpu p50 {bs.percentile(proc, 50) * 1e3:6.2f} "
               f"p95 {bs.percentile(proc, 95) * 1e3:6.2f} | hits {digest} ids {ids} | load {load:.2f}", flush=True)
+    print(f"{args.tag:5} {args.db.stem} peak RSS {bs.peak_rss_mb():.0f} MB", flush=True)
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":

@@ -855,6 +855,42 @@ class HybridSearch:
         merged = {**dense, **added}
         return dict(sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
+    def _visible(self, kind: str, flt: SearchScope, item_ids: Iterable[int], docs: "_Docs", known: int,
+                 erasures: Any) -> set[int]:
+        """Which of ``item_ids`` are live items of ``kind`` inside ``flt``: what
+        :meth:`FullTextStorage.visible` answers, with the turns of a lineage scope answered from
+        ``docs`` (the statistics in memory) when that is the same answer, so only the others are
+        read (none in a bot's plain search, was one read of every candidate and neighbour).
+
+        Call inside the search's snapshot, ``erasures`` the file's erasure count
+        (:data:`ERASURES_KEY`) read in it (``_UNREAD`` inside a caller's transaction: always read).
+        A turn is known live from memory when it is among ``docs``' first ``known`` items (read,
+        committed and in the full-text index, so not erased, before this snapshot began), the
+        snapshot still reads the erasure count ``docs`` was started at (an erasure, or a relabel,
+        which counts as one, since then would drop ``docs``: a turn once indexed stays live and
+        keeps its labels until one of them commits; turns are never deleted), and its
+        conversation and seq fall in the lineage (as the SQL clause picks them). A turn that
+        requires a label (``docs.labelled``) for a reader with labels, an unknown one, and every
+        card and record (a card goes stale without an erasure) are read as before."""
+        ids = sorted({int(i) for i in item_ids})
+        if not ids:
+            return set()
+        if (kind != "turn" or erasures is _UNREAD or erasures != docs.erasures or flt.lineage is None
+                or flt.namespace is not None or flt.since is not None or flt.until is not None or not known):
+            return self.fulltext.visible(kind, flt, ids)
+        arr = np.asarray(ids, dtype=np.int64)
+        pos = docs.position(arr)
+        sure = (pos >= 0) & (pos < known)
+        if flt.reader_labels is not None and len(docs.labelled):
+            sure &= ~np.isin(arr, docs.labelled)
+        at = pos[sure]
+        inside = lineage_mask(docs.names, docs.groups[at], docs.seqs[at], flt.lineage)
+        out = set(arr[sure][inside].tolist())
+        rest = arr[~sure]
+        if len(rest):
+            out |= self.fulltext.visible(kind, flt, rest.tolist())
+        return out
+
     def _large_scope(self, found_lineage: list[tuple]) -> bool:
         """Whether the search's turn scope held at least :data:`LARGE_SCOPE_VECTORS` turns at the
         last search (the statistics as they stand, not brought up to date: a guess of the dense
@@ -1108,6 +1144,10 @@ class HybridSearch:
                 qvec, qvecs = self._as_query_vectors(query, qtexts, vectors if known_qvecs is None else known_qvecs)
         with self.storage.snapshot():
             per_kind = []
+            # the erasure count this snapshot reads: while it is the one the statistics were started
+            # at, a known turn's liveness is read from them (_visible); never inside a caller's
+            # transaction (``private``, read before: inside the snapshot in_transaction is always true)
+            erasures = _UNREAD if private or "turn" not in filters else self.storage.meta.get(ERASURES_KEY)
             if job is None:
                 ranked = self._bm25_phase(filters, current, tokens, depth, False, read, state, known)
             for kind, flt in filters.items():
@@ -1137,7 +1177,7 @@ class HybridSearch:
                 every = set(cands)
                 if prev is not None:
                     every |= {i for i in [*prev.values(), *nxt.values()] if i is not None}
-                live = self.fulltext.visible(kind, flt, sorted(every)) if every else set()
+                live = self._visible(kind, flt, every, docs, known[kind], erasures)
                 cands = [i for i in cands if i in live]
                 if not cands:
                     continue

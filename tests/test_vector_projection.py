@@ -189,3 +189,38 @@ def test_two_stage_top_is_the_full_scan_on_minilm_vectors(monkeypatch):
             assert_same_top(m.top(q, rows, limit), full_top(m, q, rows, limit, monkeypatch))
             taken += limit < 100 and took_two_stages(m, q, None, limit)
     assert taken >= 0.6 * 3 * len(qv)  # 86 of 108 (1,500 vectors: at 100K most of 108 are pruned too)
+
+
+def test_a_sampled_seed_gives_the_list_of_the_exact_seed(monkeypatch):
+    """``seed_rows`` cuts a large scope at a value a strided sample picks (issue 18 point 2, round
+    13): the floor it gives may differ, the top lists (ids and float64 scores) may not."""
+    monkeypatch.setattr(vs, "PROJECTION_MIN_ROWS", 1000)
+    rng = np.random.default_rng(5)
+    v = structured(rng, 14_000, dim=48, rank=16)
+    v[[40, 41]] = v[39]  # duplicates tie by id
+    groups = ["c" if i % 5 else "d" for i in range(len(v))]
+    m = matrix_of(v, groups)
+    sampled = 0
+    for trial in range(8):
+        q = v[rng.integers(len(v))] if trial % 2 else structured(rng, 1, dim=48, rank=16)[0]
+        rows = m.rows(None) if trial % 3 else m.rows([("c", None)])
+        for limit in (10, 27):
+            monkeypatch.setattr(vs, "SEED_STEP", 1)
+            want = m.top(q, rows, limit)
+            monkeypatch.setattr(vs, "SEED_STEP", 8)
+            assert m.top(q, rows, limit) == want  # the exact seed's list: full_top is checked above
+            seed = vs.seed_rows(np.asarray(m.projection.bounds(vs.unit(q), m.n, m.inverse_norms)[0]), 2 * limit, limit)
+            sampled += len(seed) != 2 * limit  # the sample's cut, not the exact seed
+    assert sampled >= 8 and took_two_stages(m, q, None, 27)  # the sampled path was taken
+
+
+def test_seed_rows_are_the_largest_values():
+    rng = np.random.default_rng(9)
+    values = rng.standard_normal(50_000).astype(np.float32)
+    for seed, limit in ((216, 108), (20, 10), (2, 1)):
+        best = vs.seed_rows(values, seed, limit)
+        assert limit <= len(best) <= 8 * seed and len(set(best.tolist())) == len(best)
+        # whatever the cut, the rows above it are the largest values
+        assert values[best].min() >= np.sort(values)[len(values) - len(best)]
+    small = rng.standard_normal(300).astype(np.float32)  # too small to sample: the exact seed
+    assert sorted(vs.seed_rows(small, 20, 10).tolist()) == sorted(np.argsort(small)[-20:].tolist())

@@ -82,6 +82,27 @@ RESIDUAL_SLACK = 1e-4
 #: the exact second stage runs while its rows are at most this share of the scope; past it the
 #: bound prunes too little and the one full product is cheaper
 RESCORE_SHARE = 0.2
+#: :func:`seed_rows` samples every this many values (1: no sample, the exact largest)
+SEED_STEP = 8
+
+
+def seed_rows(values: np.ndarray, seed: int, limit: int) -> np.ndarray:
+    """Positions of about ``seed`` of the largest ``values`` (at least ``limit`` of them, ``limit <=
+    seed <= len(values)``): the rows :meth:`Projection.candidates` takes its floor from. Any rows
+    give a valid floor (the ``limit``-th best exact cosine of real rows is at most the scope's);
+    the best ones give a tight one. A large array is cut at the value a strided sample puts about
+    ``seed`` rows above (a partition of a :data:`SEED_STEP`-th of the values and one comparison,
+    instead of a partition of them all); too few or too many rows above it fall back to the
+    exact ``seed`` largest."""
+    size = len(values)
+    if SEED_STEP > 1 and size >= 64 * SEED_STEP * max(1, seed // SEED_STEP):
+        sample = values[::SEED_STEP]
+        k = max(1, seed // SEED_STEP)
+        edge = np.partition(sample, len(sample) - k)[len(sample) - k]
+        best = np.flatnonzero(values >= edge)
+        if limit <= len(best) <= 8 * seed:
+            return best
+    return np.argpartition(values, size - seed)[size - seed:]
 
 
 def grown_capacity(need: int) -> int:
@@ -288,11 +309,10 @@ class Projection:
         if rows is not None:
             projected, bound = projected[rows], bound[rows]
         size = len(bound)
-        seed = min(size, 2 * limit)
-        best = np.argpartition(projected, size - seed)[size - seed:]
+        best = seed_rows(projected, min(size, 2 * limit), limit)
         at = best if rows is None else rows[best]
         exact = (matrix.vectors[at] @ query) * matrix.inverse_norms[at]
-        floor = exact[np.argpartition(exact, seed - limit)[seed - limit]]
+        floor = exact[np.argpartition(exact, len(exact) - limit)[len(exact) - limit]]
         keep = np.flatnonzero(bound >= floor - np.float32(TOP_MARGIN + BOUND_MARGIN))
         if len(keep) > RESCORE_SHARE * size:
             return None

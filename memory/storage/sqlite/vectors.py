@@ -364,16 +364,18 @@ class SqliteVectors:
                     f"SELECT item_id FROM embeddings WHERE kind = ? AND item_id IN ({', '.join('?' for _ in chunk)})",
                     [kind, *chunk]))
             mem, extra = self._current(kind, private)
-            if not private:
-                mem.drop(i for i in ids if i not in stored and i in mem.row_of)
+            held = [i for i in ids if i in stored]
+            if not private and len(held) < len(ids):
+                row_of = mem.row_of
+                mem.drop([i for i in ids if i not in stored and i in row_of])
             query = vectorscan.unit(query_vector)
             out: dict[int, float] = {}
             if extra is not None:
-                rows = extra.positions(i for i in ids if i in stored)
-                out.update((int(i), float(v)) for i, v in zip(extra.ids[rows], extra.cosines(rows, query)))
-            rows = mem.positions(i for i in ids if i in stored and i not in out)
-            sims = mem.cosines(rows, query)
-            out.update((int(i), float(v)) for i, v in zip(mem.ids[rows], sims))
+                rows = extra.positions(held)
+                out.update(zip(extra.ids[rows].tolist(), extra.cosines(rows, query).tolist()))
+                held = [i for i in held if i not in out]
+            rows = mem.positions(held)
+            out.update(zip(mem.ids[rows].tolist(), mem.cosines(rows, query).tolist()))
             return out
 
     def unembedded(self, kind: str, *, limit: int | None = None, after_id: int = 0) -> list[tuple[int, str]]:
