@@ -532,14 +532,15 @@ _off_key = families.off_key
 
 
 # Round 13 (issue 18, point 4, speed only): the pure per-sentence tests the rules ask again and
-# again about the same sentence or clause (advice, imperative, concrete, completion, _first_word)
-# keep their answers in an LRU cache keyed by the text and the set of families turned off in the
-# current context ("remembered"): each depends on nothing else (its patterns, word sets and
-# families.on), so a remembered answer is the answer. _remembered_clear() empties them.
+# again about the same sentence or clause (advice, imperative, _imperative_r8, concrete,
+# completion, _first_word) keep their answers in an LRU cache keyed by the text and the set of
+# families turned off in the current context ("remembered"): each depends on nothing else (its
+# patterns, word sets and families.on), so a remembered answer is the answer.
+# _remembered_clear() empties them.
 
 
 def _remembered_clear() -> None:
-    for cached in (_first_word, _imperative, _advice, _concrete, _completion):
+    for cached in (_first_word, _imperative, _imperative_r8_of, _advice, _concrete, _completion):
         cached.cache_clear()
 
 
@@ -1515,7 +1516,7 @@ def not_a_directive(sentence: str) -> bool:
     """Narration about the speaker's people, a concessive "approved or not", or a recommendation
     to enjoy something (family ``narrated_third_party``): small talk whatever its shape.
     Remembered per sentence and family state (the extractor asks twice per sentence)."""
-    return _not_a_directive(sentence, families.off_now())
+    return _not_a_directive(sentence, _off_key())
 
 
 @lru_cache(maxsize=2048)
@@ -1809,7 +1810,13 @@ def _first_word_r8(clause: str) -> str:
 
 
 def _imperative_r8(clause: str) -> bool:
-    """An imperative with a task verb or one of the round-8 verbs, its object not small talk."""
+    """An imperative with a task verb or one of the round-8 verbs, its object not small talk.
+    Remembered per clause and family state (see the comment at :func:`_remembered_clear`)."""
+    return _imperative_r8_of(clause, _off_key())
+
+
+@lru_cache(maxsize=2048)
+def _imperative_r8_of(clause: str, _off: frozenset) -> bool:
     verb = _first_word(clause)
     if verb in _VERBS:
         return imperative(clause)

@@ -537,7 +537,11 @@ def {name}({params}):
     if type(string) is str:
         last = _LAST[0]
         if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
-            last = _info(string)
+            last = _SEEN_GET(string)  # a text read lately (round 13: no call to _info for it)
+            if last is None or last[2] is not _INDEX[0]:
+                last = _info(string)
+            else:
+                _LAST[0] = last
         found = last[1]
         if found is not None and ({pid} not in last[3] or not ({test})):
             return {absent}
@@ -562,7 +566,8 @@ def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, 
         template = template.replace("found = last[1]", "found = low = last[1]")
         template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
         test = literals
-    namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
+    namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "_SEEN_GET": group.seen.get,
+                 "raw": getattr(pattern, name),
                  "_MAXSIZE": sys.maxsize, **names}
     params, args = _SIGNATURES[name]
     exec(template.format(name=name, params=params, args=args, pid=pid, test=test, absent=_ABSENT[name]),  # noqa: S102
