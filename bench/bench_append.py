@@ -6,7 +6,8 @@ Copies a database that ``bench/bench_scale.py`` built (``--db``, e.g.
 ``--appends`` LoCoMo turns (user and assistant taking turns, from where the build stopped) and
 prints per append: wall time p50/p95 (``time.perf_counter``), CPU time of the appending thread
 p50/p95 (``time.thread_time``, which does not count time spent waiting for a core, so it holds
-under load), and SQL statements (``set_trace_callback``; ``BEGIN``/``COMMIT`` counted apart).
+under load) and its p50 for user and for assistant turns apart (a user turn runs the rule
+extractor, an assistant turn does not), and SQL statements (``set_trace_callback``; ``BEGIN``/``COMMIT`` counted apart).
 ``--profile FILE`` also writes a cProfile of the appends (a second, separate pass).
 ``--json`` prints the figures as one JSON object.
 Run: ``python bench/bench_append.py --db /tmp/memfold-bench-scale/one-100000.db [--appends 300]``.
@@ -61,6 +62,7 @@ def measure(db: Path, appends: int) -> dict:
         conn = mf.storage.db.conn
         seen: list[str] = []
         wall, cpu, stmts, control = [], [], [], []
+        by_role: dict[str, list[float]] = {"user": [], "assistant": []}
         for turn in turns:
             seen.clear()
             conn.set_trace_callback(seen.append)
@@ -70,6 +72,7 @@ def measure(db: Path, appends: int) -> dict:
             conn.set_trace_callback(None)
             wall.append(t1 - t0)
             cpu.append(c1 - c0)
+            by_role[turn["role"]].append(c1 - c0)
             n_control = sum(1 for s in seen if CONTROL.match(s))
             stmts.append(len(seen) - n_control)
             control.append(n_control)
@@ -77,6 +80,7 @@ def measure(db: Path, appends: int) -> dict:
     ms = lambda xs, p: round(percentile(xs, p) * 1000, 4)  # noqa: E731
     return {"db": str(db), "appends": appends, "wall_p50_ms": ms(wall, 50), "wall_p95_ms": ms(wall, 95),
             "cpu_p50_ms": ms(cpu, 50), "cpu_p95_ms": ms(cpu, 95),
+            "user_cpu_p50_ms": ms(by_role["user"], 50), "assistant_cpu_p50_ms": ms(by_role["assistant"], 50),
             "statements_mean": round(statistics.mean(stmts), 2), "statements_p50": percentile(stmts, 50),
             "control_mean": round(statistics.mean(control), 2), "load": os.getloadavg()[0]}
 
@@ -113,6 +117,7 @@ def main() -> None:
     print(f"{args.appends} appends on a copy of {args.db} (load average {result['load']:.2f})")
     print(f"  wall p50 / p95: {result['wall_p50_ms']:.3f} / {result['wall_p95_ms']:.3f} ms")
     print(f"  CPU (thread time) p50 / p95: {result['cpu_p50_ms']:.3f} / {result['cpu_p95_ms']:.3f} ms")
+    print(f"  CPU p50 by role: user {result['user_cpu_p50_ms']:.3f} ms, assistant {result['assistant_cpu_p50_ms']:.3f} ms")
     print(f"  SQL statements per append: {result['statements_mean']:.2f} (+ {result['control_mean']:.2f} BEGIN/COMMIT)")
 
 

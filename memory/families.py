@@ -33,6 +33,10 @@ def off_now() -> frozenset[str]:
     return _OFF.get()
 
 
+#: :func:`off_now` as a C-level callable (the key of the rules' per-sentence caches)
+off_key = _OFF.get
+
+
 def on(name: str) -> bool:
     """True unless the family is turned off in the current context."""
     return name not in _OFF.get()

@@ -57,10 +57,16 @@ def _swap(value, unfilter: bool):
 
 
 def _clear_caches() -> None:
-    for fn in (directives._strip, directives._main_clause, directives._normalised):
-        fn.cache_clear()
-    for fn in (secrets._asks_secret, secrets._mentions_secret, secrets._names_a_secret, secrets._tokens):
-        fn.cache_clear()
+    # every per-text cache of the three modules (round 13: all their lru_caches, not a list that a
+    # new cache could be missing from; a cache left full would answer the unfiltered run from the
+    # filtered one)
+    for m in MODULES:
+        for value in list(vars(m).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+    for fn in (directives._strip, directives._main_clause, directives._normalised, directives._first_word,
+               secrets._asks_secret, secrets._mentions_secret, secrets._names_a_secret, secrets._tokens):
+        assert getattr(fn, "cache_info", None) is None or fn.cache_info().currsize == 0, fn
 
 
 @contextlib.contextmanager
@@ -433,3 +439,35 @@ def test_a_group_without_an_index_tests_substrings_per_call():
         got, want = gated.search(text), raw.search(text)
         assert (got and got.span()) == (want and want.span()), text
         assert gated.sub("#", text) == raw.sub("#", text)
+
+
+# --- round 13: the rules' per-sentence answers, remembered per family state ---------------------
+
+def test_remembered_rule_answers_follow_the_family_state():
+    """advice, concrete, imperative, _imperative_r8, completion and _first_word keep their answers per
+    text and set of families turned off: an answer remembered with every family on is never given
+    with a family off that changes it (and back), and each equals the function worked out afresh."""
+    from memfold.memory import families
+
+    cases = [(directives.advice, "Just so you know, I moved the meeting so you can rest."),
+             (directives.concrete, "all the deliveries"),
+             (directives.imperative, "check that the customer has paid"),
+             (directives._imperative_r8, "check that the customer has paid"),
+             (directives.completion, "The parcel arrived this morning."),
+             (directives._first_word, "Please always check the invoices")]
+    fresh = {directives.advice: directives._advice, directives.concrete: directives._concrete,
+             directives.imperative: directives._imperative, directives._imperative_r8: directives._imperative_r8_of,
+             directives.completion: directives._completion}
+    off = [directives.F_EVIDENCE, directives.F_PLURALS, directives.F_LEAD_BARE_VERB, directives.F_COMPLETION,
+           directives.F_COMPLETION_R8]
+    directives._remembered_clear()
+    answers = []
+    for state in ((), off, ()):
+        with families.off(state):
+            got = [fn(text) for fn, text in cases]
+            want = [fresh[fn].__wrapped__(text, families.off_now()) if fn in fresh else fn.__wrapped__(text)
+                    for fn, text in cases]
+            assert got == want, state
+            answers.append(got)
+    assert answers[0] == answers[2] and answers[0] != answers[1]  # the state changes some answers
+    assert answers[0][:2] == [False, True] and answers[1][:2] == [True, False]

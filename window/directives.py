@@ -526,6 +526,24 @@ _WITHDRAW_MORE = re.compile(
     re.I)
 
 
+#: the families turned off in the current context, as a C-level callable (the key of the
+#: per-sentence caches below: :func:`memfold.memory.families.off_now` without its Python frame)
+_off_key = families.off_key
+
+
+# Round 13 (issue 18, point 4, speed only): the pure per-sentence tests the rules ask again and
+# again about the same sentence or clause (advice, imperative, _imperative_r8, concrete,
+# completion, _first_word) keep their answers in an LRU cache keyed by the text and the set of
+# families turned off in the current context ("remembered"): each depends on nothing else (its
+# patterns, word sets and families.on), so a remembered answer is the answer.
+# _remembered_clear() empties them.
+
+
+def _remembered_clear() -> None:
+    for cached in (_first_word, _imperative, _imperative_r8_of, _advice, _concrete, _completion):
+        cached.cache_clear()
+
+
 @lru_cache(maxsize=2048)
 def _strip(sentence: str) -> str:
     """The sentence without lead words and scope markers (repeatedly), trailing punctuation kept.
@@ -562,7 +580,12 @@ def _main_clause(sentence: str, frequency: bool) -> tuple[str | None, str]:
 
 def concrete(text: str) -> bool:
     """True when the text names a thing of the task: a task noun (a "-ies" plural too: "deliveries"),
-    a number, an amount or an id."""
+    a number, an amount or an id. Remembered per text and family state (see the comment at :func:`_remembered_clear`)."""
+    return _concrete(text, _off_key())
+
+
+@lru_cache(maxsize=2048)
+def _concrete(text: str, _off: frozenset) -> bool:
     return bool(_names_task_noun(text) or _CONCRETE.search(text)
                 or families.on(F_PLURALS) and _names_task_noun_ies(text))
 
@@ -614,13 +637,22 @@ _PRE_VERB = (r"^(?:(?:please|kindly|just|do|also|always|now|then|consistently|st
 _FIRST_WORD = re.compile(_PRE_VERB + r"([a-z][a-z-]*)", re.I)  # compiled once (round 9: 41k calls a LoCoMo pass)
 
 
+@lru_cache(maxsize=4096)
 def _first_word(clause: str) -> str:
+    """The clause's first word after adverbs, lowercased. Remembered per clause (round 13, speed
+    only: the rules ask it about 25 times per LoCoMo user text, 20 of them again; no family)."""
     m = _FIRST_WORD.match(clause)
     return m.group(1).lower() if m else ""
 
 
 def imperative(clause: str) -> bool:
-    """The clause opens with a base-form task verb and its object is not small talk."""
+    """The clause opens with a base-form task verb and its object is not small talk. Remembered
+    per clause and family state (see the comment at :func:`_remembered_clear`)."""
+    return _imperative(clause, _off_key())
+
+
+@lru_cache(maxsize=2048)
+def _imperative(clause: str, _off: frozenset) -> bool:
     verb = _first_word(clause)
     if verb not in _VERBS:
         return False
@@ -642,7 +674,13 @@ _EVIDENCE_SO_YOU_KNOW = re.compile(r"^\W*(?:(?:oh|ok|okay|and|also|btw)[,\s]+)*(
 
 def advice(sentence: str) -> bool:
     """True when a sentence gives advice for the listener's benefit ("... so you get a handle on
-    it"); "Just so you know, ..." introduces a fact instead."""
+    it"); "Just so you know, ..." introduces a fact instead. Remembered per sentence and family
+    state (asked about 16 times per LoCoMo user text, 12 of them again; see the comment at :func:`_remembered_clear`)."""
+    return _advice(sentence, _off_key())
+
+
+@lru_cache(maxsize=2048)
+def _advice(sentence: str, _off: frozenset) -> bool:
     if families.on(F_EVIDENCE) and _EVIDENCE_SO_YOU_KNOW.match(sentence):
         return False
     return bool(ADVICE.search(sentence))
@@ -1445,7 +1483,13 @@ def _completed(s: str) -> bool:
 
 
 def completion(sentence: str) -> bool:
-    """The sentence says something is done or has arrived (family ``completion_forms``)."""
+    """The sentence says something is done or has arrived (family ``completion_forms``).
+    Remembered per sentence and family state (see the comment at :func:`_remembered_clear`)."""
+    return _completion(sentence, _off_key())
+
+
+@lru_cache(maxsize=2048)
+def _completion(sentence: str, _off: frozenset) -> bool:
     s = _strip(sentence)
     return families.on(F_COMPLETION) and not _QUESTION.search(s) and _completed(s) and not re.search(
         r"\b(?:not|n't|never|yet to|once|when|until|if|before)\b", s, re.I) or completion_r8(sentence)
@@ -1472,7 +1516,7 @@ def not_a_directive(sentence: str) -> bool:
     """Narration about the speaker's people, a concessive "approved or not", or a recommendation
     to enjoy something (family ``narrated_third_party``): small talk whatever its shape.
     Remembered per sentence and family state (the extractor asks twice per sentence)."""
-    return _not_a_directive(sentence, families.off_now())
+    return _not_a_directive(sentence, _off_key())
 
 
 @lru_cache(maxsize=2048)
@@ -1766,7 +1810,13 @@ def _first_word_r8(clause: str) -> str:
 
 
 def _imperative_r8(clause: str) -> bool:
-    """An imperative with a task verb or one of the round-8 verbs, its object not small talk."""
+    """An imperative with a task verb or one of the round-8 verbs, its object not small talk.
+    Remembered per clause and family state (see the comment at :func:`_remembered_clear`)."""
+    return _imperative_r8_of(clause, _off_key())
+
+
+@lru_cache(maxsize=2048)
+def _imperative_r8_of(clause: str, _off: frozenset) -> bool:
     verb = _first_word(clause)
     if verb in _VERBS:
         return imperative(clause)

@@ -379,6 +379,8 @@ class _Group:
         self.last: list = [("", None, object(), None)]
         #: recent texts whose literals were found from the index ("roots"), newest first
         self.roots: list[tuple[str, frozenset, _Index]] = []
+        #: recent texts read inside a root, newest first (:func:`_info`)
+        self.parts: list[tuple[str, frozenset, _Index]] = []
         #: texts read lately (the rules go back and forth between a turn's sentences and clauses)
         self.seen: dict[str, tuple] = {}
 
@@ -460,6 +462,8 @@ def _set_expression(req: Any, names: dict[str, frozenset]) -> str:
 
 
 MAX_ROOTS = 6
+#: recent texts read inside a root (sentences, clauses) kept to read their own parts from
+MAX_PARTS = 4
 MAX_SEEN = 64
 #: texts longer than this are not kept as roots (a huge turn is not kept alive past the next few)
 MAX_KEPT = 2_000_000
@@ -486,16 +490,27 @@ def _info(group: _Group, text: str) -> tuple:
         out = (text, text.lower(), index, None)
     else:
         low = text.lower()
-        roots = group.roots
-        for root, root_found, root_index in roots:
-            if root_index is index and text in root:
-                found = root_found if len(text) == len(root) else frozenset(filter(low.__contains__, root_found))
+        # the smallest recent text holding this one gives the fewest literals to confirm (round
+        # 13, speed only: a clause of a sentence keeps the sentence's literals it holds, not the turn's)
+        for part, part_found, part_index in group.parts:
+            if part_index is index and text in part:
+                found = frozenset(filter(low.__contains__, part_found))
                 break
         else:
-            found = index.present(low)
-            if len(text) <= MAX_KEPT:
-                roots.insert(0, (text, found, index))
-                del roots[MAX_ROOTS:]
+            roots = group.roots
+            for root, root_found, root_index in roots:
+                if root_index is index and text in root:
+                    found = root_found if len(text) == len(root) else frozenset(filter(low.__contains__, root_found))
+                    break
+            else:
+                found = index.present(low)
+                if len(text) <= MAX_KEPT:
+                    roots.insert(0, (text, found, index))
+                    del roots[MAX_ROOTS:]
+                    group.parts.clear()
+        if len(text) <= MAX_SEEN_CHARS and (not group.roots or group.roots[0][0] is not text):
+            group.parts.insert(0, (text, found, index))
+            del group.parts[MAX_PARTS:]
         out = (text, found, index, index.candidates(found))
     group.last[0] = out
     if len(text) <= MAX_SEEN_CHARS:
@@ -522,7 +537,11 @@ def {name}({params}):
     if type(string) is str:
         last = _LAST[0]
         if last[0] is not string and last[0] != string or last[2] is not _INDEX[0]:
-            last = _info(string)
+            last = _SEEN_GET(string)  # a text read lately (round 13: no call to _info for it)
+            if last is None or last[2] is not _INDEX[0]:
+                last = _info(string)
+            else:
+                _LAST[0] = last
         found = last[1]
         if found is not None and ({pid} not in last[3] or not ({test})):
             return {absent}
@@ -547,7 +566,8 @@ def _method(pattern: re.Pattern, name: str, group: _Group, pid: int, test: str, 
         template = template.replace("found = last[1]", "found = low = last[1]")
         template = template.replace("({pid} not in last[3] or not ({test}))", "not {test}")
         test = literals
-    namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "raw": getattr(pattern, name),
+    namespace = {"_LAST": group.last, "_INDEX": group.index, "_info": partial(_info, group), "_SEEN_GET": group.seen.get,
+                 "raw": getattr(pattern, name),
                  "_MAXSIZE": sys.maxsize, **names}
     params, args = _SIGNATURES[name]
     exec(template.format(name=name, params=params, args=args, pid=pid, test=test, absent=_ABSENT[name]),  # noqa: S102
