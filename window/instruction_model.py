@@ -47,6 +47,31 @@ MIN_CHARS = 12
 MIN_WORDS = 3
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!:;$%£€@#]")
+#: closed-class words (articles, pronouns, prepositions, auxiliaries, conjunctions): a sentence's
+#: share of them is a feature, so a run of content words ("order refund approved manager ticket",
+#: a support bot's keyword chatter) reads as what it is, not as the instruction its words suggest
+FUNCTION_WORDS = frozenset(
+    "the a an to of for on in at by with from into onto about over under after before within without until "
+    "during between through per via my me i you your we our us it its is are was were be been being am this "
+    "that these those and or but nor not no if when while as so than then they them their he she his her "
+    "him do does did has have had will would can could should shall may might must there here what which "
+    "who whom whose how why where any all every each some".split())
+FORMAT = "memfold-instruction-model/2"
+#: a run of at least this many words with no closed-class word is keyword chatter, never read
+KEYWORD_RUN_WORDS = 8
+_WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+
+
+def keyword_run(sentence: str) -> bool:
+    """True for a sentence of :data:`KEYWORD_RUN_WORDS` or more words none of which is a
+    closed-class word ("order refund parcel May tracking invoice approved manager ticket"): no
+    English instruction that long lacks every article, pronoun, preposition and auxiliary. A
+    capitalised word after the first is a name, not a closed-class word ("May", "Will"), but "I"."""
+    words = _WORDS.findall(sentence)
+    if len(words) < KEYWORD_RUN_WORDS:
+        return False
+    return not any(w.lower() in FUNCTION_WORDS and (n == 0 or w == "I" or not w[0].isupper())
+                   for n, w in enumerate(words))
 
 
 def features(sentence: str, dim: int, char_n: int = 4) -> list[int]:
@@ -61,6 +86,12 @@ def features(sentence: str, dim: int, char_n: int = 4) -> list[int]:
     feats.add(f"b{prev} $")
     for i, t in enumerate(toks[:3]):
         feats.add(f"p{i}{t}")
+    words = [t for t in toks if t[0].isalnum()]
+    fw = sum(t in FUNCTION_WORDS for t in words)
+    size = 0 if len(words) < 5 else 1 if len(words) < 9 else 2 if len(words) < 15 else 3
+    share = 0 if not fw else 1 if fw * 6 < len(words) else 2 if fw * 3 < len(words) else 3
+    feats.add(f"g{min(fw, 3)}")
+    feats.add(f"s{share}:{size}")
     if char_n:
         flat = " " + " ".join(toks) + " "
         for i in range(len(flat) - char_n + 1):
@@ -95,7 +126,8 @@ class InstructionModel:
 
     def predict(self, sentence: str) -> tuple[str, float] | None:
         """``(class, probability)`` when a class other than ``none`` reaches the threshold."""
-        if len(sentence.strip()) < MIN_CHARS or len(_TOKEN.findall(sentence.lower())) < MIN_WORDS:
+        if len(sentence.strip()) < MIN_CHARS or len(_TOKEN.findall(sentence.lower())) < MIN_WORDS \
+                or keyword_run(sentence):
             return None
         p = self.scores(sentence)
         k = int(p.argmax())
@@ -112,7 +144,7 @@ class InstructionModel:
         scale = np.abs(w).max(axis=0) / 127.0
         scale[scale == 0] = 1.0
         q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
-        header = {"format": "memfold-instruction-model/1", "classes": list(self.classes), "dim": self.dim,
+        header = {"format": FORMAT, "classes": list(self.classes), "dim": self.dim,
                   "char_n": self.char_n, "threshold": round(float(self.threshold), 6),
                   "scale": [float(f"{s:.8e}") for s in scale], "bias": [float(f"{b:.8e}") for b in self.bias]}
         return json.dumps(header, sort_keys=True).encode() + b"\n" + q.tobytes(order="C")
@@ -127,7 +159,7 @@ class InstructionModel:
             q = np.frombuffer(body, dtype=np.int8).reshape(dim, len(classes))
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelFileError(f"instruction model file is malformed: {exc}") from exc
-        if header.get("format") != "memfold-instruction-model/1" or not sep:
+        if header.get("format") != FORMAT or not sep:
             raise ModelFileError(f"instruction model file has an unknown format: {header.get('format')!r}")
         weights = q.astype(np.float32) * np.asarray(header["scale"], dtype=np.float32)
         return cls(weights, np.asarray(header["bias"], dtype=np.float32), float(header["threshold"]),
