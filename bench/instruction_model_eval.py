@@ -100,7 +100,8 @@ def model_additions(model: im.InstructionModel, texts: list[str]) -> tuple[int, 
 
 
 def support_turns(held: bool) -> list[str]:
-    return [t for _src, did, texts in tm.support_dialogues() if tm.support_held(did) == held for t in texts]
+    pick = tm.support_held if held else tm.support_trained
+    return [t for _src, did, texts in tm.support_dialogues() if pick(did) for t in texts]
 
 
 def cost(model: im.InstructionModel) -> dict[str, float]:

@@ -177,12 +177,11 @@ def test_the_shipped_weights_are_what_the_training_script_produces():
     assert tm.build().to_bytes() == im.WEIGHTS_PATH.read_bytes()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "why the model is off by default (round 11): on text unlike its training data it fires at "
-    "p >= 0.95. tests/test_scale.py's chatter (random support words: 'battery approved address "
-    "tracking parcel refund order phone invoice') got 222 model records in 1,500 turns, beside the "
-    "rules' 77, and at budget 2,000 the protected channel then pushed the cards into chains"))
 def test_word_salad_of_support_words_gets_no_model_record(mf):
+    """Round 11 kept the model off by default for this: on tests/test_scale.py's chatter (random
+    support words, "battery approved address tracking parcel refund order phone invoice") it
+    made 222 records in 1,500 turns. Since round 13 such a run of words with no closed-class word
+    is never read (``keyword_run``), and support turns and word salad are trained on as ``none``."""
     words = "order refund parcel Lisbon tracking invoice approved denied manager ticket courier".split()
     texts = [" ".join(words[(i * 7 + k * 3) % len(words)] for k in range(9 + i % 5)) for i in range(40)]
     made = _say(mf, *texts)
