@@ -120,9 +120,13 @@ class InstructionModel:
     def scores(self, sentence: str) -> np.ndarray:
         """Class probabilities of one sentence."""
         idx = features(sentence, self.dim, self.char_n)
-        z = self.weights[idx].sum(axis=0) + self.bias if idx else self.bias.copy()
-        z = np.exp(z - z.max())
-        return z / z.sum()
+        # the same sums as ``weights[idx].sum(axis=0) + bias``, with fewer temporaries (round 13)
+        z = np.add.reduce(self.weights.take(idx, axis=0), axis=0) if idx else np.zeros_like(self.bias)
+        z += self.bias
+        z -= z.max()
+        np.exp(z, out=z)
+        z /= z.sum()
+        return z
 
     def predict(self, sentence: str) -> tuple[str, float] | None:
         """``(class, probability)`` when a class other than ``none`` reaches the threshold."""
