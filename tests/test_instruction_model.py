@@ -186,3 +186,23 @@ def test_word_salad_of_support_words_gets_no_model_record(mf):
     texts = [" ".join(words[(i * 7 + k * 3) % len(words)] for k in range(9 + i % 5)) for i in range(40)]
     made = _say(mf, *texts)
     assert [t for t, (_, rule) in made.items() if rule == "model"] == []
+
+
+def test_a_long_run_of_keywords_is_never_read_but_a_sentence_is():
+    model = im.shipped()
+    chatter = "refund parcel tracking invoice approved manager ticket courier"
+    assert im.keyword_run(chatter)
+    assert model.predict(chatter) is None
+    # the same words as an English sentence are read (closed-class words: "the", "for", "by")
+    assert not im.keyword_run("The refund for the parcel was approved by the manager on the ticket.")
+    # a capitalised month after the first word is a name, not the modal "may"
+    assert im.keyword_run("order refund parcel May tracking invoice approved ticket")
+    assert not im.keyword_run("You may refund the parcel without tracking or an invoice.")
+    assert not im.keyword_run("refund parcel tracking approved")  # too short to call chatter
+
+
+def test_the_training_script_refuses_the_blind_set_before_reading_it():
+    _, tm = _texts()
+    assert tm.BLIND == "fresh10" and tm.BLIND not in tm.TRAIN_SETS
+    with pytest.raises(ValueError, match="blind"):
+        tm.set_items(tm.BLIND)

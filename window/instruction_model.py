@@ -3,14 +3,17 @@
 The rule extractor (:mod:`memfold.window.constraints`, :mod:`memfold.window.directives`) was
 grown for ten rounds from each new phrasing set's misses; on sets nobody tuned on it kept 70-80%
 of the standing instructions. This model is trained across every phrasing set in ``tests/data``
-(with LoCoMo small talk as negatives) by ``bench/train_instruction_model.py`` and reads only the
-sentences the rules gave nothing for: when it says, with enough confidence, that a sentence is a
+(with LoCoMo small talk, support-bot traffic from STAR and ABCD, and seeded word salad as
+negatives, round 13) by ``bench/train_instruction_model.py`` and reads only the sentences the
+rules gave nothing for: when it says, with enough confidence, that a sentence is a
 standing instruction of kind K, the extractor adds a record of kind K with the sentence verbatim;
 when it says the sentence withdraws, satisfies or resets earlier instructions, the tracker picks
 the one active record it names (:func:`pick_target`), and does nothing when that is ambiguous.
 
-* Deterministic and offline: features are hashed word uni/bigrams, sentence-start words and
-  character 4-grams (``zlib.crc32``, not Python's salted ``hash``); the weights are a small data
+* Deterministic and offline: features are hashed word uni/bigrams, sentence-start words,
+  character 4-grams and the sentence's share of closed-class words (``zlib.crc32``, not Python's
+  salted ``hash``); a long run of words with no closed-class word (:func:`keyword_run`: keyword
+  chatter) is never read; the weights are a small data
   file in the package (``instruction_model.bin``: a JSON header line, then int8 weights), read once
   with numpy. The same sentence always gets the same answer.
 * Off by default; on with ``MEMFOLD_INSTRUCTION_MODEL=on`` in the environment, or
