@@ -63,8 +63,12 @@ TRAIN_SETS = ("tune", "heldout", "fresh", "fresh2", "r4own", "r4own2", "fresh3",
 DIM = 1 << 15
 CHAR_N = 4
 C = 4.0
-#: the probability a class other than none needs (chosen on LoCoMo leave-one-conversation-out)
-THRESHOLD = 0.95
+#: the probability a class other than none needs, chosen on LoCoMo leave-one-conversation-out
+#: (round 13, with support negatives and salad: 0.95 gave 7 false records of 3,435 turns, 0.96 5,
+#: 0.97 4, 0.98 2, 0.99 1, the rules' one included; the goal is at most 3): the lowest that meets
+#: it, since each step up loses standing instructions (fresh8 + fresh9 left out of training:
+#: 544, 539, 533, 524 of 676 at 0.95, 0.97, 0.98, 0.99)
+THRESHOLD = 0.98
 LOCOMO_WEIGHT = 5.0
 #: the weight of a support sentence and of a word salad, beside a phrasing-set sentence's 1 (chosen
 #: with fresh8 and fresh9 left out of training: their retention, held-out support records and
