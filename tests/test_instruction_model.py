@@ -36,7 +36,7 @@ SMALL_TALK = [
 
 @pytest.fixture
 def mf(db_path, clock, monkeypatch):
-    """A MemFold with the model switched on (it is off by default)."""
+    """A MemFold with the model switched on (the default since round 13, set here all the same)."""
     monkeypatch.setenv(im.ENV_SWITCH, "on")
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
         yield instance
@@ -61,15 +61,19 @@ def _texts() -> list[str]:
     return out, tm
 
 
-def test_the_model_ships_and_is_off_by_default(monkeypatch):
+def test_the_model_ships_and_is_on_by_default(monkeypatch):
     monkeypatch.delenv(im.ENV_SWITCH, raising=False)
     assert im.shipped() is not None
     assert im.WEIGHTS_PATH.stat().st_size < 2_000_000
-    assert RuleConstraintExtractor().model is False
-    assert make_constraint_extractor(None).model is False
-    monkeypatch.setenv(im.ENV_SWITCH, "on")
     assert RuleConstraintExtractor().model is True
     assert make_constraint_extractor(None).model is True
+    for value in ("off", "0", "false", "no", " OFF "):
+        monkeypatch.setenv(im.ENV_SWITCH, value)
+        assert RuleConstraintExtractor().model is False, value
+        assert make_constraint_extractor(None).model is False, value
+    monkeypatch.setenv(im.ENV_SWITCH, "on")
+    assert RuleConstraintExtractor().model is True
+    assert RuleConstraintExtractor(model=False).model is False
 
 
 def test_a_phrasing_the_rules_miss_gets_a_record_from_the_model(mf):
@@ -112,10 +116,10 @@ def test_the_off_setting_restores_the_rules_output_exactly(monkeypatch):
     assert differs > 0  # the model does add something on these sets, so the comparison can fail
 
 
-def test_off_by_default_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
+def test_the_off_setting_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
     turns = ["The final call: we ship the mobile app first.", "Never call me after 9pm.",
              "Do remember to copy Priya on supplier emails.", "Thanks so much, talk soon!"]
-    monkeypatch.delenv(im.ENV_SWITCH, raising=False)
+    monkeypatch.setenv(im.ENV_SWITCH, "off")
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as mf:
         off = _say(mf, *turns)
     with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None,
@@ -123,7 +127,7 @@ def test_off_by_default_through_the_facade_gives_the_rules_records(db_path, cloc
         rules = _say(mf, *turns)
     assert off == rules
     assert all(rule != "model" for _, rule in off.values())
-    monkeypatch.setenv(im.ENV_SWITCH, "on")
+    monkeypatch.delenv(im.ENV_SWITCH)  # the default: on
     with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None) as mf:
         on = _say(mf, *turns)
     assert any(rule == "model" for _, rule in on.values())  # the model adds records, so the comparison can fail

@@ -16,8 +16,10 @@ the one active record it names (:func:`pick_target`), and does nothing when that
   chatter) is never read; the weights are a small data
   file in the package (``instruction_model.bin``: a JSON header line, then int8 weights), read once
   with numpy. The same sentence always gets the same answer.
-* Off by default; on with ``MEMFOLD_INSTRUCTION_MODEL=on`` in the environment, or
-  ``RuleConstraintExtractor(model=True)``. Off, the extractor's output is the rules' exactly.
+* On by default since round 13 (off in rounds 11-12: it flooded support-word chatter with
+  records); off with ``MEMFOLD_INSTRUCTION_MODEL=off`` (or ``0``, ``false``, ``no``) in the
+  environment, or ``RuleConstraintExtractor(model=False)``. Off, the extractor's output is the
+  rules' exactly.
   :func:`using` swaps the model within a ``with`` block (the benches' leave-one-set-out runs).
 """
 
@@ -185,11 +187,14 @@ def shipped() -> InstructionModel | None:
     return _SHIPPED[0]
 
 
+OFF_VALUES = ("off", "0", "false", "no")
+
+
 def enabled_by_env() -> bool:
-    """True only when ``MEMFOLD_INSTRUCTION_MODEL`` is ``on``, ``1``, ``true`` or ``yes``: the model
-    is off by default (round 11: on text unlike its training data, such as a support bot's word
-    salad of "approved manager ticket", it made 222 records in 1,500 turns)."""
-    return os.environ.get(ENV_SWITCH, "off").strip().lower() in ("on", "1", "true", "yes")
+    """False only when ``MEMFOLD_INSTRUCTION_MODEL`` is ``off``, ``0``, ``false`` or ``no``: the
+    model is on by default since round 13 (rounds 11-12 kept it off: on a support bot's chatter of
+    "approved manager ticket" it made 222 records in 1,500 turns; it now makes none there)."""
+    return os.environ.get(ENV_SWITCH, "on").strip().lower() not in OFF_VALUES
 
 
 def current() -> InstructionModel | None:
