@@ -50,7 +50,7 @@ def _say(mf, *texts, cid="c"):
 
 
 def _texts() -> list[str]:
-    """Every user message of the phrasing sets the model was trained on (never the blind fresh8)."""
+    """Every user message of the phrasing sets the model was trained on (never the blind fresh10)."""
     spec = importlib.util.spec_from_file_location("train_instruction_model", ROOT / "bench" / "train_instruction_model.py")
     tm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tm)  # type: ignore[union-attr]
