@@ -11,11 +11,17 @@ original set's halves count as two sets):
 
 LoCoMo small talk (3,435 turns): the protected records the extractor proposes, rules alone and
 rules + model, where the model for each conversation is trained without that conversation
-(leave-one-conversation-out, LOCO); the goal is at most 0.1%. Also the model's cost per sentence.
+(leave-one-conversation-out, LOCO); the goal is at most 0.1%.
+
+Support traffic and word salad (round 13): the records and acts the model adds (beside the rules')
+on the turns of the STAR / ABCD dialogues held out of training (id divisible by 5), beside the
+same on the training dialogues (in-sample); and on word salad of the training seed (in-sample)
+and of :data:`train_instruction_model.SALAD_EVAL_SEED` (never trained on). Also the model's cost
+per sentence.
 
 Usage::
 
-    python bench/instruction_model_eval.py [--sets a,b] [--no-loso] [--no-loco] [--json OUT] [--failures]
+    python bench/instruction_model_eval.py [--sets a,b] [--no-loso] [--no-loco] [--no-support] [--json OUT] [--failures]
 """
 
 from __future__ import annotations
@@ -77,6 +83,27 @@ def locomo_records(model: im.InstructionModel | None, convs: set[str] | None = N
     return made, n, flagged
 
 
+def model_additions(model: im.InstructionModel, texts: list[str]) -> tuple[int, int, list[str]]:
+    """``(records and acts the model adds, texts with one, a few of those texts)`` over ``texts``."""
+    on = RuleConstraintExtractor(model=True)
+    made = hit = 0
+    shown: list[str] = []
+    with im.using(model):
+        for t in texts:
+            got = on.extract(t)
+            n = sum(p.rule == "model" for p in got.proposals) + sum(w.action.startswith("model_") for w in got.withdrawals)
+            made += n
+            hit += n > 0
+            if n and len(shown) < 10:
+                shown.append(t[:100])
+    return made, hit, shown
+
+
+def support_turns(held: bool) -> list[str]:
+    pick = tm.support_held if held else tm.support_trained
+    return [t for _src, did, texts in tm.support_dialogues() if pick(did) for t in texts]
+
+
 def cost(model: im.InstructionModel) -> dict[str, float]:
     """The model's CPU per sentence (predict alone), and the extractor's per LoCoMo turn with and without it."""
     sents = [x for s in json.loads(pr.LOCOMO.read_text(encoding="utf-8"))[:2]
@@ -112,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(tm.TRAIN_SETS))
     parser.add_argument("--no-loso", action="store_true")
     parser.add_argument("--no-loco", action="store_true")
+    parser.add_argument("--no-support", action="store_true", help="Skip the support-traffic and word-salad figures.")
     parser.add_argument("--failures", action="store_true", help="List LOSO rules+model failures and LoCoMo records.")
     parser.add_argument("--json", dest="json_out", type=Path)
     parser.add_argument("--dim", type=int, default=tm.DIM, help="Try another configuration (not the shipped one).")
@@ -125,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     sets = [s for s in args.sets.split(",") if s]
-    assert not any("fresh8" in s for s in sets), "fresh8 is blind this round"
+    assert not any(tm.BLIND in s for s in sets), f"{tm.BLIND} is blind this round"
     full = tm.shipped_form(tm.build(**kw))
     out: dict = {"config": kw, "sets": {}}
     print(f"config: {kw}")
@@ -176,6 +204,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.failures:
             for f in loco_flag:
                 print("  LOCO record:", f)
+    if not args.no_support:
+        pos = [(s_, k) for s_, k in tm.phrasing_examples(tm.TRAIN_SETS) if k != "none"]
+        out["support"] = {}
+        for label, texts in (("support turns, training dialogues (in-sample)", support_turns(False)),
+                             ("support turns, held-out dialogues", support_turns(True)),
+                             (f"word salad, seed {tm.SALAD_SEED} (trained on)", tm.word_salad(pos)),
+                             (f"word salad, seed {tm.SALAD_EVAL_SEED} (never trained on)",
+                              tm.word_salad(pos, seed=tm.SALAD_EVAL_SEED))):
+            made, hit, shown = model_additions(full, texts)
+            print(f"{label}: model adds {made} records/acts in {hit} of {len(texts)} texts = {hit / len(texts):.3%}")
+            out["support"][label] = {"made": made, "texts_with": hit, "texts": len(texts)}
+            if args.failures:
+                for t in shown:
+                    print("   ", t)
     c = cost(full)
     print(f"model cost: {c['us_per_sentence_min']:.1f} us/sentence (min of 5), median {c['us_per_sentence_median']:.1f}"
           f" over {c['sentences']} LoCoMo sentences; weights file {len(full.to_bytes())} bytes")

@@ -36,7 +36,7 @@ SMALL_TALK = [
 
 @pytest.fixture
 def mf(db_path, clock, monkeypatch):
-    """A MemFold with the model switched on (it is off by default)."""
+    """A MemFold with the model switched on (the default since round 13, set here all the same)."""
     monkeypatch.setenv(im.ENV_SWITCH, "on")
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as instance:
         yield instance
@@ -50,7 +50,7 @@ def _say(mf, *texts, cid="c"):
 
 
 def _texts() -> list[str]:
-    """Every user message of the phrasing sets the model was trained on (never the blind fresh8)."""
+    """Every user message of the phrasing sets the model was trained on (never the blind fresh10)."""
     spec = importlib.util.spec_from_file_location("train_instruction_model", ROOT / "bench" / "train_instruction_model.py")
     tm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tm)  # type: ignore[union-attr]
@@ -61,15 +61,19 @@ def _texts() -> list[str]:
     return out, tm
 
 
-def test_the_model_ships_and_is_off_by_default(monkeypatch):
+def test_the_model_ships_and_is_on_by_default(monkeypatch):
     monkeypatch.delenv(im.ENV_SWITCH, raising=False)
     assert im.shipped() is not None
     assert im.WEIGHTS_PATH.stat().st_size < 2_000_000
-    assert RuleConstraintExtractor().model is False
-    assert make_constraint_extractor(None).model is False
-    monkeypatch.setenv(im.ENV_SWITCH, "on")
     assert RuleConstraintExtractor().model is True
     assert make_constraint_extractor(None).model is True
+    for value in ("off", "0", "false", "no", " OFF "):
+        monkeypatch.setenv(im.ENV_SWITCH, value)
+        assert RuleConstraintExtractor().model is False, value
+        assert make_constraint_extractor(None).model is False, value
+    monkeypatch.setenv(im.ENV_SWITCH, "on")
+    assert RuleConstraintExtractor().model is True
+    assert RuleConstraintExtractor(model=False).model is False
 
 
 def test_a_phrasing_the_rules_miss_gets_a_record_from_the_model(mf):
@@ -112,10 +116,10 @@ def test_the_off_setting_restores_the_rules_output_exactly(monkeypatch):
     assert differs > 0  # the model does add something on these sets, so the comparison can fail
 
 
-def test_off_by_default_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
+def test_the_off_setting_through_the_facade_gives_the_rules_records(db_path, clock, monkeypatch):
     turns = ["The final call: we ship the mobile app first.", "Never call me after 9pm.",
              "Do remember to copy Priya on supplier emails.", "Thanks so much, talk soon!"]
-    monkeypatch.delenv(im.ENV_SWITCH, raising=False)
+    monkeypatch.setenv(im.ENV_SWITCH, "off")
     with memfold.MemFold(db_path, clock=clock, token_counter="words", embedder=None) as mf:
         off = _say(mf, *turns)
     with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None,
@@ -123,7 +127,7 @@ def test_off_by_default_through_the_facade_gives_the_rules_records(db_path, cloc
         rules = _say(mf, *turns)
     assert off == rules
     assert all(rule != "model" for _, rule in off.values())
-    monkeypatch.setenv(im.ENV_SWITCH, "on")
+    monkeypatch.delenv(im.ENV_SWITCH)  # the default: on
     with memfold.MemFold(None, clock=memfold.LogicalClock(), token_counter="words", embedder=None) as mf:
         on = _say(mf, *turns)
     assert any(rule == "model" for _, rule in on.values())  # the model adds records, so the comparison can fail
@@ -177,13 +181,32 @@ def test_the_shipped_weights_are_what_the_training_script_produces():
     assert tm.build().to_bytes() == im.WEIGHTS_PATH.read_bytes()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "why the model is off by default (round 11): on text unlike its training data it fires at "
-    "p >= 0.95. tests/test_scale.py's chatter (random support words: 'battery approved address "
-    "tracking parcel refund order phone invoice') got 222 model records in 1,500 turns, beside the "
-    "rules' 77, and at budget 2,000 the protected channel then pushed the cards into chains"))
 def test_word_salad_of_support_words_gets_no_model_record(mf):
+    """Round 11 kept the model off by default for this: on tests/test_scale.py's chatter (random
+    support words, "battery approved address tracking parcel refund order phone invoice") it
+    made 222 records in 1,500 turns. Since round 13 such a run of words with no closed-class word
+    is never read (``keyword_run``), and support turns and word salad are trained on as ``none``."""
     words = "order refund parcel Lisbon tracking invoice approved denied manager ticket courier".split()
     texts = [" ".join(words[(i * 7 + k * 3) % len(words)] for k in range(9 + i % 5)) for i in range(40)]
     made = _say(mf, *texts)
     assert [t for t, (_, rule) in made.items() if rule == "model"] == []
+
+
+def test_a_long_run_of_keywords_is_never_read_but_a_sentence_is():
+    model = im.shipped()
+    chatter = "refund parcel tracking invoice approved manager ticket courier"
+    assert im.keyword_run(chatter)
+    assert model.predict(chatter) is None
+    # the same words as an English sentence are read (closed-class words: "the", "for", "by")
+    assert not im.keyword_run("The refund for the parcel was approved by the manager on the ticket.")
+    # a capitalised month after the first word is a name, not the modal "may"
+    assert im.keyword_run("order refund parcel May tracking invoice approved ticket")
+    assert not im.keyword_run("You may refund the parcel without tracking or an invoice.")
+    assert not im.keyword_run("refund parcel tracking approved")  # too short to call chatter
+
+
+def test_the_training_script_refuses_the_blind_set_before_reading_it():
+    _, tm = _texts()
+    assert tm.BLIND == "fresh10" and tm.BLIND not in tm.TRAIN_SETS
+    with pytest.raises(ValueError, match="blind"):
+        tm.set_items(tm.BLIND)

@@ -348,7 +348,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
     def __init__(self, *, model: bool | None = None) -> None:
         #: read the sentences no rule covers with the learned model (:mod:`.instruction_model`);
-        #: None: off unless ``MEMFOLD_INSTRUCTION_MODEL=on``
+        #: None: on unless ``MEMFOLD_INSTRUCTION_MODEL=off``
         self.model = instruction_model.enabled_by_env() if model is None else bool(model)
 
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
