@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, instruction_model, prefilter
+from . import directives, directives_r13, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -387,6 +387,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 i += 1
                 continue
             probe = _abbreviation_probe(sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
+            probe = directives_r13.fix_typos(probe)  # round 13: "the photo requirment ... is canceled"
             wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
             what = wm.group("what") if wm else directives.withdrawn_terms(probe)
             explicit_r5 = False
@@ -419,6 +420,12 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r10[1], sent, content_terms(r10[0]), min_overlap=1))
                 i += 1
                 continue
+            r13 = directives_r13.withdrawn_r13(probe) if what is None else None
+            if r13 is not None:
+                # a round-13 form ("You can drop the 80-word limit", "We're reversing the X policy")
+                withdrawals.append(Withdrawal(r13[1], sent, content_terms(r13[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -439,6 +446,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
             elif what is None and directives.condition_met_r10(sent):
                 # "We exchanged contracts this afternoon": two words of the condition wanted
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=2))
+            elif what is None and directives_r13.condition_met_r13(sent):
+                # round 13: "Deposit of £150 received", "Landing page is live at ..."
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
                 if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
@@ -513,6 +523,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         """The proposal for one sentence: read with texting spellings written out, kept verbatim."""
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
+        if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
+            return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
         if found is None and (rest := directives.strip_lead_r8(norm)) is not None:
@@ -538,6 +550,12 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_read(rest, now, clock)
             if found is not None:
                 found = replace(found, text=sent)
+        if found is None and (fixed := directives_r13.fix_typos(norm)) != norm:
+            found = self._classify_read(fixed, now, clock)  # round 13: "plz allways ask ...", "aproved"
+            if found is None and (rest := directives.strip_lead_r8(fixed)) is not None:
+                found = self._classify_read(rest, now, clock)
+        if found is None and (r13 := directives_r13.classify_r13(directives_r13.fix_typos(norm))) is not None:
+            found = ConstraintProposal(r13[0], sent, r13[1])  # round 13: "Invoice in GBP.", "Stripe shows ..."
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
