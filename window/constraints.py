@@ -354,7 +354,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         sents = [s for s in _merge_r5(text, sentences(text)) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
-        about = any(directives.withdraws_about(s) for s in sents)
+        about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
         if not about and len(text.strip()) <= MAX_RECORD_CHARS and _is_override(text):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
@@ -554,8 +554,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_read(fixed, now, clock)  # round 13: "plz allways ask ...", "aproved"
             if found is None and (rest := directives.strip_lead_r8(fixed)) is not None:
                 found = self._classify_read(rest, now, clock)
-        if found is None and (r13 := directives_r13.classify_r13(directives_r13.fix_typos(norm))) is not None:
-            found = ConstraintProposal(r13[0], sent, r13[1])  # round 13: "Invoice in GBP.", "Stripe shows ..."
+            if found is not None:
+                found = replace(found, text=sent)
+        if found is None:
+            found = self._classify_r13(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -563,6 +565,24 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
+
+    def _classify_r13(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 13 (:mod:`.directives_r13`, from ``fresh9``): the sentence's own classes ("Invoice in
+        GBP.", "Stripe shows ..."), then the instruction inside a wrapper ("- every quote needs ...",
+        "Could you keep all replies in plain text?"), read by every rule; the record keeps ``sent``."""
+        fixed = directives_r13.fix_typos(norm)
+        r13 = directives_r13.classify_r13(fixed) or directives_r13.kinds_r13(fixed)
+        if r13 is not None:
+            return ConstraintProposal(r13[0], sent, r13[1])
+        rest = directives_r13.strip_lead_r13(fixed)
+        if rest is None or directives.not_a_directive(rest):
+            return None
+        found = self._classify_read(rest, now, clock)
+        if found is None and (lead := directives.strip_lead_r8(rest)) is not None:
+            found = self._classify_read(lead, now, clock)
+        if found is None and (r13 := directives_r13.classify_r13(rest) or directives_r13.kinds_r13(rest)) is not None:
+            found = ConstraintProposal(r13[0], sent, r13[1])
+        return None if found is None else replace(found, text=sent)
 
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
@@ -606,7 +626,8 @@ def _is_override(text: str) -> bool:
     reset8 = None
     return bool((override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
-                 or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text)))
+                 or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
+                 or (reset8 := directives_r13.reset_r13(text)))
                 and not directives.reset_is_small_talk(text, override or reset8))
 
 
@@ -997,10 +1018,11 @@ class ConstraintTracker:
         if w.action == "met":
             # family ``condition_met``: the event a waiting record names in its condition happened
             waiting = [r for r in records if r.conversation_id == turn.conversation_id
-                       and (_waiting(r) or directives.waits_for_event(r.text)) and not directives.standing_r9(r.text)]
+                       and (_waiting(r) or directives.waits_for_event(r.text) or directives_r13.condition_r13(r.text))
+                       and not directives.standing_r9(r.text)]
             want = {_stem(t) for t in w.terms}
             for rec in waiting:
-                cond = directives.condition_of(rec.text)
+                cond = directives_r13.condition_r13(rec.text) or directives.condition_of(rec.text)
                 if w.min_overlap >= 2:  # family ``condition_met_r10``: "until we've exchanged contracts"
                     cond = directives.condition_r10(rec.text) or cond
                 shared = want & {_stem(t) for t in content_terms(cond)}

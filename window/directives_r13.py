@@ -351,14 +351,14 @@ def approval_r13(sentence: str) -> bool:
 _STOP_THE_R13 = re.compile(
     r"^(?:(?:ok|okay|so|also|and|hi|right|actually)[,\s]+)*(?:(?:you can|you may|feel free to|please|we can|let's|you can now)\s+)?"
     r"(?:drop|stop|scrap|ditch|cancel|end|kill|retire|turn off|switch off|pause|forget|bin|skip)\s+(?:the|my|our|that|those|"
-    r"these|all the|with the)\s+(?P<what>[^.;!?,—]{2,50}?)\s*(?:[.;!,—-]|$)", re.I)
+    r"these|all the|with the)\s+(?P<what>[^.;!?,—]{2,50}?)\s*(?:[.;!,—–]|\s-\s|$)", re.I)
 _NOT_LIMITED_R13 = re.compile(
     r"^you(?:'re| are)\s+(?:no longer|not)\s+(?:limited|restricted|confined|bound|tied)\s+to\s+(?P<what>[^.;!?,—]{2,50}?)"
-    r"(?:\s+(?:any ?more|any longer))?\s*(?:[.;!,—-]|$)", re.I)
+    r"(?:\s+(?:any ?more|any longer))?\s*(?:[.;!,—–]|\s-\s|$)", re.I)
 _REVERSING_R13 = re.compile(
     r"^(?:we(?:'re| are)|i(?:'m| am)|we(?:'ll| will)|we|i)\s+(?:now\s+)?(?:reversing|reverse|rolling back|roll back|undoing|"
     r"undo|lifting|lift|rescinding|rescind|revoking|revoke|retiring|retire|ending|end|dropping|drop|scrapping|scrap)\s+"
-    r"(?:the|our|that|this|my)\s+(?P<what>[^.;!?,—]{2,60}?)\s*(?:[.;!,—-]|$)", re.I)
+    r"(?:the|our|that|this|my)\s+(?P<what>[^.;!?,—]{2,60}?)\s*(?:[.;!,—–]|\s-\s|$)", re.I)
 _IGNORE_WHAT_R13 = re.compile(
     r"\b(?:ignore|forget|disregard|scratch)\s+what\s+(?:i|we)\s+(?:said|told you|wrote|asked(?: for)?|mentioned)\s+"
     r"(?:earlier\s+|before\s+|previously\s+)?(?:about|re|regarding|on)\s+(?P<what>[^.;!?,—]{2,40})", re.I)
@@ -380,7 +380,7 @@ def _stop_withdraws(s: str, m: "re.Match[str]") -> bool:
         return False
     lead = re.match(r"^(?:(?:ok|okay|so|also|and|hi|right|actually)[,\s]+)*(?:you can|you may|feel free to|please|we can|let's)\b",
                     s, re.I)
-    return bool(lead or _RULE_TAIL_R13.search(what.strip()) or re.match(r"\s*[,—-]", s[m.end("what"):]))
+    return bool(lead or _RULE_TAIL_R13.search(what.strip()) or re.match(r"\s*(?:[,—–]|-\s)", s[m.end("what"):]))
 
 
 _PRONOUN_WHAT = re.compile(r"^(?:them|it|that|this|those|these|him|her)\b", re.I)
@@ -458,3 +458,194 @@ def classify_r13(sentence: str) -> tuple[str, str] | None:
     if manner_imperative_r13(s):
         return "obligation", "imperative"
     return None
+
+
+#: a record that waits for a thing before an act ("Wait for the deposit before confirming the booking"):
+#: the thing is its condition (family ``condition_met_r13``)
+_WAIT_FOR_R13 = re.compile(r"^(?:(?:please|always|kindly)\s+)?(?:wait for|await|hold (?:off )?for)\s+(?P<cond>.{3,80}?)\s+"
+                           r"(?:before|prior to|ahead of)\s+\w", re.I)
+
+
+def condition_r13(record_text: str) -> str | None:
+    """What a "Wait for X before Y" record waits for, or None (family ``condition_met_r13``)."""
+    if not families.on(F_CONDITION_R13):
+        return None
+    m = _WAIT_FOR_R13.match(record_text.strip())
+    return m.group("cond") if m else None
+
+
+#: "ignore what I said earlier about X": a withdrawal, never a reset of the whole plan
+def withdraws_about_r13(sentence: str) -> bool:
+    """The sentence withdraws what was said about one thing (family ``revoke_forms_r13``), so it is
+    read as a withdrawal and not as a reset of everything ("..., please ignore what I said earlier
+    about them")."""
+    return families.on(F_REVOKE_R13) and "what" in sentence.lower() and bool(_IGNORE_WHAT_R13.search(sentence))
+
+
+# -- lead_forms_r13 -------------------------------------------------------------------------------
+F_LEAD_R13 = family("lead_forms_r13", {"fresh9"})
+F_KINDS_R13 = family("kind_forms_r13", {"fresh9"})
+F_RESET_R13 = family("reset_forms_r13", {"fresh9"})
+
+#: wrappers around an instruction that add none of their own (family ``lead_forms_r13``): a list
+#: bullet, a label for the agent ("Agent note:", "Standing order for you:", "Just FYI,"), an
+#: interjection ("Do not, I repeat, do not ..."), and a polite request ("It would be great if you
+#: could ...", "Could you (please) ...?"): the rest is read as the instruction, the record keeps
+#: the sentence whole
+_BULLET_R13 = re.compile(r"^\s*(?:[-*•–]|\d{1,2}[.)])\s+(?=\w)")
+_LABEL_R13 = re.compile(
+    r"^(?:(?:agent|operator|ops|admin|team|internal|staff|support|house|bot)\s+(?:note|rule|reminder|instruction)s?|"
+    r"(?:standing|new|general|permanent)\s+(?:order|instruction|rule|note)s?(?:\s+for\s+(?:you|the bot|the assistant|the team))?|"
+    r"note (?:for|to) (?:you|the bot|the assistant|the agent|agents|support)|"
+    r"(?:just\s+)?fyi|for your information|heads[- ]up|pro tip|quick note)\s*[:,—-]\s*(?=\w)", re.I)
+_INTERJECTION_R13 = re.compile(r",\s*(?:i repeat|i say again|seriously|honestly|and i mean it|i mean it|again),\s*", re.I)
+_POLITE_R13 = re.compile(
+    r"^(?:(?:hi|hey|ok|okay|so|and|also)[,\s]+)*(?:it would be (?:great|good|helpful|ideal|nice|brilliant|lovely|perfect)|"
+    r"it'd be (?:great|good|helpful|ideal|nice|brilliant|lovely|perfect)|i'd appreciate it|i would appreciate it|"
+    r"i'd be grateful|i would be grateful)\s+if\s+you\s+(?:could|can|would)\s+(?:please\s+)?(?P<rest>[a-z].+)$|"
+    r"^(?:(?:hi|hey|ok|okay|so|and|also)[,\s]+)*(?:could|can|would|will)\s+you\s+(?:please\s+)?(?P<rest2>[a-z].+?)\s*\?\s*$", re.I | re.S)
+#: a marker that the polite request stands (or has a time limit): it is no one-off favour
+_STANDING_R13 = re.compile(r"\b(?:every|each|all|always|whenever|any|never|no|only|until|unless|before|by|within|no later than|"
+                           r"from now on|going forward|in future)\b", re.I)
+
+
+def strip_lead_r13(sentence: str) -> str | None:
+    """The instruction inside a round-13 wrapper (family ``lead_forms_r13``), or None when there is none."""
+    if not families.on(F_LEAD_R13):
+        return None
+    s = sentence.strip()
+    out = s
+    m = _BULLET_R13.match(out)
+    if m:
+        out = out[m.end():]
+    m = _LABEL_R13.match(out)
+    if m:
+        out = out[m.end():]
+    if "," in out:
+        out = _INTERJECTION_R13.sub(", ", out)
+    m = _POLITE_R13.match(out)
+    if m:
+        rest = (m.group("rest") or m.group("rest2")).rstrip(" ?")
+        if not _STANDING_R13.search(rest):
+            return None
+        out = rest + "."
+    if out == s or len(out.split()) < 3:
+        return None
+    return out[:1].upper() + out[1:]
+
+
+# -- kind_forms_r13 -------------------------------------------------------------------------------
+_DAYWORD = (r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?|monday|tuesday|wednesday|thursday|friday|saturday|"
+            r"sunday|tomorrow|tonight|today|eod|eow|noon|midnight|\d{1,2}(?:st|nd|rd|th)?(?:\s+\w+)?|end of (?:the )?\w+")
+#: permissions (family ``kind_forms_r13``): "Go ahead and accept calendar invites from anyone at
+#: ...", "ok to escalate straight to tier 2 if ...", "Happy for you to sign my name on ..."
+_PERMIT_R13 = re.compile(
+    r"^(?:(?:sure|yes|ok|okay)[,\s]+)?go ahead and\s+(?P<verb>[a-z]+)\s+(?P<obj>.{4,})$|"
+    r"^(?:it's\s+|it is\s+)?(?:ok|okay|fine|alright|all right)\s+(?:for you\s+)?to\s+(?P<verb2>[a-z]+)\s+.{4,}$|"
+    r"^(?:i'm\s+|i am\s+|we're\s+|we are\s+)?(?:happy|fine|ok|okay|content)\s+for\s+(?:you|the bot|the assistant|agents?)\s+to\s+"
+    r"(?P<verb3>[a-z]+)\s+.{4,}$", re.I | re.S)
+#: prerequisites: "The ticket stays open until ...", "No password resets unless ...", "The patch goes
+#: out only after ...", "I'd prefer you didn't publish X until ...", "Merging into main requires two
+#: approving reviews."
+_PREREQ_R13 = re.compile(
+    r"^(?:the|all|every|each|our|your|any)\s+[\w'’ -]{2,40}?\s+(?:stays?|remains?|stay|remain)\s+(?:open|closed|on hold|locked|"
+    r"pending|frozen|paused|unpaid|in draft|private|hidden|offline|blocked)\s+(?:until|till|unless)\s+\w|"
+    r"^no\s+[\w'’ -]{2,40}?\s+(?:unless|until|without)\s+(?:the|a|an|they|he|she|it|we|you|their|his|her)\b|"
+    r"^(?:the|all|every|each|our|any)\s+[\w'’ -]{2,40}?\s+(?:goes? out|ships?|goes? live|happens?|gets? (?:sent|paid|released|"
+    r"published|merged))\s+only\s+(?:after|once|when)\s+\w|"
+    r"^(?:i'd|i would|we'd|we would)\s+(?:prefer|rather)\s+(?:that\s+)?you\s+(?:didn't|did not|don't|do not|not)\s+\w+[^.;!?]*?"
+    r"\b(?:until|before|unless)\s+\w|"
+    r"^(?:[a-z]+ing)\s+(?:[\w'’ -]{1,30}?\s+)?(?:requires|needs|needs at least|requires at least)\s+(?:\d+|one|two|three|four|five|"
+    r"a|an)\s+[\w-]+", re.I)
+#: deadlines: "due date for the website copy is thurs", "... by the last working day of the month",
+#: "Please RSVP to the vendor summit before 12 September."
+_DEADLINE_R13 = re.compile(
+    r"^(?:the\s+)?(?:due date|deadline|cut-?off|submission date|closing date)\s+(?:for|on)\s+[\w'’ -]{2,40}?\s+(?:is|=|:)\s+"
+    r"(?:" + _DAYWORD + r")\b|"
+    r"\b(?:by|before|no later than)\s+the\s+(?:last|first|final)\s+(?:working|business|week)?\s*day\s+of\s+(?:the|each|every)\s+"
+    r"(?:month|week|quarter|year)\b|"
+    r"^(?:please\s+)?[a-z]+\s+[^.;!?]{2,60}?\s+(?:before|by|no later than)\s+\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|"
+    r"jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.I)
+#: decisions: "It's been decided: ...", "X won the vote, so that's what we're using", "The call was
+#: made to ...", "Board voted yesterday to cap ...", "we went for X in the end"
+_DECISION_R13 = re.compile(
+    r"^it(?:'s| has| is) been (?:decided|agreed|settled|confirmed)\s*[:—-]\s*\w|"
+    r"\bwon the (?:vote|poll|pitch|bake-?off|shoot-?out|tender|bid)\b[^.;!?]*\bthat's what we(?:'re| are| will be|'ll be)\s+"
+    r"(?:using|going with|doing|ordering|buying|booking)\b|"
+    r"^the (?:call|decision) (?:was|has been) made to\s+\w|"
+    r"^(?:the\s+)?(?:board|team|committee|council|panel|management|leadership|partners|directors|shareholders|members)\s+"
+    r"(?:has\s+|have\s+)?voted\s+(?:\w+\s+)?to\s+\w|"
+    r"^(?:so\s+|ok\s+so\s+)?we\s+(?:went|opted|settled)\s+(?:for|with|on)\s+(?:the|a|an)\s+[^.;!?]{2,60}?\s+in the end\b", re.I)
+#: restrictions: "The main ground rule is that you only ...", "hotels that cost £180 a night or less",
+#: "Working hours for the bot's outbound messages: 08:00-20:00 CET only.", "Restrict X to Y."
+_RESTRICT_R13 = re.compile(
+    r"^(?:the|our|my)\s+(?:main|one|only|first|golden|key|big|basic)?\s*(?:ground\s+)?rule\s+(?:here\s+)?is\s+(?:that\s+)?"
+    r"(?:you|we|the bot|agents?)\s+(?:only|never|always|must|should|don't|do not)\b|"
+    r"\b(?:cost|costs|costing|priced at|at)\s+[$€£]\s?\d[\d,.]*(?:\s+(?:a|per)\s+\w+)?\s+or\s+(?:less|under|below|cheaper)\b|"
+    r"^[\w'’ -]{3,60}:\s*[^.;!?]{2,40}?\s+only\s*[.!]?$|"
+    r"^(?:restrict|limit|confine)\s+(?!yourself\b)[\w'’ -]{2,40}?\s+to\s+(?:the|a|an|our|their|\d)\b", re.I)
+_W_KINDS_R13 = frozenset("""go ok okay fine alright happy content stays stay remains remain no goes ships happens gets prefer
+rather requires needs due deadline cut-off cutoff submission closing before by later decided agreed settled confirmed won
+call decision voted went opted rule cost costs costing priced only restrict limit confine""".split())
+
+
+def kinds_r13(sentence: str) -> tuple[str, str] | None:
+    """The round-13 kind forms (family ``kind_forms_r13``): permissions, prerequisites, deadlines,
+    decisions and restrictions in shapes the earlier rules miss (each pattern's comment gives its
+    examples). The sentence must be about the task (a task noun, a number or a name) and, but for
+    the decision forms that report a vote, not in the past."""
+    if not families.on(F_KINDS_R13):
+        return None
+    s = sentence.strip()
+    if not s or _QUESTION.search(s) or s.endswith("!"):
+        return None
+    low = s.lower()
+    if directives._words(low).isdisjoint(_W_KINDS_R13):
+        return None
+    task = directives.concrete(s) or directives._names_task_noun(s) or bool(directives._NAMED.search(s))
+    if not task:
+        return None
+    past = bool(directives._PAST.search(s))
+    m = _PERMIT_R13.match(s)
+    if m and not past:
+        verb = next(v for v in (m.group("verb"), m.group("verb2"), m.group("verb3")) if v)
+        if verb.lower() in directives.task_verbs() or verb.lower() in _EXTRA_VERBS:
+            return "permission", "permission_form"
+    if not past and _PREREQ_R13.search(s):
+        return "prerequisite", "prerequisite_form"
+    if not past and _DEADLINE_R13.search(s):
+        return "deadline", "deadline_form"
+    if _DECISION_R13.search(s):
+        return "policy_state", "decision"
+    if not past and _RESTRICT_R13.search(s):
+        return "constraint", "imperative_limit"
+    return None
+
+
+# -- reset_forms_r13 ------------------------------------------------------------------------------
+#: resets (family ``reset_forms_r13``): "none of that stands anymore.", "All bets are off on the
+#: office move.", "We're tearing up that plan —"; something of the task must follow
+_RESET_R13 = re.compile(
+    r"(?:^|[.!?;:,—]\s*)(?:none|nothing)\s+of\s+(?:that|this|it|the above)\s+(?:stands|holds|applies|counts|is happening)\s*"
+    r"(?:any ?more|any longer|now)?\s*[.;:,—-]|"
+    r"\ball bets are off\b(?:\s+(?:on|for|with)\s+[^.;:!?]{2,40})?\s*[.;:,—-]|"
+    r"\b(?:we're|we are|i'm|i am)\s+(?:now\s+)?(?:tearing up|ripping up|binning|scrapping|ditching|throwing out|shelving)\s+"
+    r"(?:that|the|our|this|my)\s+(?:[\w'’-]+\s+){0,2}?(?:plan|plans|itinerary|schedule|approach|idea|setup)\b\s*[.;:,—-]", re.I)
+
+
+def reset_r13(text: str) -> "re.Match[str] | None":
+    """A reset of the plan in a round-13 form (family ``reset_forms_r13``), with something of the
+    task after it (a number, a name, a plan's shape or "we'll ... / the X is now ...")."""
+    if not families.on(F_RESET_R13):
+        return None
+    low = text.lower()
+    if "none" not in low and "nothing" not in low and "bets" not in low and "up" not in low and "ing" not in low:
+        return None
+    m = _RESET_R13.search(text)
+    if not m or _QUESTION.search(text.strip()):
+        return None
+    rest = text[m.end():]
+    if not rest.strip() or not (directives.concrete(rest) or directives._NAMED.search(rest) or re.search(
+            r"\b(?:we(?:'re| are|'ll| will)|it's|instead|now|is now|goes|new)\b", rest, re.I)):
+        return None
+    return m
