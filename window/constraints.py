@@ -628,7 +628,9 @@ def _is_override(text: str) -> bool:
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
                  or (reset8 := directives_r13.reset_r13(text)))
-                and not directives.reset_is_small_talk(text, override or reset8))
+                and not directives.reset_is_small_talk(text, override or reset8)) or (
+        # round 13: a misspelled reset ("scratch evrything we said about the rota")
+        (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
 
 
 def _override_span(text: str, sents: list[str]) -> tuple[str, tuple[int, ...]] | None:

@@ -214,12 +214,21 @@ _MANNER_R13 = re.compile(
     r"^(?:keep|hold|set|leave)\s+(?:the\s+)?(?:[\w-]+\s+){1,3}?at\s+[$€£]?\d[\d.,]*\s*(?:°\s*[cf]|%|degrees|[a-z]+)?\s*[.!]?$|"
     r"^use\s+(?:the\s+)?(?:company|house|standard|official|approved|brand|corporate|team|shared|agreed|default|customer's|"
     r"customers'|caller's|client's|their)\s+[\w' -]{2,30}?\s*[.!]?$|"
+    r"\bfrom\s+[\w.+-]+@[\w-]+(?:\.[\w-]+)+|"
+    r"\bevery\s+(?:day|morning|evening|night|week|month|quarter|year|hour|weekday|weekend|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)s?\b|"
     r"\bto\s+the\s+(?:original|same|customer's|default|registered)\s+(?:card|payment method|account|address|method)\b|"
     r"^(?:pay|invoice|bill|charge|send|email|post|run|review)\s+(?:[a-z-]+\s+)?[a-z]{3,}s\s+on\s+the\s+\d{1,2}(?:st|nd|rd|th)\b"
     r"\s*(?:of (?:each|every|the) month)?\s*[.!]?$|"
     r"^(?:book|reserve|pay|invoice|bill|charge|quote|refund)\s+(?!(?:it|them|me|us|him|her)\b)"
     r"(?:[a-z-]+\s+)?[a-z-]{3,}s\s*(?:[.!]|$)", re.I)
 _W_MANNER = frozenset("""in by via through with over on upon to into for from every each all any at use""".split())
+#: a frequency ("every Friday afternoon") makes any verb's imperative a routine, with a thing of the task
+_EVERY_PERIOD_R13 = re.compile(r"\bevery\s+(?:day|morning|evening|night|week|month|quarter|year|hour|weekday|weekend|monday|"
+                               r"tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I)
+_NOT_A_VERB_R13 = frozenset("""i we you he she they it the a an my our your his her their this that these those there here
+every each all any no not never always so just also and but or if when then thanks thank hi hey hello yes no ok okay
+sure great good nice lol wow what who why how where""".split())
 _ONE_OFF = re.compile(r"\b(?:now|today|tonight|tomorrow|right away|asap|this (?:morning|afternoon|evening|week|time)|"
                       r"later|next|again|yesterday|real quick|for me|for us|quickly)\b", re.I)
 
@@ -241,7 +250,11 @@ def manner_imperative_r13(sentence: str) -> bool:
     if not s or _QUESTION.search(s) or s.endswith("!"):
         return False
     verb = directives._first_word(s)
-    if verb not in directives.task_verbs() and verb not in _EXTRA_VERBS:
+    if verb not in directives.task_verbs() and verb not in _EXTRA_VERBS and not (
+            verb.isalpha() and verb not in _NOT_A_VERB_R13 and not verb.endswith(("ing", "ed", "ly", "s"))
+            and re.match(r"^(?:please\s+)?" + verb + r"\s+(?!(?:is|are|was|were|has|have|had|will|would|can|could|"
+                         r"should|must|does|did|and|or)\b)(?:the|a|an|all|every|each|our|your|my|their)\b", s, re.I)
+            and _EVERY_PERIOD_R13.search(s) and (directives._names_task_noun(s) or directives.concrete(s))):
         return False
     low = s.lower()
     if directives._words(low).isdisjoint(_W_MANNER) and not low.startswith(("book", "reserve", "pay",
@@ -264,7 +277,7 @@ _SOURCE = (r"(?:page|recording|footage|data|log|logs|trail|headers?|export|pdf|r
            r"datadog|grafana|jira|salesforce|hubspot|zendesk)")
 _EVIDENCE_SOURCE_R13 = re.compile(
     r"^(?!(?:i|we|you|he|she|they|it|that|this|there|which|who)\b)(?:(?:the|our|their|his|her|its|your|my)\s+)?"
-    r"(?:[\w'’.-]+\s+){0,3}?" + _SOURCE + r"\b(?:\s+(?:from|on|of|for|in|at)\s+(?:the\s+)?[\w'’ -]{2,30}?)?"
+    r"(?:[\w'’.-]+\s+){0,3}?" + _SOURCE + r"\b(?:\s+(?:from|on|of|for|in|at)\s+(?:the\s+)?[\w'’ ./-]{2,40}?)?"
     r"(?:\s*,\s*[^,]{2,25},)?\s+(?:says|shows|show|lists|list|puts|reads|states|confirms|confirm|records|indicates|"
     r"indicate|contains|has|have|gives|notes)\s+(?P<fact>[^;!?]{4,})", re.I)
 _CHECKED_R13 = re.compile(
@@ -405,7 +418,9 @@ def withdrawn_r13(sentence: str) -> tuple[str, str] | None:
     if m:
         what = m.group("what")
         if _PRONOUN_WHAT.match(what):
-            what = s[:m.start()]
+            # the pronoun names the subject of what was said before it ("Wednesdays are free ...")
+            head = s[:m.start()]
+            what = re.split(r"\s+(?:is|are|was|were|'s|'re|can|may|will|have|has)\b", head, maxsplit=1)[0]
         return directives.split_hyphens(what), "revoke"
     for pattern in (_STOP_THE_R13, _NOT_LIMITED_R13, _REVERSING_R13):
         m = pattern.match(s)
@@ -499,6 +514,8 @@ _LABEL_R13 = re.compile(
     r"note (?:for|to) (?:you|the bot|the assistant|the agent|agents|support)|"
     r"(?:just\s+)?fyi|for your information|heads[- ]up|pro tip|quick note)\s*[:,—-]\s*(?=\w)", re.I)
 _INTERJECTION_R13 = re.compile(r",\s*(?:i repeat|i say again|seriously|honestly|and i mean it|i mean it|again),\s*", re.I)
+#: "Do not, I repeat, do not ...": the words said twice are read once
+_REPEATED_R13 = re.compile(r"^(?P<w>[\w'’]+(?:\s+[\w'’]+){0,2}?),\s*(?:i repeat|i say again|again|seriously),\s*(?=(?P=w)\b)", re.I)
 _POLITE_R13 = re.compile(
     r"^(?:(?:hi|hey|ok|okay|so|and|also)[,\s]+)*(?:it would be (?:great|good|helpful|ideal|nice|brilliant|lovely|perfect)|"
     r"it'd be (?:great|good|helpful|ideal|nice|brilliant|lovely|perfect)|i'd appreciate it|i would appreciate it|"
@@ -522,6 +539,7 @@ def strip_lead_r13(sentence: str) -> str | None:
     if m:
         out = out[m.end():]
     if "," in out:
+        out = _REPEATED_R13.sub("", out)
         out = _INTERJECTION_R13.sub(", ", out)
     m = _POLITE_R13.match(out)
     if m:
@@ -540,7 +558,8 @@ _DAYWORD = (r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?|monday|tue
 #: permissions (family ``kind_forms_r13``): "Go ahead and accept calendar invites from anyone at
 #: ...", "ok to escalate straight to tier 2 if ...", "Happy for you to sign my name on ..."
 _PERMIT_R13 = re.compile(
-    r"^(?:(?:sure|yes|ok|okay)[,\s]+)?go ahead and\s+(?P<verb>[a-z]+)\s+(?P<obj>.{4,})$|"
+    r"^(?:(?:sure|yes|ok|okay)[,\s]+)?go ahead and\s+(?!(?:enjoy|have|relax|take|try|grab|get|go|rest|sleep|eat|treat|"
+    r"celebrate|book yourself|be)\b)(?P<verb>[a-z]+)\s+(?P<obj>.{4,})$|"
     r"^(?:it's\s+|it is\s+)?(?:ok|okay|fine|alright|all right)\s+(?:for you\s+)?to\s+(?P<verb2>[a-z]+)\s+.{4,}$|"
     r"^(?:i'm\s+|i am\s+|we're\s+|we are\s+)?(?:happy|fine|ok|okay|content)\s+for\s+(?:you|the bot|the assistant|agents?)\s+to\s+"
     r"(?P<verb3>[a-z]+)\s+.{4,}$", re.I | re.S)
@@ -578,6 +597,14 @@ _DECISION_R13 = re.compile(
     r"^(?:so\s+|ok\s+so\s+)?we\s+(?:went|opted|settled)\s+(?:for|with|on)\s+(?:the|a|an)\s+[^.;!?]{2,60}?\s+in the end\b", re.I)
 #: restrictions: "The main ground rule is that you only ...", "hotels that cost £180 a night or less",
 #: "Working hours for the bot's outbound messages: 08:00-20:00 CET only.", "Restrict X to Y."
+#: prohibitions and duties of the agent or a quantified thing: "the bot isn't allowed to give medical
+#: diagnoses", "each shift handover must include a list of open P1 incidents"
+_ROLE_R13 = r"(?:the\s+)?(?:bot|assistant|agent|agents|chatbot|support team|support staff|staff|helpdesk)"
+_ROLE_BAN_R13 = re.compile(r"^" + _ROLE_R13 + r"\s+(?:isn't|is not|aren't|are not|is never|are never)\s+(?:allowed|permitted|"
+                           r"authori[sz]ed|supposed|meant)\s+to\s+\w", re.I)
+_QUANT_DUTY_R13 = re.compile(r"^(?:each|every|all|any)\s+[\w'’ -]{2,30}?\s+(?:must|should|has to|have to|needs? to|shall)\s+"
+                             r"(?:always\s+)?(?:include|contain|have|mention|list|state|show|carry|cite|be signed|be logged|"
+                             r"be tagged|be copied|be approved|be reviewed|go through)\b", re.I)
 _RESTRICT_R13 = re.compile(
     r"^(?:the|our|my)\s+(?:main|one|only|first|golden|key|big|basic)?\s*(?:ground\s+)?rule\s+(?:here\s+)?is\s+(?:that\s+)?"
     r"(?:you|we|the bot|agents?)\s+(?:only|never|always|must|should|don't|do not)\b|"
@@ -585,7 +612,7 @@ _RESTRICT_R13 = re.compile(
     r"^[\w'’ -]{3,60}:\s*[^.;!?]{2,40}?\s+only\s*[.!]?$|"
     r"^(?:restrict|limit|confine)\s+(?!yourself\b)[\w'’ -]{2,40}?\s+to\s+(?:the|a|an|our|their|\d)\b", re.I)
 _W_KINDS_R13 = frozenset("""go ok okay fine alright happy content stays stay remains remain no goes ships happens gets prefer
-rather requires needs due deadline cut-off cutoff submission closing before by later decided agreed settled confirmed won
+rather requires needs due deadline isn't not aren't never must should has have shall cut-off cutoff submission closing before by later decided agreed settled confirmed won
 call decision voted went opted rule cost costs costing priced only restrict limit confine""".split())
 
 
@@ -609,7 +636,7 @@ def kinds_r13(sentence: str) -> tuple[str, str] | None:
     m = _PERMIT_R13.match(s)
     if m and not past:
         verb = next(v for v in (m.group("verb"), m.group("verb2"), m.group("verb3")) if v)
-        if verb.lower() in directives.task_verbs() or verb.lower() in _EXTRA_VERBS:
+        if m.group("verb") or verb.lower() in directives.task_verbs() or verb.lower() in _EXTRA_VERBS:
             return "permission", "permission_form"
     if not past and _PREREQ_R13.search(s):
         return "prerequisite", "prerequisite_form"
@@ -619,6 +646,10 @@ def kinds_r13(sentence: str) -> tuple[str, str] | None:
         return "policy_state", "decision"
     if not past and _RESTRICT_R13.search(s):
         return "constraint", "imperative_limit"
+    if not past and _ROLE_BAN_R13.match(s):
+        return "constraint", "never"
+    if not past and _QUANT_DUTY_R13.match(s):
+        return "obligation", "modal"
     return None
 
 
