@@ -544,8 +544,8 @@ def strip_lead_r13(sentence: str) -> str | None:
     m = _POLITE_R13.match(out)
     if m:
         rest = (m.group("rest") or m.group("rest2")).rstrip(" ?")
-        if not _STANDING_R13.search(rest):
-            return None
+        if not _STANDING_R13.search(rest) or not (directives._names_task_noun(rest) or directives.concrete(rest)):
+            return None  # "Could you always be this cheerful?" asks nothing of the task
         out = rest + "."
     if out == s or len(out.split()) < 3:
         return None
@@ -583,7 +583,8 @@ _DEADLINE_R13 = re.compile(
     r"(?:" + _DAYWORD + r")\b|"
     r"\b(?:by|before|no later than)\s+the\s+(?:last|first|final)\s+(?:working|business|week)?\s*day\s+of\s+(?:the|each|every)\s+"
     r"(?:month|week|quarter|year)\b|"
-    r"^(?:please\s+)?[a-z]+\s+[^.;!?]{2,60}?\s+(?:before|by|no later than)\s+\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|"
+    r"^(?:please\s+)?(?!(?:the|a|an|my|our|your|his|her|their|this|that|i|we|you|he|she|they|it|there)\b)[a-z]+\s+"
+    r"[^.;!?]{2,60}?\s+(?:before|by|no later than)\s+\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|"
     r"jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.I)
 #: decisions: "It's been decided: ...", "X won the vote, so that's what we're using", "The call was
 #: made to ...", "Board voted yesterday to cap ...", "we went for X in the end"
@@ -636,7 +637,7 @@ def kinds_r13(sentence: str) -> tuple[str, str] | None:
     m = _PERMIT_R13.match(s)
     if m and not past:
         verb = next(v for v in (m.group("verb"), m.group("verb2"), m.group("verb3")) if v)
-        if m.group("verb") or verb.lower() in directives.task_verbs() or verb.lower() in _EXTRA_VERBS:
+        if m.group("verb") or m.group("verb3") or verb.lower() in directives.task_verbs() or verb.lower() in _EXTRA_VERBS:
             return "permission", "permission_form"
     if not past and _PREREQ_R13.search(s):
         return "prerequisite", "prerequisite_form"
