@@ -572,6 +572,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         "Could you keep all replies in plain text?"), read by every rule; the record keeps ``sent``."""
         fixed = directives_r13.fix_typos(norm)
         r13 = directives_r13.classify_r13(fixed) or directives_r13.kinds_r13(fixed)
+        if r13 is None and (lead := directives.strip_lead_r8(fixed)) is not None and not directives.not_a_directive(lead):
+            r13 = directives_r13.classify_r13(lead) or directives_r13.kinds_r13(lead)  # "Just so we're clear: the bot isn't ..."
         if r13 is not None:
             return ConstraintProposal(r13[0], sent, r13[1])
         rest = directives_r13.strip_lead_r13(fixed)

@@ -630,10 +630,12 @@ def kinds_r13(sentence: str) -> tuple[str, str] | None:
     low = s.lower()
     if directives._words(low).isdisjoint(_W_KINDS_R13):
         return None
+    past = bool(directives._PAST.search(s))
+    if not past and _ROLE_BAN_R13.match(s):
+        return "constraint", "never"  # the agent named as the subject: about the task, whatever the object
     task = directives.concrete(s) or directives._names_task_noun(s) or bool(directives._NAMED.search(s))
     if not task:
         return None
-    past = bool(directives._PAST.search(s))
     m = _PERMIT_R13.match(s)
     if m and not past:
         verb = next(v for v in (m.group("verb"), m.group("verb2"), m.group("verb3")) if v)
@@ -647,8 +649,6 @@ def kinds_r13(sentence: str) -> tuple[str, str] | None:
         return "policy_state", "decision"
     if not past and _RESTRICT_R13.search(s):
         return "constraint", "imperative_limit"
-    if not past and _ROLE_BAN_R13.match(s):
-        return "constraint", "never"
     if not past and _QUANT_DUTY_R13.match(s):
         return "obligation", "modal"
     return None
