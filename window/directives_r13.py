@@ -76,6 +76,8 @@ finished passed receipt number annual single please cancelled canceled confirmed
 refund invoice delivery schedule before until tomorrow weekend weekends separate immediately necessary
 received mandatory forbidden prohibited authorised authorized permission approval contract payment
 """.split())
+_LONGEST = max(map(len, _KEYWORDS))
+_FIRST_LETTERS = frozenset(k[0] for k in _KEYWORDS)
 #: real words one edit from a keyword (found in the phrasing sets and LoCoMo's small talk)
 _REAL_WORDS = frozenset("newer contact contacts wherever pasted paused remainder reminded fever lever sever seven".split())
 _SUFFIXES = ("", "s", "es", "ed", "ing", "er", "ly", "y", "al")
@@ -116,10 +118,10 @@ def _damerau1(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)  # a vocabulary's worth of words (speed only)
 def _correction(word: str) -> str | None:
     low = word.lower()
-    if len(low) < 5 or low in _KEYWORDS or low in _REAL_WORDS:
+    if len(low) < 5 or len(low) > _LONGEST + 1 or low[0] not in _FIRST_LETTERS or low in _KEYWORDS or low in _REAL_WORDS:
         return None
     index = _typo_index()
     cands = set(index.get(low, ()))
@@ -141,10 +143,22 @@ def fix_typos(sentence: str) -> str:
     "aprroved" -> "approved"). For reading only; the record keeps the sentence verbatim."""
     if not families.on(F_TYPO_R13):
         return sentence
-    out = _WORD.sub(lambda m: _correction(m.group(0)) or m.group(0), sentence)
+    return _fixed(sentence)
+
+
+@lru_cache(maxsize=4096)
+def _fixed(sentence: str) -> str:
+    out = sentence
+    if any(map(_correction, _WORD5.findall(sentence))):  # most texts have no misspelled rule word
+        out = _WORD.sub(lambda m: _correction(m.group(0)) or m.group(0), sentence)
+    if _CONTRACTION.search(out) is None:
+        return out
     # an apostrophe dropped from a contraction ("Youre free to ...", "dont")
     return _CONTRACTION.sub(lambda m: _CONTRACTIONS[m.group(0).lower()] if m.group(0).islower()
                             else _CONTRACTIONS[m.group(0).lower()].capitalize(), out)
+
+
+_WORD5 = re.compile(r"[A-Za-z]{5,}")
 
 
 _CONTRACTIONS = {"youre": "you're", "dont": "don't", "doesnt": "doesn't", "cant": "can't", "wont": "won't",
@@ -175,8 +189,8 @@ _REPORTED_R13 = re.compile(
     r"\bat my (?:last|old|previous|former|first) (?:job|company|employer|workplace|place|firm|gig)\b|"
     r"\b(?:[a-z]+(?<!only)(?<!just)(?<!then)(?<!until)(?<!and)(?<!but)(?<!or))\s+once\s+(?:\w+ed|gave|took|sent|told|made|got|"
     r"went|let|said|wrote|paid|sold|bought|came|forgot|had)\b", re.I)
-_W_REPORTED = frozenset("said told wrote claimed mentioned insisted warned read saw heard watched found keep keeps kept asking "
-                        "asked funny fun true story long job company employer workplace place firm gig once".split())
+_W_REPORTED = frozenset("said told wrote saying claiming telling asking asked story fact once".split())
+_W_JOB = frozenset("job company employer workplace place firm gig".split())
 
 
 def reported_r13(sentence: str) -> bool:
@@ -188,9 +202,9 @@ def reported_r13(sentence: str) -> bool:
     ("Funny story: ...", "At my last job ...", "X once approved ...")."""
     if not families.on(F_REPORTED_R13):
         return False
-    low = sentence.lower()
-    if directives._words(low).isdisjoint(_W_REPORTED):
-        return False
+    words = directives._words(sentence.lower())
+    if words.isdisjoint(_W_REPORTED) and ("at" not in words or words.isdisjoint(_W_JOB)):
+        return False  # a word each branch needs (speed only)
     return bool(_REPORTED_R13.search(sentence.strip()))
 
 
@@ -247,7 +261,7 @@ def manner_imperative_r13(sentence: str) -> bool:
     if not families.on(F_MANNER_R13):
         return False
     s = sentence.strip()
-    if not s or _QUESTION.search(s) or s.endswith("!"):
+    if not s or s.endswith("!"):
         return False
     verb = directives._first_word(s)
     if verb not in directives.task_verbs() and verb not in _EXTRA_VERBS and not (
@@ -260,7 +274,7 @@ def manner_imperative_r13(sentence: str) -> bool:
     if directives._words(low).isdisjoint(_W_MANNER) and not low.startswith(("book", "reserve", "pay",
                                                                              "invoice", "bill", "charge", "quote", "refund")):
         return False
-    if _ONE_OFF.search(s) or directives._PAST.search(s) or len(s.split()) < 3 or len(s.split()) > 25:
+    if _QUESTION.search(s) or _ONE_OFF.search(s) or directives._PAST.search(s) or len(s.split()) < 3 or len(s.split()) > 25:
         return False
     return bool(_MANNER_R13.search(s))
 
@@ -293,8 +307,12 @@ _PARTY_SENT_R13 = re.compile(
     r"statement)\b[^;.]*[;,—-]\s*(?P<fact>.{8,})", re.I)
 _ID_FACT_R13 = re.compile(r"\b[A-Z]{1,5}-?[A-Z0-9]*\d[\w-]*\b[^.;!?]*\b(?:falls? (?:in|within|outside)|matches|belongs to|"
                           r"is (?:listed|flagged|registered|recorded) (?:in|on|as|under))\b")
-_W_EVIDENCE_R13 = frozenset("""says shows show lists list puts reads states confirms confirm records indicates indicate contains
-has have gives notes checked looked verified double-checked confirmed looking going checking sent provided uploaded attached
+#: a word each evidence form needs (speed only): a source, a check, a party's document, an identifier placed
+_W_EVIDENCE_R13 = frozenset("""page recording footage data log logs trail header headers export pdf record records screenshot
+statement report receipt reciept invoice contract dashboard portal history tracking gateway ledger file email emails message
+note notes system crm database spreadsheet sheet timeline manifest certificate policy terms agreement quote order transcript
+printout readout scan audit backup reading meter tracker stripe paypal shopify xero sentry datadog grafana jira salesforce
+hubspot zendesk checked looked verified double-checked confirmed looking going checking sent provided uploaded attached
 forwarded shared supplied falls fall matches belongs listed flagged registered recorded""".split())
 _NOT_FACT_R13 = re.compile(r"\b(?:how (?:much|fun|great|nice)|what a|what an|such a|so much fun|if|would|might|maybe|perhaps|"
                            r"hope|wish)\b", re.I)
@@ -338,8 +356,10 @@ _APPROVAL_R13 = re.compile(
     r"(?:the|that|this|a|an|your)\s+[^.;!?]{2,60}?\b(?:this once|just this once|this time|as a one-off|on this occasion)\b|"
     r"^(?:your|the|their|his|her)\s+(?:request|application|claim|proposal|ask)\s+(?:to|for)\s+[^.;!?]{2,60}?\s+(?:is|has been)\s+"
     r"(?:now\s+)?(?:approved|granted|accepted|authori[sz]ed|signed off)\b", re.I)
-_W_APPROVAL_R13 = frozenset("""go happy glad pleased willing buy book order get purchase take approve okayed ok'd okay'd oked
-green-lit greenlit rubber-stamped allow authorise authorize permit accept request application claim proposal ask""".split())
+#: a word each approval form needs (speed only)
+_W_APPROVAL_R13 = frozenset("""ahead approve sign authorise authorize greenlight green-light sanction okay ok up max maximum more
+under within capped okayed ok'd okay'd oked green-lit greenlit rubber-stamped once time one-off occasion approved granted
+accepted authorised authorized""".split())
 
 
 def approval_r13(sentence: str) -> bool:
@@ -351,10 +371,9 @@ def approval_r13(sentence: str) -> bool:
     if not families.on(F_APPROVAL_R13):
         return False
     s = sentence.strip()
-    if not s or _QUESTION.search(s) or directives._PAST.search(s):
+    if not s or directives._words(s.lower()).isdisjoint(_W_APPROVAL_R13):
         return False
-    low = s.lower()
-    if directives._words(low).isdisjoint(_W_APPROVAL_R13):
+    if _QUESTION.search(s) or directives._PAST.search(s):
         return False
     return bool(_APPROVAL_R13.search(s)) and (directives.concrete(s) or directives._names_task_noun(s)
                                               or bool(directives._NAMED.search(s)))
@@ -613,7 +632,7 @@ _RESTRICT_R13 = re.compile(
     r"^[\w'’ -]{3,60}:\s*[^.;!?]{2,40}?\s+only\s*[.!]?$|"
     r"^(?:restrict|limit|confine)\s+(?!yourself\b)[\w'’ -]{2,40}?\s+to\s+(?:the|a|an|our|their|\d)\b", re.I)
 _W_KINDS_R13 = frozenset("""go ok okay fine alright happy content stays stay remains remain no goes ships happens gets prefer
-rather requires needs due deadline isn't not aren't never must should has have shall cut-off cutoff submission closing before by later decided agreed settled confirmed won
+rather requires needs due deadline isn't not aren't never must should has have shall each every all any cut-off cutoff submission closing before by later decided agreed settled confirmed won
 call decision voted went opted rule cost costs costing priced only restrict limit confine""".split())
 
 
@@ -628,30 +647,41 @@ def kinds_r13(sentence: str) -> tuple[str, str] | None:
     if not s or _QUESTION.search(s) or s.endswith("!"):
         return None
     low = s.lower()
-    if directives._words(low).isdisjoint(_W_KINDS_R13):
+    words = directives._words(low)
+    if words.isdisjoint(_W_KINDS_R13):
         return None
-    past = bool(directives._PAST.search(s))
-    if not past and _ROLE_BAN_R13.match(s):
-        return "constraint", "never"  # the agent named as the subject: about the task, whatever the object
-    task = directives.concrete(s) or directives._names_task_noun(s) or bool(directives._NAMED.search(s))
-    if not task:
-        return None
+    # the patterns first, in order, then the past and the task tested once (the same answers as
+    # testing them first: speed only)
+    found = None
+    if _ROLE_BAN_R13.match(s):
+        if not directives._PAST.search(s):
+            return "constraint", "never"  # the agent named as the subject: about the task, whatever the object
     m = _PERMIT_R13.match(s)
-    if m and not past:
-        verb = next(v for v in (m.group("verb"), m.group("verb2"), m.group("verb3")) if v)
-        if m.group("verb") or m.group("verb3") or verb.lower() in directives.task_verbs() or verb.lower() in _EXTRA_VERBS:
-            return "permission", "permission_form"
-    if not past and _PREREQ_R13.search(s):
-        return "prerequisite", "prerequisite_form"
-    if not past and _DEADLINE_R13.search(s):
-        return "deadline", "deadline_form"
-    if _DECISION_R13.search(s):
-        return "policy_state", "decision"
-    if not past and _RESTRICT_R13.search(s):
-        return "constraint", "imperative_limit"
-    if not past and _QUANT_DUTY_R13.match(s):
-        return "obligation", "modal"
-    return None
+    if m and (m.group("verb") or m.group("verb3") or m.group("verb2").lower() in directives.task_verbs()
+              or m.group("verb2").lower() in _EXTRA_VERBS):
+        found = ("permission", "permission_form", False)
+    for pattern, kind, rule, past_ok in _KIND_PATTERNS_R13:
+        if found is not None:
+            break
+        if pattern.search(s) if pattern is not _QUANT_DUTY_R13 else pattern.match(s):
+            found = (kind, rule, past_ok)
+            if not past_ok and directives._PAST.search(s):
+                found = None  # the next pattern may still read it
+    if found is None or not (directives.concrete(s) or directives._names_task_noun(s) or directives._NAMED.search(s)):
+        return None
+    if found[0] == "permission" and directives._PAST.search(s):
+        found = None
+        for pattern, kind, rule, past_ok in _KIND_PATTERNS_R13:
+            if pattern.search(s) if pattern is not _QUANT_DUTY_R13 else pattern.match(s):
+                if past_ok or not directives._PAST.search(s):
+                    return kind, rule
+        return None
+    return found[0], found[1]
+
+
+_KIND_PATTERNS_R13 = ((_PREREQ_R13, "prerequisite", "prerequisite_form", False), (_DEADLINE_R13, "deadline", "deadline_form", False),
+                      (_DECISION_R13, "policy_state", "decision", True), (_RESTRICT_R13, "constraint", "imperative_limit", False),
+                      (_QUANT_DUTY_R13, "obligation", "modal", False))
 
 
 # -- reset_forms_r13 ------------------------------------------------------------------------------
@@ -665,14 +695,17 @@ _RESET_R13 = re.compile(
     r"(?:that|the|our|this|my)\s+(?:[\w'’-]+\s+){0,2}?(?:plan|plans|itinerary|schedule|approach|idea|setup)\b\s*[.;:,—-]", re.I)
 
 
+_W_RESET_R13 = frozenset("up binning scrapping ditching throwing shelving".split())
+
+
 def reset_r13(text: str) -> "re.Match[str] | None":
     """A reset of the plan in a round-13 form (family ``reset_forms_r13``), with something of the
     task after it (a number, a name, a plan's shape or "we'll ... / the X is now ...")."""
     if not families.on(F_RESET_R13):
         return None
     low = text.lower()
-    if "none" not in low and "nothing" not in low and "bets" not in low and "up" not in low and "ing" not in low:
-        return None
+    if "none" not in low and "nothing" not in low and "bets" not in low and directives._words(low).isdisjoint(_W_RESET_R13):
+        return None  # a word each form needs (speed only)
     m = _RESET_R13.search(text)
     if not m or _QUESTION.search(text.strip()):
         return None
