@@ -149,21 +149,34 @@ def fix_typos(sentence: str) -> str:
 @lru_cache(maxsize=4096)
 def _fixed(sentence: str) -> str:
     out = sentence
-    if any(map(_correction, _WORD5.findall(sentence))):  # most texts have no misspelled rule word
+    # one scan; most texts have no misspelled rule word and no bare contraction, and most of their
+    # words were seen before (speed only: a word with no correction is remembered as clean)
+    words = _WORD.findall(sentence.lower())
+    new = set(words).difference(_CLEAN_WORDS)
+    typo = False
+    for w in new:
+        if _correction(w) is None:
+            if len(_CLEAN_WORDS) < 200_000:
+                _CLEAN_WORDS.add(w)
+        else:
+            typo = True
+    if typo:
         out = _WORD.sub(lambda m: _correction(m.group(0)) or m.group(0), sentence)
-    if _CONTRACTION.search(out) is None:
+    if _CONTRACTION_WORDS.isdisjoint(words):
         return out
     # an apostrophe dropped from a contraction ("Youre free to ...", "dont")
     return _CONTRACTION.sub(lambda m: _CONTRACTIONS[m.group(0).lower()] if m.group(0).islower()
                             else _CONTRACTIONS[m.group(0).lower()].capitalize(), out)
 
 
-_WORD5 = re.compile(r"[A-Za-z]{5,}")
+#: lowercased words known to have no correction (bounded; speed only)
+_CLEAN_WORDS: set[str] = set()
 
 
 _CONTRACTIONS = {"youre": "you're", "dont": "don't", "doesnt": "doesn't", "cant": "can't", "wont": "won't",
                  "isnt": "isn't", "arent": "aren't", "shouldnt": "shouldn't", "mustnt": "mustn't", "theyre": "they're",
                  "weve": "we've", "youve": "you've", "didnt": "didn't"}
+_CONTRACTION_WORDS = frozenset(_CONTRACTIONS)
 _CONTRACTION = re.compile(r"\b(?:" + "|".join(_CONTRACTIONS) + r")\b", re.I)
 
 
@@ -314,6 +327,12 @@ note notes system crm database spreadsheet sheet timeline manifest certificate p
 printout readout scan audit backup reading meter tracker stripe paypal shopify xero sentry datadog grafana jira salesforce
 hubspot zendesk checked looked verified double-checked confirmed looking going checking sent provided uploaded attached
 forwarded shared supplied falls fall matches belongs listed flagged registered recorded""".split())
+_W_CHECKED_R13 = frozenset("checked looked verified double-checked confirmed looking going checking".split())
+_W_SENT_R13 = frozenset("sent provided uploaded attached forwarded shared supplied".split())
+_W_ID_FACT_R13 = frozenset("falls fall matches belongs listed flagged registered recorded".split())
+_W_REPORT_VERB_R13 = frozenset("says shows show lists list puts reads states confirms confirm records indicates indicate contains "
+                               "has have gives notes".split())
+_W_SOURCE_R13 = _W_EVIDENCE_R13 - _W_CHECKED_R13 - _W_SENT_R13 - _W_ID_FACT_R13
 _NOT_FACT_R13 = re.compile(r"\b(?:how (?:much|fun|great|nice)|what a|what an|such a|so much fun|if|would|might|maybe|perhaps|"
                            r"hope|wish)\b", re.I)
 
@@ -329,9 +348,12 @@ def evidence_r13(sentence: str) -> bool:
     s = sentence.strip()
     if not s or _QUESTION.search(s) or s.endswith("!"):
         return False
-    if directives._words(s.lower()).isdisjoint(_W_EVIDENCE_R13):
+    words = directives._words(s.lower())
+    if words.isdisjoint(_W_EVIDENCE_R13):
         return False
-    m = _EVIDENCE_SOURCE_R13.match(s) or _CHECKED_R13.match(s) or _PARTY_SENT_R13.match(s)
+    m = (not words.isdisjoint(_W_SOURCE_R13) and not words.isdisjoint(_W_REPORT_VERB_R13) and _EVIDENCE_SOURCE_R13.match(s)
+         or not words.isdisjoint(_W_CHECKED_R13) and _CHECKED_R13.match(s)
+         or not words.isdisjoint(_W_SENT_R13) and _PARTY_SENT_R13.match(s))
     if m:
         fact = next(v for v in m.groupdict().values() if v)
         if _NOT_FACT_R13.search(fact):
@@ -340,7 +362,7 @@ def evidence_r13(sentence: str) -> bool:
             re.search(r"\b[A-Z][a-z]+\b", fact)) or len(fact.split()) >= 6 and _PARTY_SENT_R13.match(s) is not None \
             or len(fact.split()) >= 6 and bool(re.search(r"\b(?:log|logs|headers?|trail|export|records?)\b", s[:m.start(
                 "fact")] if "fact" in m.groupdict() and m.group("fact") else "", re.I))
-    return bool(_ID_FACT_R13.search(s)) and not directives._PAST.search(s)
+    return not words.isdisjoint(_W_ID_FACT_R13) and bool(_ID_FACT_R13.search(s)) and not directives._PAST.search(s)
 
 
 # -- approval_forms_r13 ---------------------------------------------------------------------------
@@ -362,6 +384,24 @@ under within capped okayed ok'd okay'd oked green-lit greenlit rubber-stamped on
 accepted authorised authorized""".split())
 
 
+def _approval_gate(w: frozenset, s: str) -> bool:
+    """The words one of :data:`_APPROVAL_R13`'s forms needs (speed only)."""
+    return ("ahead" in w or not w.isdisjoint(_G_APPROVE_VERB) and not w.isdisjoint(_G_HAPPY)
+            or not w.isdisjoint(_G_LIMIT) and any(c.isdigit() for c in s) or not w.isdisjoint(_G_OKAYED)
+            or not w.isdisjoint(_G_ONCE) and not w.isdisjoint(_G_ALLOW) or not w.isdisjoint(_G_GRANTED)
+            and not w.isdisjoint(_G_REQUEST))
+
+
+_G_APPROVE_VERB = frozenset("approve sign authorise authorize greenlight green-light green-light sanction okay ok".split())
+_G_HAPPY = frozenset("happy glad pleased willing ok okay fine".split())
+_G_LIMIT = frozenset("up max maximum more under within capped".split())
+_G_OKAYED = frozenset("okayed ok'd okay'd oked green-lit greenlit rubber-stamped".split())
+_G_ONCE = frozenset("once time one-off occasion".split())
+_G_ALLOW = frozenset("allow approve authorise authorize permit accept sign okay".split())
+_G_GRANTED = frozenset("approved granted accepted authorised authorized signed".split())
+_G_REQUEST = frozenset("request application claim proposal ask".split())
+
+
 def approval_r13(sentence: str) -> bool:
     """An approval in a form the earlier rules miss (family ``approval_forms_r13``): a go-ahead for
     a named thing after a yes ("Sure, go ahead with the replacement for order 4471-B"), "I'm happy
@@ -371,7 +411,10 @@ def approval_r13(sentence: str) -> bool:
     if not families.on(F_APPROVAL_R13):
         return False
     s = sentence.strip()
-    if not s or directives._words(s.lower()).isdisjoint(_W_APPROVAL_R13):
+    if not s:
+        return False
+    words = directives._words(s.lower())
+    if words.isdisjoint(_W_APPROVAL_R13) or not _approval_gate(words, s):
         return False
     if _QUESTION.search(s) or directives._PAST.search(s):
         return False
@@ -432,8 +475,9 @@ def withdrawn_r13(sentence: str) -> tuple[str, str] | None:
     low = s.lower()
     if directives._words(low).isdisjoint(_W_REVOKE_R13):
         return None
+    words = directives._words(low)
     s = fix_typos(s)
-    m = _IGNORE_WHAT_R13.search(s)
+    m = _IGNORE_WHAT_R13.search(s) if "what" in words else None
     if m:
         what = m.group("what")
         if _PRONOUN_WHAT.match(what):
@@ -445,7 +489,7 @@ def withdrawn_r13(sentence: str) -> tuple[str, str] | None:
         m = pattern.match(s)
         if m and not directives._PAST.search(s[:m.end()]) and (pattern is not _STOP_THE_R13 or _stop_withdraws(s, m)):
             return directives.split_hyphens(m.group("what")), "revoke"
-    m = _CAN_NOW_R13.match(s)
+    m = _CAN_NOW_R13.match(s) if "now" in words and ("can" in words or "may" in words) else None
     if m and not directives._PAST.search(s):
         return directives.split_hyphens(f"{m.group('who')} {m.group('rest')}"), "lift"
     return None
