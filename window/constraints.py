@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, instruction_model, prefilter
+from . import directives, directives_r13, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -357,7 +357,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         sents = [s for s in _merge_r5(text, sentences(text)) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
-        about = any(directives.withdraws_about(s) for s in sents)
+        about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
         if not about and len(text.strip()) <= MAX_RECORD_CHARS and _is_override(text):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
@@ -390,6 +390,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 i += 1
                 continue
             probe = _abbreviation_probe(sent)  # "Mr. Obi" -> "Mr  Obi" so a clause can span it
+            probe = directives_r13.fix_typos(probe)  # round 13: "the photo requirment ... is canceled"
             wm = _WITHDRAW.search(probe) or _WITHDRAW_RULE.search(probe)
             what = wm.group("what") if wm else directives.withdrawn_terms(probe)
             explicit_r5 = False
@@ -422,6 +423,12 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r10[1], sent, content_terms(r10[0]), min_overlap=1))
                 i += 1
                 continue
+            r13 = directives_r13.withdrawn_r13(probe) if what is None else None
+            if r13 is not None:
+                # a round-13 form ("You can drop the 80-word limit", "We're reversing the X policy")
+                withdrawals.append(Withdrawal(r13[1], sent, content_terms(r13[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -442,6 +449,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
             elif what is None and directives.condition_met_r10(sent):
                 # "We exchanged contracts this afternoon": two words of the condition wanted
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=2))
+            elif what is None and directives_r13.condition_met_r13(sent):
+                # round 13: "Deposit of £150 received", "Landing page is live at ..."
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
                 if families.on(directives.F_REVOKE_R8) and terms and re.match(r"^\s*(?:the\s+)?no\s+\w", what, re.I):
@@ -516,6 +526,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         """The proposal for one sentence: read with texting spellings written out, kept verbatim."""
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
+        if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
+            return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
         if found is None and (rest := directives.strip_lead_r8(norm)) is not None:
@@ -541,6 +553,14 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_read(rest, now, clock)
             if found is not None:
                 found = replace(found, text=sent)
+        if found is None and (fixed := directives_r13.fix_typos(norm)) != norm:
+            found = self._classify_read(fixed, now, clock)  # round 13: "plz allways ask ...", "aproved"
+            if found is None and (rest := directives.strip_lead_r8(fixed)) is not None:
+                found = self._classify_read(rest, now, clock)
+            if found is not None:
+                found = replace(found, text=sent)
+        if found is None:
+            found = self._classify_r13(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -548,6 +568,26 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if found is not None and norm != sent:
             found = replace(found, text=sent)
         return found
+
+    def _classify_r13(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 13 (:mod:`.directives_r13`, from ``fresh9``): the sentence's own classes ("Invoice in
+        GBP.", "Stripe shows ..."), then the instruction inside a wrapper ("- every quote needs ...",
+        "Could you keep all replies in plain text?"), read by every rule; the record keeps ``sent``."""
+        fixed = directives_r13.fix_typos(norm)
+        r13 = directives_r13.classify_r13(fixed) or directives_r13.kinds_r13(fixed)
+        if r13 is None and (lead := directives.strip_lead_r8(fixed)) is not None and not directives.not_a_directive(lead):
+            r13 = directives_r13.classify_r13(lead) or directives_r13.kinds_r13(lead)  # "Just so we're clear: the bot isn't ..."
+        if r13 is not None:
+            return ConstraintProposal(r13[0], sent, r13[1])
+        rest = directives_r13.strip_lead_r13(fixed)
+        if rest is None or directives.not_a_directive(rest):
+            return None
+        found = self._classify_read(rest, now, clock)
+        if found is None and (lead := directives.strip_lead_r8(rest)) is not None:
+            found = self._classify_read(lead, now, clock)
+        if found is None and (r13 := directives_r13.classify_r13(rest) or directives_r13.kinds_r13(rest)) is not None:
+            found = ConstraintProposal(r13[0], sent, r13[1])
+        return None if found is None else replace(found, text=sent)
 
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
@@ -591,8 +631,11 @@ def _is_override(text: str) -> bool:
     reset8 = None
     return bool((override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
-                 or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text)))
-                and not directives.reset_is_small_talk(text, override or reset8))
+                 or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
+                 or (reset8 := directives_r13.reset_r13(text)))
+                and not directives.reset_is_small_talk(text, override or reset8)) or (
+        # round 13: a misspelled reset ("scratch evrything we said about the rota")
+        (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
 
 
 def _override_span(text: str, sents: list[str]) -> tuple[str, tuple[int, ...]] | None:
@@ -982,10 +1025,11 @@ class ConstraintTracker:
         if w.action == "met":
             # family ``condition_met``: the event a waiting record names in its condition happened
             waiting = [r for r in records if r.conversation_id == turn.conversation_id
-                       and (_waiting(r) or directives.waits_for_event(r.text)) and not directives.standing_r9(r.text)]
+                       and (_waiting(r) or directives.waits_for_event(r.text) or directives_r13.condition_r13(r.text))
+                       and not directives.standing_r9(r.text)]
             want = {_stem(t) for t in w.terms}
             for rec in waiting:
-                cond = directives.condition_of(rec.text)
+                cond = directives_r13.condition_r13(rec.text) or directives.condition_of(rec.text)
                 if w.min_overlap >= 2:  # family ``condition_met_r10``: "until we've exchanged contracts"
                     cond = directives.condition_r10(rec.text) or cond
                 shared = want & {_stem(t) for t in content_terms(cond)}
