@@ -10,8 +10,9 @@ the later ones named by their suffix (``protected_paraphrases_<name>.json`` /
 blind in round 8, measured once (70.5% of its protected items, 77.4% of its attribute facts), and is
 tuned on since round 9; ``fresh6`` was written blind in round 9, measured twice (78.8% of its protected
 items and 89.8% of its attribute facts on round 9's rules), and is tuned on since round 10. A set written
-blind later (``fresh7``, round 10; ``fresh8``, round 11) is in the default sets since round 12 (both
-are tuned on since); a new blind set is measured with ``--set`` only.
+blind later (``fresh7``, round 10; ``fresh8``, round 11) is in the default sets since round 12, and
+``fresh9`` (round 12) since round 13 (all three are tuned on since); a new blind set (``fresh10``,
+round 13) is measured with ``--set`` only.
 
 * Protected items: standing instructions per protected kind (obligations, prohibitions,
   restrictions, permissions, deadlines, prerequisites, approvals, evidence, decisions), plan
@@ -68,7 +69,7 @@ HALVES = ("tune", "heldout")
 #: the sets measured when no --set is given, in column order ("original" is the first set with its
 #: tuning and held-out halves; the others are named by their files' suffix)
 DEFAULT_SETS = ("original", "fresh", "fresh2", "r4own", "r4own2", "fresh3", "r5own", "r5own2", "fresh4", "fresh5",
-                "fresh6", "fresh7", "fresh8")
+                "fresh6", "fresh7", "fresh8", "fresh9")
 
 
 def load(name: str) -> list[dict[str, Any]]:
