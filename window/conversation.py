@@ -515,7 +515,6 @@ class Conversation:
         :returns: a :class:`~memfold.window.compactor.CompactionReport`.
         """
         from .compactor import Compactor
-
         from .summarizers.base import Summarizer
 
         if summarizer is not None and not isinstance(summarizer, Summarizer):  # "fast" was taken (round 13)
