@@ -146,6 +146,19 @@ F_RECENT_SLOT_R12 = family("attr_switch_to_recent_slot_r12", {"fresh8"})
 F_PAIR_NOUN_R12 = family("attr_pair_noun_plural_r12", {"fresh8"})
 F_NO_LONGER_DO_R12 = family("attr_no_longer_activity_r12", {"fresh8"})
 F_DECLINED_R12 = family("attr_declined_choice_r12", {"fresh8"})
+# round 14 (issue 20, point 11): from the misses of fresh10 (measured once blind in round 13: 78.0%);
+# where the same class also missed in an earlier set, that set is named too
+F_LINE_BREAK_R14 = family("attr_line_break_r14", {"fresh10"})
+F_TOKEN_DOT_R14 = family("attr_token_dot_r14", {"fresh10"})
+F_LATEST_R14 = family("attr_latest_r14", {"fresh10"})
+F_MEDIA_CHANNEL_R14 = family("attr_media_channel_r14", {"fresh10"})
+F_BARE_QUALIFIER_R14 = family("attr_bare_noun_qualifier_r14", {"fresh10", "fresh2", "fresh7", "fresh9"})
+F_VOICE_FILLER_R14 = family("attr_voice_filler_r14", {"fresh10"})
+F_SPELLING_R14 = family("attr_spelling_r14", {"fresh10"})
+F_NO_SUBJECT_R14 = family("attr_subject_dropped_r14", {"fresh10"})
+F_TIME_FROM_R14 = family("attr_time_from_r14", {"fresh10"})
+F_SWITCH_DESCRIBED_R14 = family("attr_switch_to_described_r14", {"fresh10"})
+F_NOT_MY_SLOT_R14 = family("attr_not_my_favourite_slot_r14", {"fresh10"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -186,8 +199,11 @@ _PAREN_MORE = re.compile(r",\s*(?:for the (?:moment|time being)|at this (?:point
                          re.I)
 # where a value ends: punctuation, a comma, or a clause word
 _VALUE = r"(?P<v>[^.;!?,]+?)"
-_VALUE_END = (r"(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|since|so|which|who|when|after|before|if|though|although|as|"
-              r"while|whereas|by a mile|by far)\b))")
+#: "before" / "after" a time is part of the value ("mornings before ten", "after 6pm"), not a clause
+_AT_TIME = (r"(?!\s+(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midday|midnight|lunch|"
+            r"work|school|dinner|breakfast)\b)")
+_VALUE_END = (r"(?=\s*(?:$|[.;!?,]|\s(?-i:but|because|since|so|which|who|when|after" + _AT_TIME + r"|before" + _AT_TIME
+              + r"|if|though|although|as|while|whereas|by a mile|by far)\b))")
 _FAV = r"(?:favou?rite|fave|fav)"
 _MODS = r"(?:(?:new|current|all-time|all time|absolute|top|personal|very|own|ultimate|go-to)\s+)*"
 _ATTR = r"(?P<attr>[a-z][a-z0-9\- ]{0,40}?)"
@@ -392,10 +408,33 @@ _PAIR_NOUNS_R12 = frozenset("shoes boots trainers sneakers sandals slippers heel
                             "skis".split())
 
 
+#: a head noun with a bare lower-case noun after "of" / "for" / "in" ("time for calls", "method of
+#: correspondence", "language for support", "kind of tea", "pub in town") names a kind of thing: the
+#: phrase is the attribute (family ``attr_bare_noun_qualifier_r14``). A qualifier with a determiner
+#: or a possessive ("player on the team", "language for the calls", "teacher at my school"), a name
+#: ("city in Europe"), a "to" clause ("dish to cook") or a situation ("drink in summer", "topic at
+#: work") stays a qualifier and is cut, as before
+_BARE_QUALIFIER_R14 = re.compile(r"(?-i:[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*)?)\s+(?:of|for|in)\s+(?-i:(?P<noun>[a-z][a-z\-]+))")
+_NOT_BARE_NOUN_R14 = frozenset("the a an my our your his her their its this that these those all every each some any "
+                               "one two me us them it life ever".split())
+#: "channel" is a contact channel unless a medium names it ("TV channel", "YouTube channel"), and
+#: "contact" names a channel preference unless an address follows it ("contact email", "contact
+#: number"): those are attributes like any other (family ``attr_media_channel_r14``)
+_CONTACT_R14 = re.compile(r"\b(?:contact(?!\s+(?:email|e-mail|address|number|phone|phone number|details))|communication|"
+                          r"(?<!\btv )(?<!\btelevision )(?<!\byoutube )(?<!\bradio )(?<!\btwitch )(?<!\bnews )(?<!\bslack )"
+                          r"(?<!\bdiscord )(?<!\bsports )(?<!\bcooking )(?<!\bpodcast )channel)\b", re.I)
+
+
 def _attribute(raw: str) -> str | None:
     """The attribute slug from the words naming it, or None when they name none."""
     if families.on(F_OF_UNIT_R12) and _OF_UNIT_R12.fullmatch(unit := re.sub(r"^" + _MODS, "", raw.strip(), flags=re.I)):
         return slug(unit)
+    if families.on(F_BARE_QUALIFIER_R14) and (q := _BARE_QUALIFIER_R14.fullmatch(
+            phrase := re.sub(r"^" + _MODS, "", raw.strip(), flags=re.I))):
+        noun = q.group("noun")
+        if noun not in _NOT_BARE_NOUN_R14 and not _is_time(noun) and not _SITUATIONAL.search(" in " + noun) \
+                and not _CONTACT.search(phrase):
+            return slug(phrase)
     words = _QUALIFIER.sub("", " " + raw.strip()).strip()
     if families.on(F_TEXTING_R12):
         words = _ATTR_TEXTING_R12.sub("", " " + words).strip()
@@ -404,7 +443,8 @@ def _attribute(raw: str) -> str | None:
     if families.on(F_QUALIFIER_MORE):
         words = _QUALIFIER_R8.sub("", " " + words).strip()
     words = re.sub(r"^" + _MODS, "", words, flags=re.I).strip()
-    if not words or _NOT_ATTR.match(words) or len(words.split()) > 4 or _CONTACT.search(words):
+    contact = _CONTACT_R14 if families.on(F_MEDIA_CHANNEL_R14) else _CONTACT
+    if not words or _NOT_ATTR.match(words) or len(words.split()) > 4 or contact.search(words):
         return None
     parts = words.split()
     if not (families.on(F_PAIR_NOUN_R12) and parts[-1].lower() in _PAIR_NOUNS_R12):
@@ -446,6 +486,23 @@ _LEAD_EMPHASIS_R12 = re.compile(r"^(?:(?:basically|without a doubt|without quest
                                 r"literally|totally|absolutely)\b[\s,:;—-]*)+", re.I)
 
 
+#: fillers of speech opening a value ("like mornings before ten", "um rugby") and emphasis the
+#: round-12 words miss ("surely paella", "genuinely cacio e pepe"), all in lower case: never part of
+#: a value (family ``attr_voice_filler_r14``); a hedge ("probably", "maybe") still makes no fact
+_LEAD_VOICE_R14 = re.compile(r"^(?-i:(?:like|um+|uh+|erm*|er|ah|you know|i mean|kind of|sort of|surely|genuinely|"
+                             r"certainly|clearly|simply|for sure|so yeah|yeah)\b)[\s,:;—-]*")
+#: a time the value holds from or until ("Xero from 1 April", "Octopus starting next month", "as of
+#: May") is no part of the value (family ``attr_time_from_r14``)
+_MONTHS_R14 = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+               r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)")
+_TRAIL_FROM_R14 = re.compile(r"\s+(?:from|starting(?: from| on)?|as of|effective(?: from)?|until|till|from the)\s+"
+                             r"(?:(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTHS_R14 + r"(?:\s+\d{4})?|"
+                             + _MONTHS_R14 + r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:\s+\d{4})?|"
+                             r"(?:next|this|last)\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|"
+                             r"sunday|spring|summer|autumn|winter|quarter)|today|tomorrow|now on|\d{4}|"
+                             r"\d{1,2}[/.-]\d{1,2}(?:[/.-]\d{2,4})?)\s*$", re.I)
+
+
 def clean_value(raw: str, *, copula: bool = False) -> str | None:
     """A value without filler words, trailing time words or a lower-case qualifier; None when
     nothing identifying is left (a pronoun, a hedge). A value after a copula ("my favourite
@@ -453,6 +510,16 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
     v = raw.strip().strip("\"'“”‘’")
     if families.on(F_DECORATION_R12):
         v = _LEAD_EMPHASIS_R12.sub("", _TRAIL_DECORATION.sub("", v)).strip().strip("\"'“”‘’")
+    if families.on(F_VOICE_FILLER_R14):
+        for _ in range(3):  # "like basically rugby": each filler in turn, with the emphasis words
+            before = v
+            v = _LEAD_VOICE_R14.sub("", v).strip()
+            if families.on(F_DECORATION_R12):
+                v = _LEAD_EMPHASIS_R12.sub("", v).strip()
+            if v == before:
+                break
+    if families.on(F_TIME_FROM_R14):
+        v = _TRAIL_FROM_R14.sub("", v).strip()
     if families.on(F_TEXTING_R12):
         v = _LEAD_TEXTING_R12.sub("", _ATTR_TEXTING_R12.sub("", v)).strip()
     if families.on(F_FILLER_R9):
@@ -709,7 +776,10 @@ _MAY_STATE = re.compile(r"fav|prefer|go-to|usual|of choice|go for|go with|pick|c
                         r"given up|gave up|quit|ditch|dropp|cancel|ended|closed|terminated|\bleft\b|stopped|do not|"
                         r"done with|(?:'m|’m|\bam) (?:over|off)\b|(?:gone|went) off|sick of|fed up|moved on|lost interest|out of love|"
                         r"grown out|outgrown|gone cold|kicked|taken over|replaced|overtaken|edged out|used to be|can't stand|"
-                        r"can’t stand|cannot stand|haven't|haven’t|have not", re.I)
+                        r"can’t stand|cannot stand|haven't|haven’t|have not|"
+                        # round 14 (attr_spelling_r14): a mistyped "switched", a contraction without its apostrophe
+                        r"sw\w{0,3}ch|sitch|\b(?:dont|doesnt|didnt|isnt|arent|wasnt|werent|cant|couldnt|havent|hasnt)\b|no more",
+                        re.I)
 
 
 def attribute_statements(sentence: str) -> list[AttributeStatement]:
@@ -735,7 +805,60 @@ def _read_cached(sentence: str, off: frozenset[str]) -> tuple[AttributeStatement
         return tuple(_read_sentence(sentence))
 
 
+# -- round 14 (issue 20, point 11): how a sentence is written, read before the rules --------------
+#: a line break ends a statement: each line of a list ("- my favourite walk is Malham Cove") is
+#: read alone, its bullet dropped (family ``attr_line_break_r14``)
+_LINE_BULLET_R14 = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)])\s+")
+#: a full stop between two letters or digits with no space ("xkcd.com", "jo.baker@fastmail.example",
+#: "v1.5") is inside one token (a domain, an address, a number) and ends no value (family
+#: ``attr_token_dot_r14``); held like an abbreviation's stop while the rules read
+_TOKEN_DOT_R14 = re.compile(r"(?<=[A-Za-z0-9])\.(?=[A-Za-z0-9])")
+#: "latest" / "newest" before favourite or preferred says what "new" says (family ``attr_latest_r14``)
+_LATEST_R14 = re.compile(r"\b(?:latest|newest)\s+(?=(?:favou?rite|fave|fav|preferred|go-to)\b)", re.I)
+#: spelling a user types fast or in a second language (family ``attr_spelling_r14``): a contraction
+#: without its apostrophe ("dont", "im", "ive"; not "its", "id", "wont", which are words too), a
+#: mistyped "switched" (one letter dropped, doubled or swapped: "swiched", "swtiched", "switchd"),
+#: and the bare form after "have" ("I have switch my gym to ...") read as the perfect
+_APOSTROPHE_R14 = re.compile(r"(?<![\w'’])(?P<w>dont|doesnt|didnt|isnt|arent|wasnt|werent|cant|couldnt|havent|hasnt|"
+                             r"im|ive)(?![\w'’])", re.I)
+_APOSTROPHE_FORMS_R14 = {"dont": "don't", "doesnt": "doesn't", "didnt": "didn't", "isnt": "isn't", "arent": "aren't",
+                         "wasnt": "wasn't", "werent": "weren't", "cant": "can't", "couldnt": "couldn't",
+                         "havent": "haven't", "hasnt": "hasn't", "im": "i'm", "ive": "i've"}
+_SWITCHED_TYPO_R14 = re.compile(r"\b(?:swiched|swtiched|swithced|switchd|switcehd|swicthed|swittched|switchedd|sitched)\b|"
+                                r"(?<=\bhave )switch\b|(?<=\bhas )switch\b|(?<='ve )switch\b|(?<=’ve )switch\b", re.I)
+#: a first-person statement with its subject dropped, as in a diary or a chat ("Switched to LNER",
+#: "Gave up Diet Coke", "no longer using netflix"), reads as if "I" opened it (family
+#: ``attr_subject_dropped_r14``); an imperative ("Don't use ...", "Switch to ...") is no statement
+#: and keeps no subject
+_NO_SUBJECT_R14 = re.compile(r"^(?P<lead>(?:(?:so|well|yeah|yes|honestly|and|but|oh|ok|okay|also|just|recently|finally)\b[\s,]*)*)"
+                             r"(?=(?:switched|swapped|changed|moved|gave up|given up|stopped|quit|ditched|dropped|"
+                             r"cancell?ed|canceled|no longer|no more)\b)", re.I)
+#: "no more" after "I am" says "no longer" ("I am no more member of Fitness First"), and a
+#: membership without its article is one ("no longer member of X") (family ``attr_spelling_r14``)
+_NO_MORE_R14 = re.compile(r"\b(i(?:'m|’m| am)|^i)\s+no more\b", re.I)
+_MEMBER_R14 = re.compile(r"\bno longer (?=member of\b)", re.I)
+
+
+def _as_written_r14(sentence: str) -> str:
+    """``sentence`` with the round-14 spellings read as the rules expect (see the patterns above)."""
+    if families.on(F_LATEST_R14):
+        sentence = _LATEST_R14.sub("new ", sentence)
+    if families.on(F_SPELLING_R14):
+        sentence = _APOSTROPHE_R14.sub(lambda m: _APOSTROPHE_FORMS_R14[m.group("w").lower()], sentence)
+        sentence = _SWITCHED_TYPO_R14.sub("switched", sentence)
+        sentence = _MEMBER_R14.sub("no longer a ", _NO_MORE_R14.sub(r"\1 no longer", sentence))
+    if families.on(F_NO_SUBJECT_R14):
+        sentence = _NO_SUBJECT_R14.sub(lambda m: m.group("lead") + "I ", sentence, count=1)
+    if families.on(F_TOKEN_DOT_R14):
+        sentence = _TOKEN_DOT_R14.sub(_HELD_DOT, sentence)
+    return sentence
+
+
 def _read_sentence(sentence: str) -> list[AttributeStatement]:
+    if "\n" in sentence.strip() and families.on(F_LINE_BREAK_R14):
+        lines = [_LINE_BULLET_R14.sub("", line) for line in sentence.splitlines()]
+        return [st for line in lines if line.strip() for st in _read_sentence(line)]
+    sentence = _as_written_r14(sentence)
     if families.on(F_ABBREVIATION):
         sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)
         sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)  # "D.C." needs its first stop held first
@@ -753,7 +876,7 @@ def _read_sentence(sentence: str) -> list[AttributeStatement]:
         return []
     out: list[AttributeStatement] = []
     found = _statements(s, out)
-    if families.on(F_ABBREVIATION):
+    if families.on(F_ABBREVIATION) or families.on(F_TOKEN_DOT_R14):
         unhold = lambda v: v.replace(_HELD_DOT, ".") if v else v  # noqa: E731
         found = [AttributeStatement(o.op, o.key, unhold(o.value), unhold(o.slot_of), o.fallback_key) for o in found]
     return found
@@ -852,6 +975,12 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
                         if families.on(F_ITS) else None
                     if after:  # "Rice isn't my favourite player anymore, it's Odegaard now."
                         add("write", family, m.group("attr"), after.group("v"))
+                    elif families.on(F_NOT_MY_SLOT_R14) and (held := clean_value(m.group("v"))) \
+                            and _attribute(m.group("attr")):
+                        # "Leeds United isn't my favourite team any more" names the value: it retires
+                        # the slot holding it, whatever words named the slot before ("football team")
+                        # (family attr_not_my_favourite_slot_r14)
+                        out.append(AttributeStatement("retire", None, held, slot_of=held))
                     else:
                         add("retire", family, m.group("attr"), m.group("v"))
             else:
@@ -924,7 +1053,8 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
                 out.append(AttributeStatement("write", None, value, slot_of=source, fallback_key=fallback))
             elif fallback:
                 out.append(AttributeStatement("write", fallback, value))
-            elif families.on(F_RECENT_SLOT_R12) and re.match(r"(?-i:[A-Z0-9])", value):
+            elif families.on(F_RECENT_SLOT_R12) and (re.match(r"(?-i:[A-Z0-9])", value) or (
+                    families.on(F_SWITCH_DESCRIBED_R14) and _DESCRIBED_R14.match(value))):
                 out.append(AttributeStatement("write", None, value, slot_of=RECENT_SLOT))  # a bare name
 
     # "I no longer use X", "I don't listen to X anymore", "I stopped using X", "I'm no longer on X"
@@ -967,6 +1097,13 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
             [] if verb.lower() in _NOT_ACTIVITY_R12 or verb.lower().endswith(("ing", "ed")) else _activity_forms(verb))
         out.extend(AttributeStatement("retire", None, form, slot_of=form) for form in forms)
     return out
+
+
+#: a switch to a thing described by where it is ("the independent place on Mill Road", "a little
+#: shop in Hebden Bridge"): an article, lower-case words, then a place name after a preposition; it
+#: names the slot just talked about as a bare name does (family ``attr_switch_to_described_r14``)
+_DESCRIBED_R14 = re.compile(r"^(?-i:the|a|an)\s+(?-i:[a-z][\w'’-]*\s+){1,3}(?:on|in|at|near|by|off)\s+(?:the\s+)?"
+                            r"(?-i:[A-Z][\w'’-]*)(?:\s+(?-i:[A-Z][\w'’-]*))*$")
 
 
 #: "I no longer knit", "I don't paint anymore", "I've stopped running": an activity stopped, with no
