@@ -1,0 +1,95 @@
+"""Round 14's QA pass.
+
+Part 1: the attribute slots' round-14 families (issue 20, point 11), written from the misses of
+fresh10; each case is a sentence of our own (none copied from a phrasing set), read with the
+family on and with it off. Part 2: the instruction model's switch and the new-user defects found
+this round; every bad-input case asserts the error class (a :class:`MemfoldError`), words of its
+message, and that nothing was written.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memfold import LogicalClock, MemFold
+from memfold.consolidation.extractors import attributes
+from memfold.consolidation.extractors.attributes import attribute_statements
+from memfold.memory import families
+
+
+def _writes(sentence: str) -> dict[str, str]:
+    return {st.key: st.value for st in attribute_statements(sentence) if st.op == "write" and st.key}
+
+
+#: (family, sentence, the slots written with it on)
+WRITES = [
+    (attributes.F_LINE_BREAK_R14, "About me:\n- I work nights\n- my favourite bakery is Dough Boys\n- I own a cat",
+     {"user.favourite.bakery": "Dough Boys"}),
+    (attributes.F_TOKEN_DOT_R14, "My preferred news site is theguardian.com.", {"user.preferred.news_site": "theguardian.com"}),
+    (attributes.F_TOKEN_DOT_R14, "my preferred python version is 3.12", {"user.preferred.python_version": "3.12"}),
+    (attributes.F_LATEST_R14, "My newest favourite podcast is Reply All.", {"user.favourite.podcast": "Reply All"}),
+    (attributes.F_MEDIA_CHANNEL_R14, "My favourite YouTube channel is Veritasium.",
+     {"user.favourite.youtube_channel": "Veritasium"}),
+    (attributes.F_MEDIA_CHANNEL_R14, "My preferred contact number is 07700 900123.",
+     {"user.preferred.contact_number": "07700 900123"}),
+    (attributes.F_BARE_QUALIFIER_R14, "My preferred day for deliveries is Tuesday.",
+     {"user.preferred.day_for_deliveries": "Tuesday"}),
+    (attributes.F_BARE_QUALIFIER_R14, "My favourite type of cheese is Comté.", {"user.favourite.type_of_cheese": "Comté"}),
+    (attributes.F_VOICE_FILLER_R14, "so my favourite board game is um like Catan", {"user.favourite.board_game": "Catan"}),
+    (attributes.F_VOICE_FILLER_R14, "My favourite poet is certainly Keats.", {"user.favourite.poet": "Keats"}),
+    (attributes.F_SPELLING_R14, "I swtiched my broadband to Zen.", {"user.preferred.broadband": "Zen"}),
+    (attributes.F_SPELLING_R14, "I have switch my energy supplier to Octopus.", {"user.preferred.energy_supplier": "Octopus"}),
+    (attributes.F_NO_SUBJECT_R14, "Finally switched providers to Zen.", {"user.preferred.provider": "Zen"}),
+    (attributes.F_TIME_FROM_R14, "I switched my accountant to Harlow & Co starting next month.",
+     {"user.preferred.accountant": "Harlow & Co"}),
+]
+
+
+@pytest.mark.parametrize("family, sentence, slots", WRITES, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRITES)])
+def test_each_round14_attribute_family_writes_its_slot_and_only_with_it(family, sentence, slots):
+    assert _writes(sentence) == slots
+    with families.off([family]):
+        assert _writes(sentence) != slots
+
+
+@pytest.mark.parametrize("sentence, slots", [
+    ("My favourite walk is the one from Hathersage.", {"user.favourite.walk": "the one from Hathersage"}),
+    ("My favourite player on the team is Mbappé.", {"user.favourite.player": "Mbappé"}),  # a determiner: a qualifier
+    ("My favourite drink in summer is Pimm's.", {"user.favourite.drink": "Pimm's"}),  # a situation: a qualifier
+    ("My favourite city in Spain is Seville.", {"user.favourite.city": "Seville"}),  # a name: a qualifier
+    ("My preferred contact method is email.", {}),  # a channel preference keeps its own slot
+    ("My preferred channel is email.", {}),
+    ("My favourite author is probably Le Carré.", {}),  # a hedge is still no fact
+    ("Don't switch my plan to the premium tier.", {}),  # an imperative has no subject to restore
+    ("My preferred time is after 6pm.", {"user.preferred.time": "after 6pm"}),  # a time after "after" stays
+    ("My preferred airline is Ryanair, after the strike.", {"user.preferred.airline": "Ryanair"}),
+])
+def test_round14_attribute_rules_keep_their_limits(sentence, slots):
+    assert _writes(sentence) == slots
+
+
+def _facts(turns: list[str]) -> dict[str, str]:
+    with MemFold(None, clock=LogicalClock(), embedder=None, token_counter="words") as mf:
+        conv = mf.conversation("a", namespace="ns")
+        for text in turns:
+            conv.append({"role": "user", "content": text})
+            mf.consolidate("ns", include_turns=True)
+        return {r.key: r.content for r in mf.memory.list("ns", "semantic")
+                if r.key and r.key.startswith(("user.favourite.", "user.preferred."))}
+
+
+@pytest.mark.parametrize("family, turns, facts", [
+    # the value names the slot, whatever words named it before
+    (attributes.F_NOT_MY_SLOT_R14, ["My favourite rugby club is Saracens.", "My preferred bank is Monzo.",
+                                    "Saracens aren't my favourite club any more."], {"user.preferred.bank": "Monzo"}),
+    # the place after the switch is described, not named: it fills the slot just talked about
+    (attributes.F_SWITCH_DESCRIBED_R14, ["My preferred barber is Ted's.", "I switched to a small shop on Kings Road."],
+     {"user.preferred.barber": "a small shop on Kings Road"}),
+    # a missing apostrophe, and a missing subject
+    (attributes.F_SPELLING_R14, ["My preferred supermarket is Lidl.", "i dont shop at lidl anymore"], {}),
+    (attributes.F_NO_SUBJECT_R14, ["My favourite snack is Twiglets.", "Gave up Twiglets, too salty."], {}),
+])
+def test_round14_attribute_families_in_a_conversation(family, turns, facts):
+    assert _facts(turns) == facts
+    with families.off([family]):
+        assert _facts(turns) != facts
