@@ -30,6 +30,7 @@ from .memory.errors import (
     IllegalFold,
     InvalidInput,
     ModelFileError,
+    SettingError,
     LLMError,
     MemfoldError,
     MissingExtra,
@@ -82,6 +83,7 @@ from .window.constraints import (
     Withdrawal,
     make_constraint_extractor,
 )
+from .window import instruction_model
 from .window.conversation import Conversation
 from .window.parts import ConversationRef, WindowParts
 from .window.cards import Card
@@ -166,6 +168,9 @@ def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: A
         raise InvalidInput(f"window must be a WindowSettings, got {type(window).__name__}")
     if summarizer is not None and not isinstance(summarizer, Summarizer):
         raise InvalidInput(f"summarizer must be a memfold Summarizer, got {type(summarizer).__name__}")
+    # MEMFOLD_INSTRUCTION_MODEL is read by every constraint tracker: a value it does not know is
+    # refused here, before the file is opened (SettingError, round 14)
+    instruction_model.enabled_by_env()
     return built
 
 
@@ -1049,6 +1054,7 @@ __all__ = [
     "MiniLMEmbedder",
     "MissingExtra",
     "ModelFileError",
+    "SettingError",
     "NotFound",
     "NothingToKeep",
     "PermissionDenied",

@@ -6,7 +6,8 @@
      ├── InvalidInput (ValueError)        bad input, rejected before anything is written
      │    ├── ClockError                  a naive datetime, a clock moving backwards, a clock-kind mismatch
      │    ├── CapacityExceeded            a store cannot fit a write: every other record is pinned
-     │    └── IllegalFold                 a fold, strategy or receipt call the host refuses (issue 14)
+     │    ├── IllegalFold                 a fold, strategy or receipt call the host refuses (issue 14)
+     │    └── SettingError                an environment switch (MEMFOLD_*) has a value memfold does not know
      ├── NotFound (KeyError)              an id that does not exist
      │    ├── RecordNotFound
      │    ├── TurnNotFound
@@ -58,6 +59,12 @@ class IllegalFold(InvalidInput):
     exist, the range is reversed, nests in an earlier fold, reaches into the unit in progress,
     splits a tool call from its result, crosses an open strategy frame, or would not shrink the
     window. The message says which rule and what range would be legal; nothing is written."""
+
+
+class SettingError(InvalidInput):
+    """An environment switch (``MEMFOLD_INSTRUCTION_MODEL``) has a value memfold does not know: the
+    message names the variable, the value and the values it accepts. Raised when a
+    :class:`~memfold.MemFold` or an extractor reading the switch is built, before any file is opened."""
 
 
 class NotFound(MemfoldError, KeyError):

@@ -93,3 +93,66 @@ def test_round14_attribute_families_in_a_conversation(family, turns, facts):
     assert _facts(turns) == facts
     with families.off([family]):
         assert _facts(turns) != facts
+
+
+# -- part 2: MEMFOLD_INSTRUCTION_MODEL (an unknown value left the model on) ------------------------
+
+import json  # noqa: E402
+import sqlite3  # noqa: E402
+
+from click.testing import CliRunner  # noqa: E402
+
+from memfold import InvalidInput, MemfoldError, SettingError  # noqa: E402
+from memfold.cli import cli  # noqa: E402
+from memfold.window import instruction_model  # noqa: E402
+from memfold.window.constraints import RuleConstraintExtractor  # noqa: E402
+
+
+@pytest.mark.parametrize("value, on", [("", True), ("on", True), (" ON ", True), ("1", True), ("True", True),
+                                       ("yes", True), ("off", False), ("\tOff\n", False), ("0", False),
+                                       ("FALSE", False), ("no", False)])
+def test_the_instruction_model_switch_accepts_its_values(monkeypatch, value, on):
+    monkeypatch.setenv(instruction_model.ENV_SWITCH, value)
+    assert RuleConstraintExtractor().model is on
+    with MemFold(None, embedder=None) as mf:
+        assert mf.parts.constraints.rules.model is on
+
+
+def test_the_instruction_model_switch_unset_is_on(monkeypatch):
+    monkeypatch.delenv(instruction_model.ENV_SWITCH, raising=False)
+    assert RuleConstraintExtractor().model is True
+
+
+@pytest.mark.parametrize("value", ["maybe", "of", "onn", "2", "enabled", "o f f"])
+def test_an_unknown_instruction_model_switch_is_refused_and_creates_nothing(monkeypatch, tmp_path, value):
+    monkeypatch.setenv(instruction_model.ENV_SWITCH, value)
+    with pytest.raises(SettingError) as caught:
+        RuleConstraintExtractor()
+    message = str(caught.value)
+    assert isinstance(caught.value, InvalidInput) and isinstance(caught.value, MemfoldError)
+    assert f"MEMFOLD_INSTRUCTION_MODEL={value!r} is not understood" in message
+    assert "on, 1, true or yes" in message and "off, 0, false or no" in message
+    assert RuleConstraintExtractor(model=False).model is False  # an explicit choice needs no switch
+    with pytest.raises(SettingError, match="MEMFOLD_INSTRUCTION_MODEL"):
+        MemFold(tmp_path / "new.db", embedder=None)
+    assert list(tmp_path.iterdir()) == []  # refused before the file was created
+
+
+def test_the_cli_shows_an_unknown_switch_as_one_error_line_and_writes_nothing(monkeypatch, tmp_path):
+    db = tmp_path / "agent.db"
+    assert CliRunner().invoke(cli, ["init", str(db)]).exit_code == 0
+    conn = sqlite3.connect(db)
+    before = "\n".join(conn.iterdump())
+    conn.close()
+    monkeypatch.setenv(instruction_model.ENV_SWITCH, "maybe")
+    assert CliRunner().invoke(cli, ["--help"]).exit_code == 0  # import and --help never read the switch
+    plain = CliRunner().invoke(cli, ["remember", str(db), "I like tea", "-n", "u"])
+    assert plain.exit_code == 1 and plain.output.startswith("Error: MEMFOLD_INSTRUCTION_MODEL='maybe'"), plain.output
+    assert plain.output.count("\n") == 1
+    as_json = CliRunner().invoke(cli, ["remember", str(db), "I like tea", "-n", "u", "--json"])
+    assert json.loads(as_json.stdout.splitlines()[0])["type"] == "SettingError"
+    conn = sqlite3.connect(db)
+    assert "\n".join(conn.iterdump()) == before
+    conn.close()
+    fresh = CliRunner().invoke(cli, ["init", str(tmp_path / "other.db")])
+    assert fresh.exit_code == 1 and not (tmp_path / "other.db").exists()

@@ -18,7 +18,8 @@ the one active record it names (:func:`pick_target`), and does nothing when that
   with numpy. The same sentence always gets the same answer.
 * On by default since round 13 (off in rounds 11-12: it flooded support-word chatter with
   records); off with ``MEMFOLD_INSTRUCTION_MODEL=off`` (or ``0``, ``false``, ``no``) in the
-  environment, or ``RuleConstraintExtractor(model=False)``. Off, the extractor's output is the
+  environment, or ``RuleConstraintExtractor(model=False)``; any value other than those and ``on``,
+  ``1``, ``true``, ``yes`` (or empty) is refused with :class:`~memfold.SettingError` (round 14). Off, the extractor's output is the
   rules' exactly.
   :func:`using` swaps the model within a ``with`` block (the benches' leave-one-set-out runs).
 """
@@ -37,7 +38,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..memory.errors import ModelFileError
+from ..memory.errors import ModelFileError, SettingError
 
 #: the classes, in weight-column order: ``none``, the record kinds it may add, then the acts
 RECORD_KINDS = ("obligation", "constraint", "permission", "deadline", "prerequisite", "approval", "evidence",
@@ -188,13 +189,28 @@ def shipped() -> InstructionModel | None:
 
 
 OFF_VALUES = ("off", "0", "false", "no")
+ON_VALUES = ("on", "1", "true", "yes")
 
 
 def enabled_by_env() -> bool:
-    """False only when ``MEMFOLD_INSTRUCTION_MODEL`` is ``off``, ``0``, ``false`` or ``no``: the
-    model is on by default since round 13 (rounds 11-12 kept it off: on a support bot's chatter of
-    "approved manager ticket" it made 222 records in 1,500 turns; it now makes none there)."""
-    return os.environ.get(ENV_SWITCH, "on").strip().lower() not in OFF_VALUES
+    """Whether ``MEMFOLD_INSTRUCTION_MODEL`` turns the model on: ``on``, ``1``, ``true``, ``yes``
+    or unset/empty (the default since round 13; rounds 11-12 kept it off: on a support bot's chatter
+    of "approved manager ticket" it made 222 records in 1,500 turns; it now makes none there), or
+    off: ``off``, ``0``, ``false``, ``no`` (case and surrounding spaces aside).
+
+    :raises SettingError: for any other value ("maybe", "of": a typo of "off" must not leave the
+        model on unnoticed), naming the variable and the values it accepts. Called when a
+        :class:`~memfold.MemFold` or a ``RuleConstraintExtractor`` is built, never at import.
+    """
+    raw = os.environ.get(ENV_SWITCH, "")
+    value = raw.strip().lower()
+    if value in ("", *ON_VALUES):
+        return True
+    if value in OFF_VALUES:
+        return False
+    raise SettingError(f"{ENV_SWITCH}={raw!r} is not understood: use on, 1, true or yes (the default, "
+                       f"also when unset or empty) to read sentences with the instruction model, or off, "
+                       f"0, false or no for the rules alone")
 
 
 def current() -> InstructionModel | None:
