@@ -70,7 +70,7 @@ from .memory.storage import SqliteStorage, Storage, open_storage
 from .memory.paths import check_database_target, is_database_url
 from .memory.storage.ann import check_vector_index
 from .memory.store import MemoryStore, TypedStore
-from .memory.validation import check_count, check_labels, check_name
+from .memory.validation import check_count, check_flag, check_labels, check_name
 from .memory.tokens import SeedWordCounter, TiktokenCounter, TokenCounter, WordCounter, make_token_counter
 from .window.archive import AppendOutcome, Archive, Turn
 from .window.constraints import (
@@ -325,6 +325,7 @@ class MemFold:
         preload_embedder = _check_preload(preload_embedder)
         if not isinstance(embed_ahead, bool):
             raise InvalidInput(f"embed_ahead must be True or False, got {embed_ahead!r}")
+        check_flag(read_only, "read_only")  # "no" is truthy: it opened the file read-only (round 14)
         if clock is None:
             self.storage: Storage = open_storage(path, create=create, vector_index=early["vector_index"])
             kind = self.storage.meta.clock_kind() or "system"
@@ -898,6 +899,7 @@ class MemFold:
         if isinstance(namespaces, str):
             raise InvalidInput(f"namespaces must be a list of namespaces, not the string {namespaces!r}: "
                                f"pass [{namespaces!r}]")
+        check_flag(include_turns, "include_turns")  # "no" is truthy: it read every namespace's turns (round 14)
         names = list(namespaces or ())
         for namespace in names:
             check_namespace_exists(self.storage, namespace)

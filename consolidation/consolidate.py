@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 
 from ..memory.errors import ConsolidationError, ExtractorError, InvalidInput, MemfoldError, StorageConflict
 from ..memory.events import log_event
-from ..memory.validation import check_name
+from ..memory.validation import check_flag, check_name
 from . import runs
 from ..window.secrets import SECRET_MASK, readable_text
 from ..memory.storage.base import Storage, write_scope
@@ -82,6 +82,8 @@ def consolidate(
     """
     _check_parts(parts)
     check_name(namespace, "namespace")
+    check_flag(dry_run, "dry_run")  # "no" is truthy: it made a dry run (round 14)
+    check_flag(include_turns, "include_turns")  # "no" read the turns
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidInput(f"batch_size must be an integer >= 1, got {batch_size!r}")
     extractor = extractor or parts.extractor

@@ -387,6 +387,7 @@ class MemoryStore:
 
         :raises InvalidInput: for an unknown type or status.
         """
+        check_flag(include_inactive, "include_inactive")  # "no" is truthy: it listed retired records (round 14)
         if status is None and not include_inactive:
             status = "active"
         if namespace is not None:

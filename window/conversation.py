@@ -597,6 +597,7 @@ class Conversation:
         Children the reader may not see and erased turns are left out (issue 8)."""
         from .recall import expand
 
+        check_flag(to_turns, "to_turns")  # "no" is truthy (round 14)
         return expand(self.parts, self.ref, card_id, to_turns=to_turns, reader=reader)
 
     def tool_definitions(self, *, folds: bool = False) -> list[dict[str, Any]]:
@@ -611,6 +612,7 @@ class Conversation:
 
         from .recall import TOOL_DEFINITIONS
 
+        check_flag(folds, "folds")  # "no" is truthy: it offered the fold tools (round 14)
         tools = copy.deepcopy(TOOL_DEFINITIONS)
         if folds:
             from .folds import FOLD_TOOL_DEFINITIONS
@@ -727,6 +729,7 @@ class Conversation:
         """The conversation's strategy frames (:class:`~memfold.memory.storage.rows.FrameRow`), outermost first."""
         from .strategies import open_frames
 
+        check_flag(open_only, "open_only")  # "no" is truthy (round 14)
         return open_frames(self.parts, self.ref) if open_only else self.storage.folds.frames(self.id)
 
     def strategy_book(self):

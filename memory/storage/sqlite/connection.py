@@ -108,6 +108,10 @@ def connect(path: str | os.PathLike | None) -> sqlite_utils.Database:
                 raise StorageError(f"could not switch {target} to WAL mode (got {mode!r})")
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
+        folder = Path(target).parent
+        if target != ":memory:" and not folder.is_dir():  # said only "unable to open database file" (round 14)
+            raise StorageError(f"cannot open {target} as a memfold database: folder {folder} does not exist "
+                               f"(create it first)") from exc
         raise StorageError(f"cannot open {target} as a memfold database: {exc}") from exc
     return sqlite_utils.Database(conn)
 
