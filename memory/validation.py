@@ -46,14 +46,25 @@ def check_text(value: object, what: str, *, allow_empty: bool = False) -> str:
 _NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u200b\u200c\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
-def check_name(value: object, what: str) -> str:
-    """A namespace, key, conversation id or label: non-empty text without surrounding whitespace.
+#: the longest name (namespace, key, conversation id, label) in characters: every turn, card and
+#: record row repeats its names, so a 100,000-character conversation id, namespace and label made 20
+#: turns of "hello" a 14 MB file (round 14); the names of every phrasing set, benchmark and
+#: integration are far shorter
+MAX_NAME_CHARS = 1_000
 
-    :raises InvalidInput: when empty, not a string, padded with whitespace, or containing NUL,
-        surrogates, control characters or invisible ones (zero-width spaces, direction overrides).
+
+def check_name(value: object, what: str) -> str:
+    """A namespace, key, conversation id or label: non-empty text without surrounding whitespace,
+    at most :data:`MAX_NAME_CHARS` characters.
+
+    :raises InvalidInput: when empty, not a string, too long, padded with whitespace, or containing
+        NUL, surrogates, control characters or invisible ones (zero-width spaces, direction overrides).
     """
     check_text(value, what)
     assert isinstance(value, str)
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidInput(f"{what} {value[:40]!r}... is {len(value):,} characters long: a name has at most "
+                           f"{MAX_NAME_CHARS:,}")
     if value != value.strip():
         raise InvalidInput(f"{what} {value!r} has leading or trailing whitespace: strip it")
     bad = _NOT_IN_NAMES.search(value)

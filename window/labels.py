@@ -37,10 +37,28 @@ class Reader:
     labels: frozenset[str] = frozenset()
     name: str = "reader"
 
+    def __post_init__(self) -> None:
+        # Reader("legal") held the string itself: every check then raised TypeError (round 14)
+        if not isinstance(self.labels, frozenset):
+            if isinstance(self.labels, str):
+                raise InvalidInput(f"reader labels must be a list of label names, got the string {self.labels!r}: "
+                                   f"use Reader.of([{self.labels!r}])")
+            object.__setattr__(self, "labels", frozenset(check_labels(self.labels, "reader labels")))
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidInput(f"a reader's name must be a non-empty string (it names the reader in errors), "
+                               f"got {self.name!r}")
+
     @classmethod
     def of(cls, labels: Iterable[str] | None = None, name: str = "reader") -> "Reader":
-        """A reader holding ``labels``. :raises InvalidInput: for a bad label name."""
-        return cls(frozenset(check_labels(list(labels or []), "reader labels")), name)
+        """A reader holding ``labels``.
+
+        :raises InvalidInput: for a bad label name, ``labels`` given as one string (``"legal"`` made
+            the labels ``a, e, g, l``: round 14), or a ``name`` that is not a non-empty string.
+        """
+        if isinstance(labels, str):
+            raise InvalidInput(f"reader labels must be a list of label names, got the string {labels!r}: "
+                               f"use Reader.of([{labels!r}])")
+        return cls(frozenset(check_labels(labels, "reader labels")), name)
 
     def can_read(self, required: Iterable[str]) -> bool:
         """True if this reader holds every label in ``required``."""
