@@ -156,3 +156,151 @@ def test_the_cli_shows_an_unknown_switch_as_one_error_line_and_writes_nothing(mo
     conn.close()
     fresh = CliRunner().invoke(cli, ["init", str(tmp_path / "other.db")])
     assert fresh.exit_code == 1 and not (tmp_path / "other.db").exists()
+
+
+# -- part 2: a new user's bad inputs (round 14) ------------------------------------------------------
+
+import shutil  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from memfold import Reader, StorageError  # noqa: E402
+
+NS = "acme/dana"
+
+
+def _dump(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("r14") / "template.db"
+    mf = MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
+    conv = mf.conversation("c1", namespace=NS)
+    conv.append({"role": "user", "content": "My order ORD-3300 arrived broken."})
+    conv.append({"role": "assistant", "content": "Sorry to hear that. Let me check."})
+    mf.memory.write(NS, "semantic", "Dana prefers email contact", key="user.contact_preference")
+    mf.conversation("legal-1", namespace=NS, labels=["legal"]).append({"role": "user", "content": "Clause 7 is void"})
+    mf.close()
+    return path
+
+
+@pytest.fixture
+def db(template, tmp_path) -> Path:
+    path = tmp_path / "agent.db"
+    shutil.copyfile(template, path)
+    return path
+
+
+def _c1(mf):
+    return mf.conversation("c1", create=False)
+
+
+LONG = "x" * 1_001
+
+#: (id, call(mf), error class, words the message must contain); the comment says what it did before
+API_CASES_R14 = [
+    # include_turns="yes" read the turns; "no" did too (a non-empty string is true)
+    ("consolidate-include-turns-str", lambda mf: mf.consolidate(NS, include_turns="no"), InvalidInput,
+     "include_turns must be True or False, got 'no'"),
+    # dry_run="no" made a dry run
+    ("consolidate-dry-run-str", lambda mf: mf.consolidate(NS, dry_run="no"), InvalidInput,
+     "dry_run must be True or False, got 'no'"),
+    ("consolidate-all-include-turns-str", lambda mf: mf.consolidate_all(include_turns="no"), InvalidInput,
+     "include_turns must be True or False, got 'no'"),
+    # the other yes/no arguments that took any truthy value (each read-only, so nothing was written,
+    # but "no" meant yes)
+    ("expand-to-turns-str", lambda mf: _c1(mf).expand("t1", to_turns="no"), InvalidInput,
+     "to_turns must be True or False, got 'no'"),
+    ("tool-definitions-folds-str", lambda mf: _c1(mf).tool_definitions(folds="no"), InvalidInput,
+     "folds must be True or False, got 'no'"),
+    ("strategy-frames-open-only-str", lambda mf: _c1(mf).strategy_frames(open_only="no"), InvalidInput,
+     "open_only must be True or False, got 'no'"),
+    ("list-include-inactive-str", lambda mf: mf.memory.list(NS, include_inactive="no"), InvalidInput,
+     "include_inactive must be True or False, got 'no'"),
+    # a 100,000-character id, namespace and label made 20 short turns a 14 MB file
+    ("conversation-id-too-long", lambda mf: mf.conversation(LONG, namespace=NS), InvalidInput,
+     "is 1,001 characters long: a name has at most 1,000"),
+    ("namespace-too-long", lambda mf: mf.memory.write(LONG, "semantic", "x"), InvalidInput,
+     "namespace 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... is 1,001 characters long"),
+    ("label-too-long", lambda mf: _c1(mf).append({"role": "user", "content": "x", "labels": [LONG]}), InvalidInput,
+     "label in labels"),
+    ("key-too-long", lambda mf: mf.memory.write(NS, "semantic", "x", key="user." + LONG), InvalidInput,
+     "a name has at most 1,000"),
+    # Reader.of("legal") held the labels a, e, g, l (a turn labelled "e" was readable to it)
+    ("reader-of-str", lambda mf: mf.conversation("legal-1", create=False).history(reader=Reader.of("legal")),
+     InvalidInput, "reader labels must be a list of label names, got the string 'legal'"),
+    # Reader("legal") held the string: every check raised TypeError
+    ("reader-str", lambda mf: mf.read(NS, reader=Reader("legal")), InvalidInput, "use Reader.of(['legal'])"),
+    ("reader-name-int", lambda mf: mf.read(NS, reader=Reader.of([], 5)), InvalidInput,
+     "a reader's name must be a non-empty string"),
+    ("reader-name-empty", lambda mf: mf.read(NS, reader=Reader.of(["legal"], " ")), InvalidInput,
+     "a reader's name must be a non-empty string"),
+]
+
+
+@pytest.mark.parametrize("call,error,words", [c[1:] for c in API_CASES_R14], ids=[c[0] for c in API_CASES_R14])
+def test_round14_bad_input_is_refused_and_writes_nothing(db, call, error, words):
+    before = _dump(db)
+    mf = MemFold(db, embedder=None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with pytest.raises(error) as caught:
+                call(mf)
+    finally:
+        mf.close()
+    assert isinstance(caught.value, MemfoldError)
+    assert words in str(caught.value), str(caught.value)
+    assert _dump(db) == before, "a refused call changed the database"
+
+
+def test_the_refused_flags_take_true_and_false(db):
+    """The same calls with real booleans still work (the check refuses only non-bools)."""
+    mf = MemFold(db, embedder=None)
+    try:
+        assert mf.consolidate(NS, dry_run=True, include_turns=False).dry_run
+        assert len(_c1(mf).tool_definitions(folds=True)) > len(_c1(mf).tool_definitions(folds=False))
+        assert _c1(mf).strategy_frames(open_only=True) == []
+        assert [r.key for r in mf.memory.list(NS, include_inactive=True)] == ["user.contact_preference"]
+        assert Reader(["legal"]).labels == frozenset({"legal"})
+        assert mf.conversation("n" * 1_000, namespace=NS).id == "n" * 1_000  # the limit itself is fine
+    finally:
+        mf.close()
+
+
+def test_read_only_as_a_string_is_refused_before_the_file_is_made(tmp_path, db):
+    """``read_only="no"`` opened the file read-only (and created a new one first)."""
+    with pytest.raises(InvalidInput, match="read_only must be True or False, got 'no'"):
+        MemFold(tmp_path / "new.db", read_only="no", embedder=None)
+    assert not (tmp_path / "new.db").exists()
+    before = _dump(db)
+    with pytest.raises(InvalidInput, match="read_only must be True or False"):
+        MemFold(db, read_only=1, embedder=None)
+    assert _dump(db) == before
+
+
+def test_a_database_in_a_missing_folder_names_the_folder(tmp_path):
+    """It said only ``unable to open database file``."""
+    target = tmp_path / "nope" / "agent.db"
+    with pytest.raises(StorageError) as caught:
+        MemFold(target, embedder=None)
+    assert f"folder {target.parent} does not exist" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+    result = CliRunner().invoke(cli, ["init", str(target)])
+    assert result.exit_code == 1 and result.output.count("\n") == 1
+    assert result.output.startswith("Error: ") and "does not exist" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_refuses_a_namespace_past_the_name_limit_in_one_line(db):
+    before = _dump(db)
+    result = CliRunner().invoke(cli, ["remember", str(db), "x", "-n", LONG])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("Error: namespace ") and "a name has at most 1,000" in result.output
+    assert _dump(db) == before
