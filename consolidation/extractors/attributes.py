@@ -770,16 +770,18 @@ def _value_key(value: str) -> str:
 
 
 #: a word one of the rules below needs (issue 18: most sentences of a conversation say nothing about
-#: an attribute, and are passed over with one search instead of some eighty)
-_MAY_STATE = re.compile(r"fav|prefer|go-to|usual|of choice|go for|go with|pick|choose|\b(?:like|take|have) my\b|rather|switch|"
-                        r"chang|swapp|moved|gone|went|transferr|ported|as my|instead of|n't|n’t|\bnot\b|no longer|never|"
+#: an attribute, and are passed over with one search instead of some eighty); every literal is in lower
+#: case and the search reads the sentence lower-cased (round 14: 6.7 instead of 20.7 us per LoCoMo
+#: sentence with re.IGNORECASE)
+_MAY_STATE = re.compile(r"fav|prefer|go-to|usual|of choice|go for|go with|pick|choose|\b(?:like|take|have) my\b|rather|sw[a-z]{0,3}c|sitch|"
+                        r"chang|swapp|moved|gone|went|transferr|ported|as my|instead of|n't|n’t|\bnot\b|no (?:longer|more)|never|"
                         r"given up|gave up|quit|ditch|dropp|cancel|ended|closed|terminated|\bleft\b|stopped|do not|"
                         r"done with|(?:'m|’m|\bam) (?:over|off)\b|(?:gone|went) off|sick of|fed up|moved on|lost interest|out of love|"
                         r"grown out|outgrown|gone cold|kicked|taken over|replaced|overtaken|edged out|used to be|can't stand|"
                         r"can’t stand|cannot stand|haven't|haven’t|have not|"
-                        # round 14 (attr_spelling_r14): a mistyped "switched", a contraction without its apostrophe
-                        r"sw\w{0,3}ch|sitch|\b(?:dont|doesnt|didnt|isnt|arent|wasnt|werent|cant|couldnt|havent|hasnt)\b|no more",
-                        re.I)
+                        # round 14 (attr_spelling_r14): a contraction without its apostrophe ("dont"); a mistyped
+                        # "switched" ("swiched", "swithced") and "no more" are in "sw...c" and "no (longer|more)" above
+                        r"\b(?:do|does|did|is|are|was|were|ca|could|have|has)nt\b")
 
 
 def attribute_statements(sentence: str) -> list[AttributeStatement]:
@@ -787,7 +789,7 @@ def attribute_statements(sentence: str) -> list[AttributeStatement]:
 
     :param sentence: one sentence in the first person (narration already turned into it).
     """
-    if not _MAY_STATE.search(sentence):
+    if not _MAY_STATE.search(sentence.lower()):  # lower case, then a case-sensitive search: 3x faster (round 14)
         return []
     if len(sentence) > _CACHED_LENGTH:
         return _read_sentence(sentence)
