@@ -44,6 +44,8 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--profile", default=None, help="a mode to profile")
+    parser.add_argument("--after-queries", type=int, default=None,
+                        help="searches in the after/afternew/loop modes (default max(10, queries / 4))")
     args = parser.parse_args()
     layout, size = args.db.stem.split("-")
     size = int(size)
@@ -67,7 +69,8 @@ def main() -> None:
             search_mode = "hybrid" if mode in ("after", "afternew", "loop") else mode
             mf.search("warm up query", conversation_id=target, kinds=("turn", "card"), mode=search_mode)
             wall, cpu, proc, hits = [], [], [], []
-            asked = qs if mode not in ("after", "afternew", "loop") else qs[: max(10, args.queries // 4)]
+            n_after = args.after_queries or max(10, args.queries // 4)
+            asked = qs if mode not in ("after", "afternew", "loop") else qs[:n_after]
             if mode == "afternew":  # questions outside qs: never searched in this process
                 asked = [q for q in random.Random(8).sample(questions, 4 * args.queries) if q not in set(qs)][:len(asked)]
             for i, q in enumerate(asked):
