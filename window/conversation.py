@@ -148,10 +148,6 @@ class Conversation:
 
         outcome = self.archive.append_outcome(self.id, self._detect_secrets(given),
                                               idempotency_keys=idempotency_keys, on_written=with_the_turns)
-        if archived and self.parts.on_appended is not None:
-            # the facade embeds them for the next search, in a thread: started once they are
-            # committed, before the extractor and the watermark check (milliseconds of a turn's append)
-            self.parts.on_appended(archived)
         written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
         protected = self._observe_constraints([t.id for t in archived], archived)
         if written:
@@ -160,6 +156,8 @@ class Conversation:
             results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
             self._after_append(outcome=None if protected else outcome, tool_results=results,
                                synced=bool(in_catalog and in_catalog[0]))
+        if archived and self.parts.on_appended is not None:
+            self.parts.on_appended(archived)  # the facade embeds them for the next search, in a thread
         return outcome
 
     def check_writer(self, reader: Any) -> None:
