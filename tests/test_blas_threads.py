@@ -57,3 +57,10 @@ def test_the_first_background_search_sets_one_thread_and_a_bad_setting_fails_it_
             assert embeddings_blas.blas_threads() == 2
     finally:
         set_threads(before)
+
+
+def test_a_bad_setting_is_refused_before_the_file_is_created(tmp_path, monkeypatch):
+    monkeypatch.setenv(embeddings_blas.BLAS_THREADS_ENV, "all")
+    with pytest.raises(InvalidInput, match="MEMFOLD_BLAS_THREADS='all'"):
+        memfold.MemFold(tmp_path / "m.db", embedder=HashingEmbedder(64))
+    assert not (tmp_path / "m.db").exists()
