@@ -21,7 +21,7 @@ Without an OpenBLAS loaded (MKL, Accelerate, or no ``/proc/self/maps``) nothing 
 
     planned_threads(environ)  the thread count to set, or None to leave BLAS alone
     limit_blas_threads()      apply it once per process (EmbeddingIndex.prepare calls it)
-    blas_threads()            OpenBLAS's thread count now, or None without one
+    blas_threads()            numpy's OpenBLAS thread count now, or None without one
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import ctypes
 import os
 import threading
 from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from .errors import InvalidInput
 
@@ -43,7 +45,7 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", 
 
 _lock = threading.Lock()
 _applied = False
-_found: tuple[Callable[[int], Any], Callable[[], int]] | None | bool = False  # False: not looked for yet
+_found: list[tuple[Callable[[int], Any], Callable[[], int]]] | bool = False  # False: not looked for yet
 
 
 def planned_threads(environ: Mapping[str, str]) -> int | None:
@@ -64,19 +66,21 @@ def planned_threads(environ: Mapping[str, str]) -> int | None:
     return 1
 
 
-def _openblas() -> tuple[Callable[[int], Any], Callable[[], int]] | None:
-    """``(set_num_threads, get_num_threads)`` of the OpenBLAS this process loaded (numpy's), or None."""
+def _openblas() -> list[tuple[Callable[[int], Any], Callable[[], int]]]:
+    """``[(set_num_threads, get_num_threads)]`` of every OpenBLAS this process loaded, numpy's first
+    (another package may carry its own copy: each has its own pool)."""
     global _found
     if _found is not False:
         return _found  # type: ignore[return-value]
-    found = None
+    found = []
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            paths = sorted({line.split(None, 5)[5].strip() for line in maps
-                            if "openblas" in line.lower() and ".so" in line and len(line.split(None, 5)) == 6})
+            paths = {parts[5].strip() for parts in (line.split(None, 5) for line in maps)
+                     if len(parts) == 6 and "openblas" in parts[5].lower() and ".so" in parts[5]}
     except OSError:
-        paths = []
-    for path in paths:
+        paths = set()
+    numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
+    for path in sorted(paths, key=lambda p: (not p.startswith(os.path.join(numpy_dir, "numpy")), p)):
         try:
             lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)  # loaded already
         except OSError:
@@ -86,16 +90,15 @@ def _openblas() -> tuple[Callable[[int], Any], Callable[[], int]] | None:
         if setter is not None and getter is not None:
             setter.argtypes, setter.restype = [ctypes.c_int], None
             getter.argtypes, getter.restype = [], ctypes.c_int
-            found = (setter, getter)
-            break
+            found.append((setter, getter))
     _found = found
     return found
 
 
 def blas_threads() -> int | None:
-    """How many threads the process's OpenBLAS runs a product on now (``None`` without one)."""
+    """How many threads numpy's OpenBLAS runs a product on now (``None`` without one)."""
     found = _openblas()
-    return None if found is None else int(found[1]())
+    return int(found[0][1]()) if found else None
 
 
 def limit_blas_threads() -> int | None:
@@ -111,8 +114,7 @@ def limit_blas_threads() -> int | None:
         if _applied:
             return None
         _applied = True
-        found = _openblas() if threads is not None else None
-        if found is None:
-            return None
-        found[0](threads)
-        return threads
+        found = _openblas() if threads is not None else []
+        for setter, _ in found:
+            setter(threads)
+        return threads if found else None

@@ -34,7 +34,7 @@ def test_a_bad_setting_is_refused_by_name(value):
 @pytest.mark.skipif(embeddings_blas.blas_threads() is None, reason="numpy's BLAS here is not OpenBLAS")
 def test_the_first_background_search_sets_one_thread_and_a_bad_setting_fails_it_before_anything(
         tmp_path, monkeypatch):
-    set_threads = embeddings_blas._openblas()[0]
+    set_threads = embeddings_blas._openblas()[0][0]
     before = embeddings_blas.blas_threads()
     for name in (*embeddings_blas.CHOSEN, embeddings_blas.BLAS_THREADS_ENV):
         monkeypatch.delenv(name, raising=False)
