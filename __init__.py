@@ -55,6 +55,7 @@ from .memory.embeddings import (
     SentenceTransformerEmbedder,
     make_embedder,
 )
+from .memory.embeddings_blas import planned_threads as _planned_blas_threads
 from .memory.forgetting import PolicyChange, RevertOutcome, StorePolicy, WriteAction, WriteOutcome
 from .memory.llm import ChatClient, LLMSettings
 from .consolidation.extractors import make_extractor
@@ -323,6 +324,7 @@ class MemFold:
         # "ann" on SQLite without hnswlib: refused here, before the file is opened
         early["vector_index"] = check_vector_index(vector_index, sqlite=not is_database_url(path))
         preload_embedder = _check_preload(preload_embedder)
+        _planned_blas_threads(os.environ)  # a bad MEMFOLD_BLAS_THREADS is refused before the file is created
         if not isinstance(embed_ahead, bool):
             raise InvalidInput(f"embed_ahead must be True or False, got {embed_ahead!r}")
         check_flag(read_only, "read_only")  # "no" is truthy: it opened the file read-only (round 14)

@@ -12,13 +12,18 @@ the question, with embed-ahead only the user's turn is left, and it is being emb
 ``PYTHONPATH=A python bench/bench_search_ab.py --db one-100000.db --modes bm25 --tag A`` then the
 same with B, and compare the figures and the ``hits`` digests (equal digests: the same hits and
 scores to 9 decimals; ``ids``: the same ranked hits, scores aside). ``--profile MODE`` prints cProfile's top functions for that mode. Say the
-load average (printed) beside any figure: the machine is shared.
+load average (printed) beside any figure: the machine is shared. ``--phases`` times each step of
+every search (wall and thread CPU of the search's own steps and of the embedding threads' forward
+passes, and Python's garbage collections) and prints, per mode, each step's p50 / p95 and how much
+more the slowest tenth of the searches spent in it than the median search (round 14).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
+import gc
 import hashlib
 import json
 import os
@@ -26,8 +31,11 @@ import pstats
 import random
 import shutil
 import sys
+import statistics
 import tempfile
+import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,6 +43,75 @@ import bench_scale as bs  # noqa: E402
 
 import memfold  # noqa: E402
 from memfold import WindowSettings  # noqa: E402
+from memfold.memory import embeddings as E  # noqa: E402
+from memfold.memory import search as S  # noqa: E402
+from memfold.memory.storage import vectorscan as V  # noqa: E402
+from memfold.memory.storage.sqlite import vectors as SV  # noqa: E402
+
+#: the steps --phases times: (class, method); the search's own steps run in its thread, embed_batch
+#: in the embedding threads too
+PHASES = [(S.HybridSearch, m) for m in ("_bm25_phase", "_dense_top", "_with_new_items", "_visible", "_with_priors",
+                                        "_hit_items")] + [
+    (E.EmbeddingIndex, "prepare"), (E.EmbeddingIndex, "store_items"), (E.SearchEmbedding, "wait"),
+    (E._Ahead, "result"), (SV.SqliteVectors, "similarity"), (SV.SqliteVectors, "_index"),
+    (V.Projection, "candidates"), (S._Docs, "neighbours")]
+
+
+class Phases:
+    """Wall and thread CPU per step of one search (``--phases``), in every thread, and GC pauses."""
+
+    def __init__(self, mf) -> None:
+        self.steps: list[tuple[str, str, float, float]] = []  # (step, thread, wall, cpu)
+        self._gc: dict[str, tuple[float, float]] = {}
+        for cls, name in [*PHASES, (type(mf.embedder), "embed_batch")]:
+            self._wrap(cls, name)
+        gc.callbacks.append(self._on_gc)
+
+    def _wrap(self, cls, name) -> None:
+        fn, steps = getattr(cls, name), self.steps
+
+        @functools.wraps(fn)
+        def timed(*a, **k):
+            t, c = time.perf_counter(), time.thread_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                steps.append((name, threading.current_thread().name, time.perf_counter() - t, time.thread_time() - c))
+        setattr(cls, name, timed)
+
+    def _on_gc(self, phase, info) -> None:
+        th = threading.current_thread().name
+        if phase == "start":
+            self._gc[th] = (time.perf_counter(), time.thread_time())
+        elif th in self._gc:
+            t, c = self._gc.pop(th)
+            self.steps.append((f"gc gen{info['generation']}", th, time.perf_counter() - t, time.thread_time() - c))
+
+    def take(self) -> dict[str, tuple[float, float]]:
+        out: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for name, th, wall, cpu in self.steps:
+            key = name if th == "MainThread" else f"{name} [{th}]"
+            out[key][0] += wall
+            out[key][1] += cpu
+        self.steps.clear()
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def print_phases(tag: str, mode: str, wall: list[float], per: list[dict[str, tuple[float, float]]]) -> None:
+    """Each step's wall and thread CPU p50 / p95 (ms) over the searches of one mode, and the mean
+    of the slowest tenth (by the search's wall) less the median: where the tail spends its excess."""
+    cut = bs.percentile(wall, 90)
+    slow = [p for p, w in zip(per, wall) if w >= cut]
+    keys = sorted({k for p in per for k in p}, key=lambda k: -sum(p.get(k, (0, 0))[0] for p in per))
+    print(f"{tag:5} phases of {mode} ({len(per)} searches; slow = the {len(slow)} at or over wall p90 "
+          f"{cut * 1e3:.1f} ms): wall p50 / p95 | thread cpu p50 / p95 | slow: wall, cpu over the p50")
+    for k in keys:
+        w = [p.get(k, (0, 0))[0] for p in per]
+        c = [p.get(k, (0, 0))[1] for p in per]
+        sw = statistics.mean(p.get(k, (0, 0))[0] for p in slow) - bs.percentile(w, 50)
+        sc = statistics.mean(p.get(k, (0, 0))[1] for p in slow) - bs.percentile(c, 50)
+        print(f"{tag:5}   {k:44s} {bs.percentile(w, 50) * 1e3:7.2f} {bs.percentile(w, 95) * 1e3:7.2f} | "
+              f"{bs.percentile(c, 50) * 1e3:6.2f} {bs.percentile(c, 95) * 1e3:6.2f} | {sw * 1e3:+7.2f} {sc * 1e3:+6.2f}")
 
 
 def main() -> None:
@@ -44,6 +121,9 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--profile", default=None, help="a mode to profile")
+    parser.add_argument("--phases", action="store_true", help="time each step of every search (see above)")
+    parser.add_argument("--after-queries", type=int, default=None,
+                        help="searches in the after/afternew/loop modes (default max(10, queries / 4))")
     args = parser.parse_args()
     layout, size = args.db.stem.split("-")
     size = int(size)
@@ -63,11 +143,13 @@ def main() -> None:
         if emb:
             mf.embedder.embed_batch(["warm up"])
         conv.context()
+        phases = Phases(mf) if args.phases else None
         for mode in modes:
             search_mode = "hybrid" if mode in ("after", "afternew", "loop") else mode
             mf.search("warm up query", conversation_id=target, kinds=("turn", "card"), mode=search_mode)
-            wall, cpu, proc, hits = [], [], [], []
-            asked = qs if mode not in ("after", "afternew", "loop") else qs[: max(10, args.queries // 4)]
+            wall, cpu, proc, hits, per = [], [], [], [], []
+            n_after = args.after_queries or max(10, args.queries // 4)
+            asked = qs if mode not in ("after", "afternew", "loop") else qs[:n_after]
             if mode == "afternew":  # questions outside qs: never searched in this process
                 asked = [q for q in random.Random(8).sample(questions, 4 * args.queries) if q not in set(qs)][:len(asked)]
             for i, q in enumerate(asked):
@@ -78,6 +160,8 @@ def main() -> None:
                         ahead.drain()
                 if mode in ("after", "afternew", "loop"):
                     conv.append({"role": "user", "content": texts[(size + 200 + i) % len(texts)]})
+                if phases is not None:
+                    phases.take()  # the append's own steps (an embed-ahead pass it started ends in the search's)
                 t0, c0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
                 if prof is not None and args.profile == mode:
                     prof.enable()
@@ -88,7 +172,11 @@ def main() -> None:
                 wall.append(time.perf_counter() - t0)
                 proc.append(time.process_time() - p0)
                 hits.append([(h.kind, h.id, round(h.score, 9)) for h in r])
+                if phases is not None:
+                    per.append(phases.take())
             out[mode] = (wall, cpu, proc, hits)
+            if phases is not None:
+                print_phases(args.tag, mode, wall, per)
         mf.close()
     load = os.getloadavg()[0]
     for mode, (wall, cpu, proc, hits) in out.items():

@@ -35,6 +35,10 @@ def pytest_configure(config):
 # the facade's background model load (issue 18, point 3) stays off in tests and in the processes they
 # start; tests/test_scale.py turns it on where it is the subject
 os.environ.setdefault("MEMFOLD_PRELOAD_EMBEDDER", "0")
+# numpy's BLAS keeps its threads in the suite (memfold sets one thread before its first background
+# embedding: memory/embeddings_blas.py); results are the same either way, and the suite's many large
+# embedding batches keep the speed they had; tests/test_blas_threads.py clears it where it is the subject
+os.environ.setdefault("MEMFOLD_BLAS_THREADS", "keep")
 
 
 @pytest.fixture

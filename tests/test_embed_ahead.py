@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import memfold
-from memfold.memory.embeddings import EmbeddingError, HashingEmbedder
+from memfold.memory.embeddings import EmbedAhead, EmbeddingError, HashingEmbedder
 
 HISTORY = [
     "I repotted the basil and the tomatoes on the balcony this morning.",
@@ -324,3 +324,36 @@ def test_a_backlog_indexed_at_once_uses_the_vectors_computed_ahead(db_path):
         assert emb.calls == []  # all six came from the thread
         for tid, text in zip(ids, texts):
             assert np.array_equal(mf.embeddings.get("turn", tid), HashingEmbedder(64).embed_batch([text])[0])
+
+
+class _GatedAhead(EmbedAhead):
+    """An EmbedAhead whose worker starts its loop only once ``gate`` is set: it holds the state
+    "queued, nothing running" that a busy machine gives for milliseconds after an append."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def _run(self) -> None:
+        assert self.gate.wait(WAIT)
+        super()._run()
+
+
+def test_a_queued_batch_alone_with_nothing_running_is_kept_for_the_worker_and_one_behind_another_is_not():
+    emb = Recording()
+    ahead = _GatedAhead()
+    ahead.embedder = emb
+    try:
+        ahead.submit([("turn", 1, NEW_TURN)])
+        taken = ahead.take(emb, [("turn", 1, NEW_TURN)])  # the worker was woken for it and has not run
+        assert list(taken) == [0] and taken[0].state == "queued"
+        ahead.submit([("turn", 2, "A second turn.")])
+        ahead.submit([("turn", 3, "A third turn.")])  # two batches queued: neither is kept
+        assert ahead.take(emb, [("turn", 2, "A second turn."), ("turn", 3, "A third turn.")]) == {}
+        ahead.gate.set()
+        assert np.array_equal(taken[0].result(), HashingEmbedder(64).embed_batch([NEW_TURN])[0])
+        ahead.drain()
+        assert emb.ahead_calls() == [[NEW_TURN]]  # computed by the worker; the cancelled two never
+    finally:
+        ahead.gate.set()
+        ahead.close()

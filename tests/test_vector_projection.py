@@ -224,3 +224,15 @@ def test_seed_rows_are_the_largest_values():
         assert values[best].min() >= np.sort(values)[len(values) - len(best)]
     small = rng.standard_normal(300).astype(np.float32)  # too small to sample: the exact seed
     assert sorted(vs.seed_rows(small, 20, 10).tolist()) == sorted(np.argsort(small)[-20:].tolist())
+
+
+def test_the_rescoring_in_blocks_is_one_product_over_every_row_bit_for_bit():
+    rng = np.random.default_rng(14)
+    vectors = structured(rng, 3000, scale=True)
+    query = vs.unit(rng.standard_normal(384))
+    for size in (1, vs.RESCORE_BLOCK - 1, vs.RESCORE_BLOCK, vs.RESCORE_BLOCK + 1, 2500):
+        at = np.sort(rng.choice(len(vectors), size=size, replace=False))
+        whole = np.einsum("ij,j->i", vectors[at].astype(np.float64), query.astype(np.float64))
+        blocks = vs.float64_products(vectors, at, query)
+        assert blocks.dtype == np.float64 and np.array_equal(whole.view(np.uint64), blocks.view(np.uint64))
+    assert len(vs.float64_products(vectors, np.zeros(0, dtype=np.int64), query)) == 0
