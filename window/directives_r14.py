@@ -29,8 +29,7 @@ The families (each rule is stated again where it is written):
   can do without asking:", "Steps for account closure:", "Decisions from my side:", "Findings so
   far:") and gives it as bullet lines is one record of the header's kind.
 * ``formal_forms_r14``: the legal register: "The Agent shall ... <verb>" (a duty; "shall not": a
-  ban), "it is required that you ...", "X hereby approves / authorises ...", "X is conditional on /
-  contingent on / subject to Y", "Not until X should Y", "It is resolved that ...".
+  ban), "it is required that you ...", "X hereby approves / authorises ...", "It is resolved that ...".
 * ``permission_forms_r14``: "you're (now) cleared / entitled / at liberty to", "feel at liberty to",
   "You may, at your discretion, ...", "you have permission to", "ok to <verb> ..." for any verb
   with a thing of the task, "of course you can ...".
@@ -60,6 +59,16 @@ The families (each rule is stated again where it is written):
 * ``revoke_forms_r14``: "X is no more valid", "no more X needed", "Ok to X now" (a ban lifted).
 * ``condition_met_r14``: an awaited thing reported done: "turned up", "showed up", "have completed
   their review", "ran clean", "used the last ...", "accepted my talk".
+* ``polite_forms_r14``: a courtesy around an instruction adds nothing to it: a salutation or a
+  reference to an earlier exchange opening the sentence ("Dear colleague, ...", "Further to our call,
+  ...", "Following on from Thursday, ...", "please note (that) ..."), "Would you be so kind as to X?"
+  (-> "X."), and a wish in the past subjunctive ("It would be really helpful if you refrained from X",
+  "I'd appreciate it if you only used X" -> "Refrain from X.", "Only use X.").
+* ``deadline_forms_r14``: a deadline with a numeric date or a clock time: "the deadline for X is
+  14/11/2026 at 23:59", and the terse operator form "<thing> freeze / cut-off <time> (<zone>) <day>"
+  ("pr freeze 18:00 UTC fri").
+* ``order_forms_r14``: prerequisites stated by order: "X can proceed / start / go ahead only after Y",
+  "X is conditional on / contingent on / dependent on Y", "Not until X should / can / may Y".
 * ``reported_source_r14``: a rule quoted from a document or a game, a joke, or the past is no
   standing instruction: "Quote from the style guide: '...'", "From the API docs: '...'", "Joke of
   the day: ...", "The game's rules say ...", "The job ad says ...", "Back in 2019 we had to ...".
@@ -92,6 +101,9 @@ F_RESET_R14 = family("reset_forms_r14", {"fresh10"})
 F_REVOKE_R14 = family("revoke_forms_r14", {"fresh10"})
 F_CONDITION_R14 = family("condition_met_r14", {"fresh10"})
 F_REPORTED_R14 = family("reported_source_r14", {"fresh10"})
+F_POLITE_R14 = family("polite_forms_r14", {"fresh10"})
+F_DEADLINE_R14 = family("deadline_forms_r14", {"fresh10"})
+F_ORDER_R14 = family("order_forms_r14", {"fresh10"})
 
 _QUESTION = re.compile(r"\?\s*[\"')\]]*\s*$")
 
@@ -110,6 +122,8 @@ _LIKE_FILLER = re.compile(r"\b(?P<w>so|and|dont|don't|just|yeah|then|you|it|but|
 _SPOKEN_LEAD = re.compile(r"^(?:(?:so|yeah|yes|and|also|okay|ok|right|well|of course|ofc|lol no\.?|no)[,.]?\s+)+(?=\w)", re.I)
 _SPOKEN_TAIL = re.compile(r"[,\s]+(?:okay|ok|alright|yeah|right|like straight away|straight away|just do it|"
                           r"please respect this)\s*[.!]?$", re.I)
+_SPOKEN_CLAUSE = re.compile(r"^(?:when|whenever|if|once|after|before)\s+[^,]{3,60}?(?=\s+you\s+(?:have to|must|need to|should|"
+                            r"can|may|gotta|got to)\b)", re.I)
 _SPOKEN_WORDS = {"gotta": "have to", "gonna": "going to", "wanna": "want to", "till": "until", "thats": "that's",
                  "havent": "haven't", "hasnt": "hasn't", "ofc": "of course", "dont": "don't"}
 _SPOKEN_WORD = re.compile(r"\b(?:" + "|".join(_SPOKEN_WORDS) + r")\b", re.I)
@@ -126,6 +140,8 @@ def _spoken(s: str) -> str | None:
         out = _SPOKEN_LEAD.sub("", out.strip())
         out = _SPOKEN_TAIL.sub("", out)
     out = re.sub(r"\s{2,}", " ", out).strip()
+    # no punctuation in a transcript: "when they ask for X you have to ..." -> "when they ask for X, you have to ..."
+    out = _SPOKEN_CLAUSE.sub(lambda m: m.group(0).rstrip() + ",", out, count=1) if "," not in out else out
     if out == s.strip() or len(out.split()) < 3:
         return None
     return out[:1].upper() + out[1:]
@@ -255,7 +271,7 @@ def list_r14(text: str) -> tuple[str, str] | None:
 # -- formal_forms_r14 -----------------------------------------------------------------------------
 _PARTY = (r"(?:the\s+)?(?:agent|assistant|supplier|contractor|provider|company|customer|client|tenant|landlord|licensee|"
           r"licensor|vendor|buyer|seller|employee|employer|service provider|parties|party|operator|bot|processor|controller|you)")
-_SHALL = re.compile(r"^" + _PARTY + r"\s+shall\s+(?P<neg>not\s+|never\s+)?(?:,\s*[^,]{3,80},\s*|\s*)(?:always\s+)?[a-z]+\b", re.I)
+_SHALL = re.compile(r"^" + _PARTY + r"\s+shall\s*(?P<neg>not\s+|never\s+)?(?:,\s*[^,]{3,80},\s*|\s*)(?:always\s+)?[a-z]+\b", re.I)
 _FORMAL_KINDS = (
     (re.compile(r"^(?:it is|it's)\s+(?:hereby\s+)?(?:required|mandatory|obligatory|compulsory|expected)\s+that\s+(?:you|the agent|"
                 r"agents|staff|all staff|the assistant|the bot|every|each|all)\b", re.I), "obligation", "modal"),
@@ -264,21 +280,16 @@ _FORMAL_KINDS = (
      "approval", "approval_statement"),
     (re.compile(r"^(?:you are|you're|the agent is|agents are)\s+hereby\s+(?:authori[sz]ed|permitted|allowed|empowered)\s+to\b", re.I),
      "permission", "permission_form"),
-    (re.compile(r"^(?!(?:it|this|that|he|she|they|we|i|you|there|everything|life|happiness)\b)(?:the\s+|all\s+|any\s+)?"
-                r"[\w'’ -]{2,40}?\s+(?:is|are)\s+(?:strictly\s+|always\s+)?(?:conditional|contingent|dependent)\s+(?:up)?on\s+\w",
-                re.I), "prerequisite", "prerequisite_form"),
-    (re.compile(r"^not until\s+[^,;]{3,60}?\s+(?:should|can|may|must|will|shall|do|does|are|is)\s+(?:the\s+|you\s+|we\s+|they\s+|"
-                r"any\s+)?\w+", re.I), "prerequisite", "prerequisite_form"),
     (re.compile(r"^it is (?:hereby\s+)?(?:resolved|agreed|decided|determined)\s+that\s+\w", re.I), "policy_state", "decision"),
 )
-_W_FORMAL = frozenset("shall it it's hereby conditional contingent dependent until".split())
+_W_FORMAL = frozenset("shall it it's hereby".split())
 
 
 def formal_r14(sentence: str) -> tuple[str, str] | None:
     """``(kind, rule)`` of a sentence in the legal register (family ``formal_forms_r14``): "The Agent
     shall (, in respect of ...,) issue ..." (a duty; "shall not": a ban), "It is required that you
-    ...", "It is obligatory to ...", "X hereby approves ...", "You are hereby authorised to ...", "X
-    is conditional on Y", "Not until X should Y", "It is resolved that ...". About the task, not in
+    ...", "It is obligatory to ...", "X hereby approves ...", "You are hereby authorised to ...", "It is
+    resolved that ...". About the task, not in
     the past, not a question."""
     if not families.on(F_FORMAL_R14):
         return None
@@ -326,7 +337,9 @@ def permission_r14(sentence: str) -> bool:
     words = directives._words(s.lower())
     if words.isdisjoint(_W_PERMIT_R14) or _QUESTION.search(s):
         return False
-    return bool(_PERMIT_R14.search(s)) and not directives._PAST.search(s) and _about_task(s)
+    m = _PERMIT_R14.search(s)
+    # "ok to restart the worker pods if they hang": a condition makes it a standing permission
+    return bool(m) and not directives._PAST.search(s) and (_about_task(s) or m.group("v5") is not None)
 
 
 # -- approval_forms_r14 ---------------------------------------------------------------------------
@@ -442,10 +455,11 @@ def decision_r14(sentence: str) -> bool:
     m = _DECISION_R14.search(s)
     if not m:
         return False
-    what = next(v for v in m.groupdict().values() if v)
-    if m.group("what2") is None and directives._PAST.search(s):
-        return False
-    return bool(_about_task(what) or re.search(r"[`A-Z]", what) or len(what.split()) >= 4)
+    key = next(k for k, v in m.groupdict().items() if v)
+    what = m.group(key)
+    if key != "what2" and directives._PAST.search(s[:m.start(key)]):
+        return False  # "the caterer from last year" is what is chosen, not when
+    return bool(key == "what" or _about_task(what) or re.search(r"[`A-Z]", what) or len(what.split()) >= 4)
 
 
 # -- limit_forms_r14 ------------------------------------------------------------------------------
@@ -549,10 +563,12 @@ _CLAUSE_CUT_R14 = re.compile(
     r",\s*(?:so|and so|which means)\s+(?=(?:from (?:today|now|tomorrow|monday)|going forward|as of \w+|starting \w+)\b)|"
     r"\bwe\s+(?:have\s+|'ve\s+)?(?:agreed|decided|settled on|resolved)\s+that\s+(?=(?:no one|nobody|no|every|each|all|any|you|the)\b)|"
     r"\bin the end,?\s+(?=(?:i'm|i am|we're|we are)\b)|"
+    r",\s*(?=you(?:'re| are)\s+(?:now\s+)?(?:entitled|cleared|allowed|permitted|free|authori[sz]ed|required|expected|"
+    r"not allowed|never allowed)\s+to\b|you\s+(?:must|should|need to|have to|may|can)\s+(?:never\s+|always\s+|only\s+|now\s+)?\w)|"
     r"(?:,\s*|\s)(?:and|but)\s+(?=(?:the|our|their)\s+(?:[\w'’-]+\s+){0,2}?(?:trail|logs?|records?|data|export|history|footage|"
     r"report|timeline|ledger|dashboard)\s+(?:shows?|says?|confirms?|indicates?)\b)", re.I)
 _CLAUSE_END_R14 = re.compile(r",\s*(?:and then|however|though|whatever|no matter|even if|because)\b.*$|[.!]\s*$", re.I | re.S)
-_W_CLAUSE_R14 = frozenset("why saying asking so agreed decided settled resolved end and but means".split())
+_W_CLAUSE_R14 = frozenset("why saying asking so agreed decided settled resolved end and but means you you're".split())
 
 
 def buried_clauses_r14(sentence: str) -> list[str]:
@@ -699,6 +715,124 @@ def reported_r14(sentence: str) -> bool:
     return bool(_REPORTED_R14.search(s))
 
 
+# -- polite_forms_r14 -----------------------------------------------------------------------------
+_COURTESY_LEAD = re.compile(
+    r"^(?:(?:dear|hello|hi|hey)\s+[\w .'’-]{1,30}?,\s+)?"
+    r"(?:(?:further to|following on from|following|as per|per|as discussed (?:in|on|at)|after|re)\s+(?:our|my|the|your|this|"
+    r"last|yesterday's|today's|[a-z]+day's|[a-z]+day)\b[\w'’ -]{0,25},\s+)?"
+    r"(?:please\s+(?:note|be (?:advised|informed|aware))\s*(?:that\s+)?(?=\w))?", re.I)
+_SO_KIND = re.compile(r"^(?:would|could|will)\s+you\s+(?:be so kind as to|kindly|be good enough to)\s+(?P<rest>[a-z].+?)\s*\?"
+                      r"(?:\s+(?:much appreciated|thanks|thank you|cheers|many thanks)[.!]*)?\s*$", re.I | re.S)
+_WISH = re.compile(r"^(?:it would be|it'd be|i would|i'd)\s+(?:really\s+|very\s+|most\s+|so\s+|extremely\s+|hugely\s+)?"
+                   r"(?:helpful|great|good|appreciated|grateful|ideal|appreciate it|be grateful|prefer it)\s+if\s+you\s+"
+                   r"(?P<adv>(?:always|only|never|just)\s+)?(?P<verb>[a-z]+)\s+(?P<rest>.+)$", re.I | re.S)
+_IRREGULAR = {"sent": "send", "kept": "keep", "wrote": "write", "gave": "give", "told": "tell", "made": "make", "took": "take",
+              "put": "put", "let": "let", "left": "leave", "brought": "bring", "bought": "buy", "paid": "pay", "didn't": "don't",
+              "did": "do", "spoke": "speak", "chose": "choose", "got": "get", "ran": "run", "said": "say"}
+_W_POLITE = frozenset("dear hello hi hey further following per as after re please would could will it i i'd it'd".split())
+
+
+def _base_verb(word: str) -> str | None:
+    low = word.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if not low.endswith("ed") or len(low) < 4:
+        return None
+    verbs = directives.task_verbs()
+    for cand in (low[:-1], low[:-2], low[:-3], low[:-3] + "y" if low.endswith("ied") else ""):
+        if cand and cand in verbs:
+            return cand
+    if low.endswith("ied"):
+        return low[:-3] + "y"  # "copied"
+    if low[-3] == low[-4] and low[-3] not in "aeiouls":
+        return low[:-3]  # "stopped"
+    vowels = "aeiou"
+    # a silent e after one vowel and a consonant ("used", "included"), not after two vowels ("refrained")
+    if low[-4] in vowels and (len(low) < 5 or low[-5] not in vowels):
+        return low[:-1]
+    return low[:-2]
+
+
+def polite_r14(sentence: str) -> str | None:
+    """The instruction inside a courtesy (family ``polite_forms_r14``), or None: a salutation or a
+    reference to an earlier exchange opening the sentence, "please note (that)", "Would you be so
+    kind as to X?" -> "X.", "It would be (really) helpful if you refrained from X" / "I'd appreciate
+    it if you only used X" -> "Refrain from X." / "Only use X." (the verb in the past subjunctive
+    read in the base form)."""
+    if not families.on(F_POLITE_R14):
+        return None
+    s = sentence.strip()
+    first = s.split(None, 1)[0].lower().rstrip(",") if s else ""
+    if first not in _W_POLITE:
+        return None
+    out = s
+    m = _COURTESY_LEAD.match(out)
+    if m and m.end():
+        out = out[m.end():]
+    m = _SO_KIND.match(out)
+    if m:
+        out = m.group("rest") + "."
+    m = _WISH.match(out)
+    if m:
+        base = _base_verb(m.group("verb"))
+        if base is None:
+            return None
+        adv = (m.group("adv") or "").strip()
+        out = (f"{adv} {base} " if adv else f"{base} ") + m.group("rest")
+    if out == s or len(out.split()) < 3:
+        return None
+    return out[:1].upper() + out[1:]
+
+
+# -- deadline_forms_r14 ---------------------------------------------------------------------------
+_NUM_DATE = r"(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2})"
+_CLOCK = r"(?:\d{1,2}:\d{2}|\d{1,2}\s?(?:am|pm))"
+_DAY_SHORT = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?"
+_DEADLINE_R14 = re.compile(
+    r"^(?:the\s+)?(?:deadline|due date|cut-?off|closing date|submission date)\s+(?:for|on|of)\s+[\w'’ -]{2,40}?\s+(?:is|=|:)\s+"
+    r"(?:on\s+)?(?:" + _NUM_DATE + r"|" + _CLOCK + r")|"
+    r"^[\w'’-]+(?:\s+[\w'’-]+)?\s+(?:freeze|cut-?off|deadline|lock|lockdown)\s+(?:at\s+)?" + _CLOCK +
+    r"(?:\s+[a-z]{2,4})?\s+(?:on\s+)?" + _DAY_SHORT + r"\b", re.I)
+_W_DEADLINE_R14 = frozenset("deadline due cut-off cutoff closing submission freeze lock lockdown".split())
+
+
+def deadline_r14(sentence: str) -> bool:
+    """A deadline with a numeric date or a clock time (family ``deadline_forms_r14``): "the deadline
+    for X is 14/11/2026 at 23:59 GMT", "pr freeze 18:00 UTC fri" (a thing frozen or cut off at a
+    time on a day). Not a question, not in the past."""
+    if not families.on(F_DEADLINE_R14):
+        return False
+    s = sentence.strip()
+    words = directives._words(s.lower())
+    if words.isdisjoint(_W_DEADLINE_R14) or _QUESTION.search(s) or directives._PAST.search(s):
+        return False
+    return bool(_DEADLINE_R14.search(s))
+
+
+# -- order_forms_r14 ------------------------------------------------------------------------------
+_ORDER_R14 = re.compile(
+    r"^(?!(?:it|this|that|he|she|they|we|i|there|everything|life|happiness)\b)(?:the\s+|all\s+|any\s+|our\s+)?[\w'’ -]{2,40}?\s+"
+    r"(?:can|may|will|should|must|is to|are to)\s+(?:only\s+)?(?:proceed|start|begin|go ahead|go out|go live|ship|happen|"
+    r"be released|be sent|be published|be merged|be deployed|resume|continue)\s+only\s+(?:after|once|when|if)\s+\w|"
+    r"^(?!(?:it|this|that|he|she|they|we|i|you|there|everything|life|happiness|love)\b)(?:the\s+|all\s+|any\s+|our\s+)?"
+    r"[\w'’ -]{2,40}?\s+(?:is|are)\s+(?:strictly\s+|always\s+)?(?:conditional|contingent|dependent)\s+(?:up)?on\s+\w|"
+    r"^not until\s+[^,;]{3,60}?\s+(?:should|can|may|must|will|shall|do|does)\s+(?:the\s+|you\s+|we\s+|they\s+|any\s+)?\w+",
+    re.I)
+_W_ORDER_R14 = frozenset("only conditional contingent dependent until".split())
+
+
+def order_r14(sentence: str) -> bool:
+    """A prerequisite stated by order (family ``order_forms_r14``): "X can proceed only after Y",
+    "X is conditional on Y", "Not until X should Y". Not a question, not in the past."""
+    if not families.on(F_ORDER_R14):
+        return False
+    s = sentence.strip()
+    words = directives._words(s.lower())
+    if words.isdisjoint(_W_ORDER_R14) or _QUESTION.search(s) or directives._PAST.search(s):
+        return False
+    return bool(_ORDER_R14.search(s))
+
+
 # -- the sentence's own classes -------------------------------------------------------------------
 def classify_r14(sentence: str) -> tuple[str, str] | None:
     """The round-14 classes that make a record of a sentence read as it is (families of
@@ -716,6 +850,10 @@ def classify_r14(sentence: str) -> tuple[str, str] | None:
         return "evidence", "evidence"
     if decision_r14(s):
         return "policy_state", "decision"
+    if deadline_r14(s):
+        return "deadline", "deadline_form"
+    if order_r14(s):
+        return "prerequisite", "prerequisite_form"
     if limit_r14(s):
         return "constraint", "imperative_limit"
     return standing_r14(s)
@@ -723,11 +861,11 @@ def classify_r14(sentence: str) -> tuple[str, str] | None:
 
 def rewrites_r14(sentence: str) -> list[str]:
     """The readings of a sentence the round-14 families give (each read by every rule): without a
-    merged tail, without a transcript's fillers, with a learner's slip read, the clauses buried in a
-    long sentence. Each distinct from the sentence and from one another, in that order."""
+    merged tail, without a transcript's fillers, without a courtesy, with a learner's slip read, the
+    clauses buried in a long sentence. Each distinct from the sentence and from one another, in that order."""
     out: list[str] = []
     s = sentence.strip()
-    for r in (strip_tail_r14(s), spoken_r14(s)):
+    for r in (strip_tail_r14(s), spoken_r14(s), polite_r14(s)):
         if r is not None and r != s and r not in out:
             out.append(r)
     for base in [s, *out]:
