@@ -617,13 +617,13 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if r14 is not None:
             return ConstraintProposal(r14[0], sent, r14[1])
         for rest in directives_r14.rewrites_r14(fixed):
+            if (r14 := directives_r14.classify_r14(rest)) is not None:
+                return ConstraintProposal(r14[0], sent, r14[1])
             if directives.not_a_directive(rest):
                 continue
             found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock)
             if found is None and (lead := directives.strip_lead_r8(rest)) is not None and not directives.not_a_directive(lead):
                 found = self._classify_read(lead, now, clock)
-            if found is None and (r14 := directives_r14.classify_r14(rest)) is not None:
-                found = ConstraintProposal(r14[0], sent, r14[1])
             if found is not None:
                 return replace(found, text=sent)
         return None

@@ -56,7 +56,9 @@ The families (each rule is stated again where it is written):
 * ``reset_forms_r14``: "Everything said so far about X is void", "forget the whole X", "bin the
   whole X plan", "forget the X, we're ...", "all prior arrangements ... are superseded", "the above
   X arrangements are withdrawn".
-* ``revoke_forms_r14``: "X is no more valid", "no more X needed", "Ok to X now" (a ban lifted).
+* ``revoke_forms_r14``: "X is no more valid", "no more X needed", "the requirement to X is rescinded",
+  "PRs don't need X anymore", "..., so the X limit no longer applies" (after a reason), "Ok to X now"
+  (a ban lifted).
 * ``condition_met_r14``: an awaited thing reported done: "turned up", "showed up", "have completed
   their review", "ran clean", "used the last ...", "accepted my talk".
 * ``polite_forms_r14``: a courtesy around an instruction adds nothing to it: a salutation or a
@@ -71,7 +73,8 @@ The families (each rule is stated again where it is written):
   "X is conditional on / contingent on / dependent on Y", "Not until X should / can / may Y".
 * ``reported_source_r14``: a rule quoted from a document or a game, a joke, or the past is no
   standing instruction: "Quote from the style guide: '...'", "From the API docs: '...'", "Joke of
-  the day: ...", "The game's rules say ...", "The job ad says ...", "Back in 2019 we had to ...".
+  the day: ...", "The game's rules say ...", "The job ad says ...", "Back in 2019 we had to ...", "I
+  wonder whether X has approved ...".
 
 Every function here is pure: the same sentence gives the same answer.
 """
@@ -471,6 +474,7 @@ _LIMIT_R14 = re.compile(
     r"^(?:please\s+)?[a-z]+\s+(?:to|with)\s+(?:the\s+)?[\w'’ -]{2,40}?\s+in\s+[\w'’ -]{2,30}?\s+only\s*(?:[—–,;.-]|$)|"
     r"^(?:just|only)\s+(?:the\s+)?(?:one|two|three|\d+)\s+[\w'’-]+\s+(?:per|a|each|every)\s+\w+|"
     r"(?:^|[;,]\s*)no\s+[a-z]+ing\s+(?:of\s+)?[a-z]{3,}s?\s*[.!]?$|"
+    r"^no\s+(?:[A-Z]{2,}s?|[\w'’-]+s)\s+(?:in|on|into|over|via|to)\s+(?:the\s+)?#?[\w-]+(?:\s+[\w-]+)?\s*[.!]?$|"
     r"^(?:the\s+)?(?:chatbot|bot|assistant|agent|agents|ai|model)\s+(?:should|must|can|may|is to|are to)\s+only\s+\w+", re.I)
 _W_LIMIT_R14 = frozenset("max maximum most more up limit cap ceiling budget go only just no".split())
 
@@ -538,20 +542,23 @@ def standing_r14(sentence: str) -> tuple[str, str] | None:
     if words.isdisjoint(_W_STANDING_R14) or directives._PAST.search(s):
         return None
     first = directives._first_word(s)
-    if first in _NOT_A_VERB_R14 or first.endswith(("ing", "ed", "ly")):
-        if first not in ("every", "each", "all", "any", "anything", "everything", "rule", "policy", "the"):
-            return None
+    verb = first not in _NOT_A_VERB_R14 and not first.endswith(("ing", "ed", "ly"))
     if _ONE_OFF_R14.search(s):
         return None
-    for pattern, kind, rule in _STANDING_R14:
-        if pattern.search(s):
+    for i, (pattern, kind, rule) in enumerate(_STANDING_R14):
+        if (verb or i >= _FIRST_STATEMENT_R14) and pattern.search(s):
             return kind, rule
     return None
 
 
+#: the patterns of :data:`_STANDING_R14` from this index on are statements ("Every PR needs ..."),
+#: the ones before it imperatives (their first word must be a verb)
+_FIRST_STATEMENT_R14 = 6
+
+
 _NOT_A_VERB_R14 = frozenset("""i we you he she they it the a an my our your his her their this that these those there here
 every each all any no not never always so just also and but or if when then thanks thank hi hey hello yes ok okay sure great
-good nice lol wow what who why how where anything everything rule policy expenses""".split())
+good nice lol wow what who why how where anything everything rule policy""".split())
 _ONE_OFF_R14 = re.compile(r"\b(?:now|today|tonight|tomorrow|right away|asap|this (?:morning|afternoon|evening|week|time)|"
                           r"yesterday|for me|for us)\b", re.I)
 
@@ -598,7 +605,8 @@ _RESET_R14 = re.compile(
     r"null and void|cancelled|canceled|scrapped|out)\b|"
     r"\b(?:forget|scratch|bin|ditch|scrap|drop|cancel|shelve)\s+the\s+(?:whole|entire)\s+(?:[\w'’-]+\s+){0,3}?(?:plan|plans|"
     r"itinerary|schedule|approach|idea|thing|project|setup|arrangement|arrangements|programme|program)\b|"
-    r"\b(?:forget|scratch|ditch|scrap)\s+the\s+(?:[\w'’-]+\s+){0,2}?[\w'’-]+\s*,\s*(?=(?:we're|we are|we'll|we will|i'm|let's)\s+\w)|"
+    r"\b(?:forget|scratch|ditch|scrap)\s+the\s+(?:[\w'’-]+\s+){0,2}?(?!(?:requirement|rule|limit|ban|cap|policy|restriction|"
+    r"condition|check|reminder|deadline)s?\b)[\w'’-]+\s*,\s*(?=(?:we're|we are|we'll|we will|i'm|let's)\s+\w)|"
     r"\b(?:all\s+)?(?:prior|previous|earlier|existing|above|current)\s+(?:[\w'’-]+\s+){0,2}?(?:arrangements|plans|agreements|"
     r"instructions)\s+(?:regarding\s+[\w'’ -]{2,30}?\s+|about\s+[\w'’ -]{2,30}?\s+|for\s+[\w'’ -]{2,30}?\s+)?(?:are|is)\s+"
     r"(?:hereby\s+)?(?:superseded|withdrawn|void|revoked|cancelled|canceled|rescinded)\b", re.I)
@@ -632,14 +640,25 @@ _REVOKE_R14 = re.compile(
     r"^(?:please be (?:informed|advised|aware)(?: that)?\s+|fyi,?\s+|note that\s+)?(?:the\s+)?(?P<what>[\w'’ -]{3,60}?)\s+"
     r"(?:is|are)\s+no\s+(?:more|longer)\s+(?:valid|in force|in effect|applicable|needed|required|a thing)\b|"
     r"^no more\s+(?P<what2>[\w'’ -]{3,40}?)\s+(?:needed|required|necessary)\b", re.I)
+_RESCINDED_R14 = re.compile(
+    r"^(?:(?:effective|with effect from|as of|from)\s+[\w ]{2,20}?,\s*)?(?:the\s+)?(?:requirement|rule|ban|policy|restriction|"
+    r"obligation|need|prohibition)\s+(?:to|of|on|against|for|about)\s+(?P<what>[^.;!?]{3,80}?)\s+(?:is|has been|are|have been)\s+"
+    r"(?:hereby\s+|now\s+)?(?:rescinded|withdrawn|revoked|retired|repealed|abolished|dropped|void)\b|"
+    r"^(?P<what2>[\w'’ -]{3,40}?)\s+(?:don't|dont|do not|no longer|doesn't|does not)\s+need\s+(?P<what3>[\w'’ -]{3,40}?)\s+"
+    r"(?:any ?more|any longer)\b|"
+    r"\b(?:so|and|now)\s+(?:the\s+)?(?P<what4>[\w'’ -]{3,40}?)\s+(?:no longer applies|no longer stands|no longer holds|"
+    r"doesn't apply any ?more|is no longer (?:needed|required|in force|valid))\b", re.I)
 _LIFT_NOW_R14 = re.compile(r"^(?:it's\s+)?(?:ok|okay|fine|alright)\s+to\s+(?P<what>[\w'’ -]{4,50}?)\s+now\b", re.I)
-_W_REVOKE_R14 = frozenset("more longer now".split())
+_W_RESCINDED_R14 = frozenset("rescinded withdrawn revoked retired repealed abolished dropped void anymore any longer "
+                              "applies stands holds apply".split())
+_W_REVOKE_R14 = _W_RESCINDED_R14 | frozenset("more longer now".split())
 
 
 def withdrawn_r14(sentence: str) -> tuple[str, str] | None:
     """``(words naming what is withdrawn, action)`` for a round-14 form (family ``revoke_forms_r14``):
-    "(Please be informed) the X is no more valid / no longer in force", "no more X needed" (revoke),
-    "Ok to X now" (lift: ends only a prohibition naming it)."""
+    "(Please be informed) the X is no more valid / no longer in force", "no more X needed", "the
+    requirement to X is rescinded", "X don't need Y anymore", "..., so the X no longer applies"
+    (revoke), "Ok to X now" (lift: ends only a prohibition naming it)."""
     if not families.on(F_REVOKE_R14):
         return None
     s = sentence.strip()
@@ -650,6 +669,10 @@ def withdrawn_r14(sentence: str) -> tuple[str, str] | None:
     if m:
         what = m.group("what") or m.group("what2")
         what = re.sub(r"^(?:prohibition|ban|rule|requirement|restriction)\s+(?:of|on|against)\s+", "", what, flags=re.I)
+        return directives.split_hyphens(what), "revoke"
+    m = _RESCINDED_R14.search(s) if not words.isdisjoint(_W_RESCINDED_R14) else None
+    if m:
+        what = " ".join(v for k, v in m.groupdict().items() if v)
         return directives.split_hyphens(what), "revoke"
     m = _LIFT_NOW_R14.match(s)
     if m and not directives._PAST.search(s[:m.end()]):
@@ -695,17 +718,19 @@ _REPORTED_R14 = re.compile(
     r"^(?:joke|quote|fun fact|riddle|pun|thought|motto|saying|proverb|wisdom|tip)\s+of\s+the\s+(?:day|week|month)\s*:|"
     r"^(?:the\s+)?(?:game's|game|board game's|sport's|league's|club's|tournament's)\s+rules?\s+(?:say|says|state|states)\b|"
     r"^(?:the\s+)?(?:job ad|job advert|job posting|listing|advert|ad|brochure|flyer|poster|leaflet)\s+(?:says|said|states|reads)\b|"
-    r"^back in\s+(?:\d{4}|the day|the (?:\d0s|old days)|my day|school|college|uni)\b", re.I)
+    r"^back in\s+(?:\d{4}|the day|the (?:\d0s|old days)|my day|school|college|uni)\b|"
+    r"^(?:i|we)\s+(?:wonder|wondered|was wondering|were wondering|doubt)\s+(?:whether|if|why|how|when)\b", re.I)
 _W_REPORTED_R14 = frozenset("quote quotation excerpt line extract from per according as joke fun riddle pun thought motto "
                             "saying proverb wisdom tip game's game board sport's league's club's tournament's job ad advert "
-                            "posting listing brochure flyer poster leaflet back".split())
+                            "posting listing brochure flyer poster leaflet back i we".split())
 
 
 def reported_r14(sentence: str) -> bool:
     """A quoted or reported rule, not a standing instruction (family ``reported_source_r14``): a
     quotation labelled as one ("Quote from the style guide: ...", "From the API docs: '...'"), a
     joke or a saying of the day, the rules of a game or an advert reported ("The game's rules say
-    ...", "The job ad says ..."), the past ("Back in 2019 we had to ...")."""
+    ...", "The job ad says ..."), the past ("Back in 2019 we had to ..."), a question wondered
+    about ("I wonder whether the landlord has approved ...")."""
     if not families.on(F_REPORTED_R14):
         return False
     s = sentence.strip()
