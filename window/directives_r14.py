@@ -546,8 +546,8 @@ def standing_r14(sentence: str) -> tuple[str, str] | None:
     if _ONE_OFF_R14.search(s):
         return None
     for i, (pattern, kind, rule) in enumerate(_STANDING_R14):
-        if (verb or i >= _FIRST_STATEMENT_R14) and pattern.search(s):
-            return kind, rule
+        if (verb or i >= _FIRST_STATEMENT_R14) and pattern.search(s) and (i < _FIRST_STATEMENT_R14 or _about_task(s)):
+            return kind, rule  # a statement names a thing of the task ("Every summer needs a good book" does not)
     return None
 
 
