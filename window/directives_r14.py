@@ -40,7 +40,7 @@ The families (each rule is stated again where it is written):
   earlier rules did not list (monitoring, an error line, git blame, a timesheet, photos, a test
   run), "logs say ...", "<source> data: <fact>", "the X test passed, all N checks green", "Is
   showing in the system that ...".
-* ``decision_forms_r14``: "decision: X", "(we) reached a conclusion: X", "Our choice is X", "The
+* ``decision_forms_r14``: "decision: X" (a label and a short noun phrase, no clause), "(we) reached a conclusion: X", "Our choice is X", "The
   default X is now Y", "we're going to go with X".
 * ``limit_forms_r14``: terse limits: "max 3 follow-ups per customer per week", "Spend cap on ads is
   $400 a day", "in formal register only", "Just the one discount per order", "no stacking codes"
@@ -195,7 +195,7 @@ def learner_r14(sentence: str) -> str | None:
 _TAIL_R14 = re.compile(r"^\s*(?:ever|never|no exceptions?|without exception|period|full stop|no excuses|no ifs or buts|"
                        r"no need to (?:ask|check)(?: (?:me|first|with me))?(?: first)?|you don't need to ask|done|final|"
                        r"end of story|end of discussion)\s*[.!]*\s*$", re.I)
-_LABELLED = re.compile(r"^\s*(?:decision|decided|verdict|ruling|outcome|resolution|rule|policy)\s*:\s*\S", re.I)
+_LABELLED = re.compile(r"^\s*(?:decision|decided|ruling|outcome|resolution|rule|policy)\s*:\s*\S", re.I)
 
 
 def merge_tails_r14(text: str, sents: list[str]) -> list[str]:
@@ -434,7 +434,7 @@ def evidence_r14(sentence: str) -> bool:
 
 # -- decision_forms_r14 ---------------------------------------------------------------------------
 _DECISION_R14 = re.compile(
-    r"^(?:the\s+|our\s+|final\s+)?(?:decision|verdict|ruling|outcome|call)\s*:\s*(?P<what>[^.;!?]{2,80})|"
+    r"^(?:the\s+|our\s+|final\s+)?(?:decision|ruling|outcome|final call)\s*:\s*(?P<what>(?:[^\s.;!?]+\s*){1,5})[.;!]*$|"
     r"\b(?:we|they|the (?:board|team|committee))\s+(?:have\s+|'ve\s+|has\s+)?(?:finally\s+)?(?:reached|came to|come to|arrived at)\s+"
     r"(?:a|the|our)\s+(?:conclusion|decision|verdict|agreement)\s*:\s*(?P<what2>.{6,})|"
     r"^(?:our|my|the team's|the final)\s+(?:choice|pick|selection|decision)\s+(?:is|will be)\s+(?:the\s+)?(?P<what3>[^.;!?]{2,60})|"
@@ -462,6 +462,8 @@ def decision_r14(sentence: str) -> bool:
     what = m.group(key)
     if key != "what2" and directives._PAST.search(s[:m.start(key)]):
         return False  # "the caterer from last year" is what is chosen, not when
+    if key == "what" and re.search(r"\b(?:is|are|was|were|be|been|i|we|you|it)\b", what, re.I):
+        return False  # a label names what is decided, not a clause ("Outcome: it was fun")
     return bool(key == "what" or _about_task(what) or re.search(r"[`A-Z]", what) or len(what.split()) >= 4)
 
 
