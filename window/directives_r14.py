@@ -57,6 +57,7 @@ The families (each rule is stated again where it is written):
   whole X plan", "forget the X, we're ...", "all prior arrangements ... are superseded", "the above
   X arrangements are withdrawn".
 * ``revoke_forms_r14``: "X is no more valid", "no more X needed", "the requirement to X is rescinded",
+  "the X thing for Y is withdrawn",
   "PRs don't need X anymore", "..., so the X limit no longer applies" (after a reason), "Ok to X now"
   (a ban lifted).
 * ``condition_met_r14``: an awaited thing reported done: "turned up", "showed up", "have completed
@@ -646,6 +647,9 @@ _RESCINDED_R14 = re.compile(
     r"^(?:(?:effective|with effect from|as of|from)\s+[\w ]{2,20}?,\s*)?(?:the\s+)?(?:requirement|rule|ban|policy|restriction|"
     r"obligation|need|prohibition)\s+(?:to|of|on|against|for|about)\s+(?P<what>[^.;!?]{3,80}?)\s+(?:is|has been|are|have been)\s+"
     r"(?:hereby\s+|now\s+)?(?:rescinded|withdrawn|revoked|retired|repealed|abolished|dropped|void)\b|"
+    r"^(?:the\s+)?(?P<what5>[\w'’ -]{3,50}?)\s+(?:thing|rule|requirement|policy|limit|restriction|ban|cap|check)\b"
+    r"(?P<what6>[^,.;]{0,40}?)\s+(?:is|has been)\s+(?:hereby\s+|now\s+)?(?:withdrawn|rescinded|revoked|repealed|abolished|"
+    r"retired)\b|"
     r"^(?P<what2>[\w'’ -]{3,40}?)\s+(?:don't|dont|do not|no longer|doesn't|does not)\s+need\s+(?P<what3>[\w'’ -]{3,40}?)\s+"
     r"(?:any ?more|any longer)\b|"
     r"\b(?:so|and|now)\s+(?:the\s+)?(?P<what4>[\w'’ -]{3,40}?)\s+(?:no longer applies|no longer stands|no longer holds|"
@@ -659,7 +663,7 @@ _W_REVOKE_R14 = _W_RESCINDED_R14 | frozenset("more longer now".split())
 def withdrawn_r14(sentence: str) -> tuple[str, str] | None:
     """``(words naming what is withdrawn, action)`` for a round-14 form (family ``revoke_forms_r14``):
     "(Please be informed) the X is no more valid / no longer in force", "no more X needed", "the
-    requirement to X is rescinded", "X don't need Y anymore", "..., so the X no longer applies"
+    requirement to X is rescinded", "the X thing / rule for Y is withdrawn", "X don't need Y anymore", "..., so the X no longer applies"
     (revoke), "Ok to X now" (lift: ends only a prohibition naming it)."""
     if not families.on(F_REVOKE_R14):
         return None
