@@ -117,7 +117,7 @@ def _about_task(s: str) -> bool:
 
 
 # -- spoken_forms_r14 -----------------------------------------------------------------------------
-_W_SPOKEN = frozenset("um uh erm er umm uhh like basically gotta gonna wanna till thats ofc yeah okay ok havent".split())
+_W_SPOKEN = frozenset("um uh erm er umm uhh like basically gotta gonna wanna till thats ofc havent".split())
 _FILLERS = re.compile(r"\b(?:um+|uh+|erm+|er)\b,?\s*|\blike\s+(?=(?:basically|literally|really|straight|totally|right|"
                       r"immediately|asap)\b)|\bbasically,?\s+", re.I)
 #: a filler "like" after a conjunction, a negation or a pronoun, before no object ("dont like give out")
@@ -205,6 +205,8 @@ def merge_tails_r14(text: str, sents: list[str]) -> list[str]:
     monorepo. done."). Each result is a verbatim span of ``text``."""
     if len(sents) < 2 or not families.on(F_TAIL_R14):
         return sents
+    if not any(len(s) < 40 and _TAIL_R14.match(s) for s in sents[1:]):
+        return sents  # no tail (speed only)
     out: list[str] = []
     pos = 0
     for s in sents:
@@ -287,6 +289,7 @@ _FORMAL_KINDS = (
     (re.compile(r"^it is (?:hereby\s+)?(?:resolved|agreed|decided|determined)\s+that\s+\w", re.I), "policy_state", "decision"),
 )
 _W_FORMAL = frozenset("shall it it's hereby".split())
+_W_FORMAL_ADJ = frozenset("required mandatory obligatory compulsory expected resolved agreed decided determined".split())
 
 
 def formal_r14(sentence: str) -> tuple[str, str] | None:
@@ -301,6 +304,8 @@ def formal_r14(sentence: str) -> tuple[str, str] | None:
     words = directives._words(s.lower())
     if words.isdisjoint(_W_FORMAL) or _QUESTION.search(s):
         return None
+    if "shall" not in words and "hereby" not in words and words.isdisjoint(_W_FORMAL_ADJ):
+        return None  # a word each form needs (speed only)
     found = None
     m = _SHALL.match(s) if "shall" in words else None
     if m:
@@ -368,6 +373,18 @@ _W_APPROVAL_R14 = frozenset("lgtm sgtm looks fine ok okay good great sure yes ye
                             "alright thats that's".split())
 
 
+_G_YES_R14 = ("sure", "yes", "yep", "yeah", "ok", "okay", "fine", "alright", "right", "great", "that's", "thats")
+
+
+def _approval_gate_r14(words: frozenset, low: str, s: str) -> bool:
+    """The words one of :data:`_APPROVAL_R14`'s forms needs (speed only)."""
+    return (low.startswith(("lgtm", "sgtm", "looks good", "that", "consent", "permission", "approval", "authori", "sign",
+                            "please", "proceed", "go ahead", "ok ", "okay ", "fine ", "good ", "alright ", "green light",
+                            "a yes", "approved ", "thumbs up"))
+            or low.startswith(_G_YES_R14) and ("," in s or "ahead" in words)
+            or not words.isdisjoint(("approving", "signing", "authorising", "authorizing", "green-lighting", "greenlighting")))
+
+
 def approval_r14(sentence: str) -> bool:
     """An approval in a form the earlier rules miss (family ``approval_forms_r14``): "lgtm, ship
     it", "that's fine, go for the X", "sure, order the X, all six", "I'm comfortable approving X",
@@ -379,7 +396,9 @@ def approval_r14(sentence: str) -> bool:
     s = sentence.strip()
     low = s.lower()
     words = directives._words(low)
-    if words.isdisjoint(_W_APPROVAL_R14) or _QUESTION.search(s) or directives._PAST.search(s):
+    if words.isdisjoint(_W_APPROVAL_R14) or _QUESTION.search(s) or not _approval_gate_r14(words, low, s):
+        return False
+    if directives._PAST.search(s):
         return False
     m = _APPROVAL_R14.search(s)
     if not m:
@@ -549,11 +568,21 @@ def standing_r14(sentence: str) -> tuple[str, str] | None:
     if _ONE_OFF_R14.search(s):
         return None
     for i, (pattern, kind, rule) in enumerate(_STANDING_R14):
+        if words.isdisjoint(_G_STANDING_R14[i]) and not (i == 5 and "#" in s):
+            continue  # a word the pattern needs (speed only)
         if (verb or i >= _FIRST_STATEMENT_R14) and pattern.search(s) and (i < _FIRST_STATEMENT_R14 or _about_task(s)):
             return kind, rule  # a statement names a thing of the task ("Every summer needs a good book" does not)
     return None
 
 
+#: per pattern of :data:`_STANDING_R14`, words one of which it needs (speed only; the sixth needs "#")
+_G_STANDING_R14 = (
+    frozenset(("keep",)), frozenset(("every",)),
+    frozenset("excluding including exclusive inclusive ex incl incl. net before after".split()),
+    frozenset("on at upon after before".split()), frozenset(("use",)), frozenset(),
+    frozenset("every each all any".split()), frozenset("over above under below more".split()),
+    frozenset(("rule", "policy", "rule:", "policy:")), frozenset("tagged marked labelled labeled flagged".split()),
+)
 #: the patterns of :data:`_STANDING_R14` from this index on are statements ("Every PR needs ..."),
 #: the ones before it imperatives (their first word must be a verb)
 _FIRST_STATEMENT_R14 = 6
@@ -578,6 +607,11 @@ _CLAUSE_CUT_R14 = re.compile(
     r"(?:,\s*|\s)(?:and|but)\s+(?=(?:the|our|their)\s+(?:[\w'’-]+\s+){0,2}?(?:trail|logs?|records?|data|export|history|footage|"
     r"report|timeline|ledger|dashboard)\s+(?:shows?|says?|confirms?|indicates?)\b)", re.I)
 _CLAUSE_END_R14 = re.compile(r",\s*(?:and then|however|though|whatever|no matter|even if|because)\b.*$|[.!]\s*$", re.I | re.S)
+_G_CLAUSE_MARK = frozenset("why saying asking agreed decided settled resolved".split())
+_G_CLAUSE_SCOPE = frozenset("from going as starting".split())
+_G_CLAUSE_SOURCE = frozenset("trail log logs record records data export history footage report timeline ledger dashboard".split())
+_G_CLAUSE_MODAL = frozenset("must should need have may can entitled cleared allowed permitted free authorised authorized "
+                            "required expected not never".split())
 _W_CLAUSE_R14 = frozenset("why saying asking so agreed decided settled resolved end and but means you you're".split())
 
 
@@ -592,6 +626,10 @@ def buried_clauses_r14(sentence: str) -> list[str]:
     words = directives._words(sentence.lower())
     if words.isdisjoint(_W_CLAUSE_R14):
         return []
+    if words.isdisjoint(_G_CLAUSE_MARK) and ("end" not in words or "in" not in words) and words.isdisjoint(_G_CLAUSE_SOURCE) \
+            and ("," not in sentence or words.isdisjoint(_G_CLAUSE_SCOPE)
+                 and ("you" not in words and "you're" not in words or words.isdisjoint(_G_CLAUSE_MODAL))):
+        return []  # a word each cut needs (speed only)
     out = []
     for m in _CLAUSE_CUT_R14.finditer(sentence):
         rest = sentence[m.end():]
@@ -617,6 +655,10 @@ _W_RESET_R14 = frozenset("void off cancelled canceled scrapped out whole entire 
                          "withdrawn revoked rescinded".split())
 
 
+_G_RESET_SAID = frozenset("said agreed discussed planned decided".split())
+_G_RESET_PLANS = frozenset("arrangements plans agreements instructions".split())
+
+
 def reset_r14(text: str) -> "re.Match[str] | None":
     """A reset of the plan in a round-14 form (family ``reset_forms_r14``): "Everything said so far
     about X is void", "forget / bin / scratch the whole X (plan)", "forget the X, we're ...", "all
@@ -626,8 +668,13 @@ def reset_r14(text: str) -> "re.Match[str] | None":
     if not families.on(F_RESET_R14):
         return None
     low = text.lower()
-    if directives._words(low).isdisjoint(_W_RESET_R14) and "void" not in low:
+    words = directives._words(low)
+    if words.isdisjoint(_W_RESET_R14) and "void" not in low:
         return None
+    if not (not words.isdisjoint(("whole", "entire")) or not words.isdisjoint(_G_RESET_SAID) or "void" in low
+            or "," in text and not words.isdisjoint(("forget", "scratch", "ditch", "scrap"))
+            or not words.isdisjoint(_G_RESET_PLANS)):
+        return None  # a word each form needs (speed only)
     m = _RESET_R14.search(text)
     if not m or _QUESTION.search(text.strip()):
         return None
@@ -761,6 +808,8 @@ _IRREGULAR = {"sent": "send", "kept": "keep", "wrote": "write", "gave": "give", 
               "put": "put", "let": "let", "left": "leave", "brought": "bring", "bought": "buy", "paid": "pay", "didn't": "don't",
               "did": "do", "spoke": "speak", "chose": "choose", "got": "get", "ran": "run", "said": "say"}
 _W_POLITE = frozenset("dear hello hi hey further following per as after re please would could will it i i'd it'd".split())
+_POLITE_OPEN = ("dear", "hello", "hi", "hey", "further", "following", "per", "as ", "after", "re ", "please", "would", "could",
+                "will", "it would", "it'd", "i would", "i'd")
 
 
 def _base_verb(word: str) -> str | None:
@@ -794,7 +843,7 @@ def polite_r14(sentence: str) -> str | None:
         return None
     s = sentence.strip()
     first = s.split(None, 1)[0].lower().rstrip(",") if s else ""
-    if first not in _W_POLITE:
+    if first not in _W_POLITE or not s.lower().startswith(_POLITE_OPEN):
         return None
     out = s
     m = _COURTESY_LEAD.match(out)
