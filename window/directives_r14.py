@@ -312,7 +312,7 @@ def formal_r14(sentence: str) -> tuple[str, str] | None:
         found = ("constraint", "never") if m.group("neg") else ("obligation", "modal")
     else:
         for pattern, kind, rule in _FORMAL_KINDS:
-            if pattern.search(s):
+            if pattern.match(s):  # every form is anchored at the start
                 found = (kind, rule)
                 break
     if found is None or directives._PAST.search(s) or not _about_task(s):
@@ -346,7 +346,7 @@ def permission_r14(sentence: str) -> bool:
     words = directives._words(s.lower())
     if words.isdisjoint(_W_PERMIT_R14) or _QUESTION.search(s):
         return False
-    m = _PERMIT_R14.search(s)
+    m = _PERMIT_R14.match(s)  # every form is anchored at the start
     # "ok to restart the worker pods if they hang": a condition makes it a standing permission
     return bool(m) and not directives._PAST.search(s) and (_about_task(s) or m.group("v5") is not None)
 
@@ -570,7 +570,7 @@ def standing_r14(sentence: str) -> tuple[str, str] | None:
     for i, (pattern, kind, rule) in enumerate(_STANDING_R14):
         if words.isdisjoint(_G_STANDING_R14[i]) and not (i == 5 and "#" in s):
             continue  # a word the pattern needs (speed only)
-        if (verb or i >= _FIRST_STATEMENT_R14) and pattern.search(s) and (i < _FIRST_STATEMENT_R14 or _about_task(s)):
+        if (verb or i >= _FIRST_STATEMENT_R14) and pattern.match(s) and (i < _FIRST_STATEMENT_R14 or _about_task(s)):
             return kind, rule  # a statement names a thing of the task ("Every summer needs a good book" does not)
     return None
 
@@ -790,7 +790,7 @@ def reported_r14(sentence: str) -> bool:
     first = s.split(None, 1)[0].lower() if s else ""
     if first not in _W_REPORTED_R14 and first not in ("a", "the", "joke", "back"):
         return False
-    return bool(_REPORTED_R14.search(s))
+    return bool(_REPORTED_R14.match(s))  # every form is anchored at the start
 
 
 # -- polite_forms_r14 -----------------------------------------------------------------------------
@@ -886,7 +886,7 @@ def deadline_r14(sentence: str) -> bool:
     words = directives._words(s.lower())
     if words.isdisjoint(_W_DEADLINE_R14) or _QUESTION.search(s) or directives._PAST.search(s):
         return False
-    return bool(_DEADLINE_R14.search(s))
+    return bool(_DEADLINE_R14.match(s))  # every form is anchored at the start
 
 
 # -- order_forms_r14 ------------------------------------------------------------------------------
@@ -910,7 +910,7 @@ def order_r14(sentence: str) -> bool:
     words = directives._words(s.lower())
     if words.isdisjoint(_W_ORDER_R14) or _QUESTION.search(s) or directives._PAST.search(s):
         return False
-    return bool(_ORDER_R14.search(s))
+    return bool(_ORDER_R14.match(s))  # every form is anchored at the start
 
 
 # -- the sentence's own classes -------------------------------------------------------------------
