@@ -47,7 +47,7 @@ STANDING = [
 def test_each_round10_class_is_protected_and_only_with_its_family(mf, family, text, kind):
     _say(mf, text)
     assert _active(mf) == {text: kind}
-    with families.off([family, *families.motivated_by("fresh9")]):  # round 13's read some of these too
+    with families.off([family, *families.motivated_by("fresh9"), *families.motivated_by("fresh10")]):  # rounds 13-14 read some too
         _say(mf, text, cid="off")
         assert _active(mf, "off") != {text: kind}
 
@@ -72,7 +72,7 @@ def test_sentences_written_for_round10_classes_that_earlier_rules_read_already(m
 def test_a_round10_lead_is_read_past_and_kept(mf, text, kind):
     _say(mf, text)
     assert _active(mf) == {text: kind}
-    with families.off([d.F_LEAD_R10]):
+    with families.off([d.F_LEAD_R10, *families.motivated_by("fresh10")]):  # round 14 drops fillers too
         _say(mf, text, cid="off")
         assert _active(mf, "off") != {text: kind}
 
@@ -115,7 +115,7 @@ def test_small_talk_in_the_round10_shapes_makes_no_record(mf, text):
      "We're doing Wednesday calls again."),
 ])
 def test_round10_withdrawals_end_only_the_named_rule(mf, family, rule, other, withdrawal):
-    check_withdrawal(mf, [family, *families.motivated_by("fresh9")], rule, other, withdrawal)
+    check_withdrawal(mf, [family, *families.motivated_by("fresh9"), *families.motivated_by("fresh10")], rule, other, withdrawal)
 
 
 @pytest.mark.parametrize("plan, reset", [

@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, directives_r13, instruction_model, prefilter
+from . import directives, directives_r13, directives_r14, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -354,12 +354,17 @@ class RuleConstraintExtractor(ConstraintExtractor):
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
-        sents = [s for s in _merge_r5(text, sentences(text)) if len(s) <= MAX_RECORD_CHARS]
+        sents = [s for s in directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
         if not about and len(text.strip()) <= MAX_RECORD_CHARS and _is_override(text):
             return Extraction([ConstraintProposal("policy_state", text.strip(), "override", replaces_previous=True)], [])
+        if not about and len(text.strip()) <= MAX_RECORD_CHARS and (listed := directives_r14.list_r14(text)) is not None:
+            # round 14: "Steps for account closure:\n- confirm ...\n- only then ...": one record
+            return self._with_model(text, sents, Extraction([ConstraintProposal(listed[0], text.strip(), listed[1])], []),
+                                    now, clock) if self.model else Extraction(
+                [ConstraintProposal(listed[0], text.strip(), listed[1])], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
             form, old, _new = rep
             if form == "plan":
@@ -429,6 +434,12 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r13[1], sent, content_terms(r13[0]), min_overlap=1))
                 i += 1
                 continue
+            r14 = directives_r14.withdrawn_r14(probe) if what is None else None
+            if r14 is not None:
+                # a round-14 form ("the prohibition of X is no more valid", "Ok to X now")
+                withdrawals.append(Withdrawal(r14[1], sent, content_terms(r14[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -451,6 +462,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=2))
             elif what is None and directives_r13.condition_met_r13(sent):
                 # round 13: "Deposit of £150 received", "Landing page is live at ..."
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives_r14.condition_met_r14(sent):
+                # round 14: "the delivery turned up at 10", "Legal have completed their review"
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
@@ -528,6 +542,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
             return None
+        if directives_r14.reported_r14(sent):  # round 14: "From the API docs: 'Clients must ...'"
+            return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
         if found is None and (rest := directives.strip_lead_r8(norm)) is not None:
@@ -561,6 +577,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 found = replace(found, text=sent)
         if found is None:
             found = self._classify_r13(sent, norm, now, clock)
+        if found is None:
+            found = self._classify_r14(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -588,6 +606,27 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if found is None and (r13 := directives_r13.classify_r13(rest) or directives_r13.kinds_r13(rest)) is not None:
             found = ConstraintProposal(r13[0], sent, r13[1])
         return None if found is None else replace(found, text=sent)
+
+    def _classify_r14(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 14 (:mod:`.directives_r14`, from ``fresh10``): the sentence's own classes ("The Agent
+        shall ...", "lgtm, ship it"), then its readings (without a tail or a transcript's fillers, a
+        learner's slip read, a clause buried in a long sentence), each read by every rule; the
+        record keeps ``sent``."""
+        fixed = directives_r13.fix_typos(norm)
+        r14 = directives_r14.classify_r14(fixed)
+        if r14 is not None:
+            return ConstraintProposal(r14[0], sent, r14[1])
+        for rest in directives_r14.rewrites_r14(fixed):
+            if (r14 := directives_r14.classify_r14(rest)) is not None:
+                return ConstraintProposal(r14[0], sent, r14[1])
+            if directives.not_a_directive(rest):
+                continue
+            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock)
+            if found is None and (lead := directives.strip_lead_r8(rest)) is not None and not directives.not_a_directive(lead):
+                found = self._classify_read(lead, now, clock)
+            if found is not None:
+                return replace(found, text=sent)
+        return None
 
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
@@ -632,7 +671,7 @@ def _is_override(text: str) -> bool:
     return bool((override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
-                 or (reset8 := directives_r13.reset_r13(text)))
+                 or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text)))
                 and not directives.reset_is_small_talk(text, override or reset8)) or (
         # round 13: a misspelled reset ("scratch evrything we said about the rota")
         (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
