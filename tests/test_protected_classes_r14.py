@@ -152,7 +152,9 @@ def test_the_past_subjunctive_is_read_in_the_base_form():
 
 
 def test_every_round14_family_is_registered_with_fresh10_only():
-    names = [n for n in families.REGISTRY if n.endswith("_r14")]
+    # the protected-channel families of round 14 (the attribute slots' round-14 families, named
+    # attr_*_r14, live in the same registry and are checked in tests/test_round14_qa.py)
+    names = [n for n in families.REGISTRY if n.endswith("_r14") and not n.startswith("attr_")]
     assert len(names) == 19
     assert all(families.REGISTRY[n] == {"fresh10"} for n in names)
     assert set(names) <= set(families.motivated_only_by("fresh10"))
