@@ -126,27 +126,28 @@ class _Featurizer:
     def _index(self, feature: str) -> int:
         return zlib.crc32(feature.encode()) & self.mask
 
-    def _grams(self, padded: str, lo: int = 0, hi: int | None = None) -> set[str]:
-        n = self.char_n
-        last = len(padded) - n
-        return {"c" + padded[i:i + n] for i in range(lo, last + 1 if hi is None else min(hi, last + 1))} if n else set()
-
     def _token(self, tok: str) -> tuple[int, ...]:
-        got = self._grams(f" {tok} ")
-        got.add(f"u{tok}")
+        n, mask, crc = self.char_n, self.mask, zlib.crc32
+        padded = f" {tok} "
+        got = [f"u{tok}"]
+        if n:
+            got += ["c" + padded[i:i + n] for i in range(len(padded) - n + 1)]
         if len(self.tokens) >= MEMO_ENTRIES:
             self.tokens.clear()
-        entry = self.tokens[tok] = tuple(self._index(f) for f in got)
+        entry = self.tokens[tok] = tuple([crc(f.encode()) & mask for f in got])
         return entry
 
     def _pair(self, pair: tuple[str, str]) -> tuple[int, ...]:
         a, b = pair
-        m = len(a) + 1  # the space between them in " a b "
-        got = self._grams(f" {a} {b} ", max(m - self.char_n + 2, 0), m) if self.char_n > 2 else set()
-        got.add(f"b{a} {b}")
+        got = [f"b{a} {b}"]
+        if self.char_n == 4:  # the two n-grams with the space between a and b inside
+            got += [f"c{a[-1]} {(b + ' ')[:2]}", f"c{(' ' + a)[-2:]} {b[0]}"]
+        elif self.char_n == 3:
+            got.append(f"c{a[-1]} {b[0]}")
         if len(self.pairs) >= MEMO_ENTRIES:
             self.pairs.clear()
-        entry = self.pairs[pair] = tuple(self._index(f) for f in got)
+        mask, crc = self.mask, zlib.crc32
+        entry = self.pairs[pair] = tuple([crc(f.encode()) & mask for f in got])
         return entry
 
     def _end(self, key) -> int:
