@@ -708,8 +708,9 @@ _WAIT_FOR = re.compile(r"\bwait (?:for|until)\b", re.I)
 
 
 def _small_talk(sent: str) -> bool:
-    """The rules' small-talk vetoes, which the instruction model respects too ("Plan: pizza tonight lol")."""
-    return directives.casual_r10(sent) or directives.not_a_directive(sent)
+    """The rules' small-talk vetoes, which the instruction model respects too ("Plan: pizza tonight lol").
+    ``not_a_directive`` includes ``casual_r10`` and is remembered per sentence (the rules asked it first)."""
+    return directives.not_a_directive(sent)
 _LIST_ITEM = re.compile(r"(?:[-*•–]|\d{1,2}[.)])\s+\w")
 
 

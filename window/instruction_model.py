@@ -66,6 +66,9 @@ FORMAT = "memfold-instruction-model/2"
 #: a run of at least this many words with no closed-class word is keyword chatter, never read
 KEYWORD_RUN_WORDS = 8
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+#: how far ``none``'s logit must lead every other class's for :meth:`InstructionModel.predict_many`
+#: to answer None without the probabilities
+NONE_MARGIN = 1 / 128
 
 
 def keyword_run(sentence: str) -> bool:
@@ -82,6 +85,112 @@ def keyword_run(sentence: str) -> bool:
 
 def features(sentence: str, dim: int, char_n: int = 4) -> list[int]:
     """The hashed feature indices of one sentence (each at most once, sorted)."""
+    return sorted(_feature_set(_TOKEN.findall(sentence.lower()), sentence, dim, char_n))
+
+
+def _feature_set(toks: list[str], sentence: str, dim: int, char_n: int) -> set[int]:
+    """:func:`features` unsorted, from the sentence's tokens."""
+    if not toks or char_n > 4:
+        # no token: the n-grams of the bare "  " are no token's; longer n-grams may span three
+        # tokens: the featurizer's premises (neither is the shipped model's case)
+        return set(_reference_features(sentence, dim, char_n))
+    got = _FEATURIZERS.get((dim, char_n))
+    if got is None:
+        got = _FEATURIZERS[(dim, char_n)] = _Featurizer(dim, char_n)
+    return got.indices(toks)
+
+
+#: a featurizer's memo is emptied when it holds this many entries (the answers stay the same)
+MEMO_ENTRIES = 50_000
+_PUNCT = frozenset("?!:;$%£€@#")
+
+
+class _Featurizer:
+    """The features of :func:`_reference_features` (the definition) for one ``(dim, char_n)``,
+    with every hashed index remembered (round 14: the same set of indices, fewer steps).
+
+    The character n-grams of a sentence's ``" tok1 tok2 ... "`` either have no space among
+    their inner characters, and then lie inside one token's ``" tok "``, or have one, and then
+    (for ``char_n`` up to 4) lie inside the ``" tok tok' "`` of the two tokens around it. So a
+    token brings its unigram and its inner n-grams (remembered per token), a pair of adjacent
+    tokens its bigram and the n-grams across its space (remembered per pair), and the first,
+    second and third token, the last one and the sentence's shape (closed-class count and share,
+    length) the rest. ``char_n`` above 4 is not handled here (see :func:`_feature_set`)."""
+
+    def __init__(self, dim: int, char_n: int) -> None:
+        self.mask = dim - 1
+        self.char_n = char_n
+        self.tokens: dict[str, tuple[int, ...]] = {}
+        self.pairs: dict[tuple[str, str], tuple[int, ...]] = {}
+        self.ends: dict = {}
+
+    def _index(self, feature: str) -> int:
+        return zlib.crc32(feature.encode()) & self.mask
+
+    def _token(self, tok: str) -> tuple[int, ...]:
+        n, mask, crc = self.char_n, self.mask, zlib.crc32
+        padded = f" {tok} "
+        got = [f"u{tok}"]
+        if n:
+            got += ["c" + padded[i:i + n] for i in range(len(padded) - n + 1)]
+        if len(self.tokens) >= MEMO_ENTRIES:
+            self.tokens.clear()
+        entry = self.tokens[tok] = tuple([crc(f.encode()) & mask for f in got])
+        return entry
+
+    def _pair(self, pair: tuple[str, str]) -> tuple[int, ...]:
+        a, b = pair
+        got = [f"b{a} {b}"]
+        if self.char_n == 4:  # the two n-grams with the space between a and b inside
+            got += [f"c{a[-1]} {(b + ' ')[:2]}", f"c{(' ' + a)[-2:]} {b[0]}"]
+        elif self.char_n == 3:
+            got.append(f"c{a[-1]} {b[0]}")
+        if len(self.pairs) >= MEMO_ENTRIES:
+            self.pairs.clear()
+        mask, crc = self.mask, zlib.crc32
+        entry = self.pairs[pair] = tuple([crc(f.encode()) & mask for f in got])
+        return entry
+
+    def _end(self, key) -> int:
+        kind, tok = key
+        if len(self.ends) >= MEMO_ENTRIES:
+            self.ends.clear()
+        feature = f"b{tok} $" if kind == "$" else (f"b^ {tok}", f"p0{tok}") if kind == 0 else f"p{kind}{tok}"
+        got = self.ends[key] = (self._index(feature[0]), self._index(feature[1])) if kind == 0 else self._index(feature)
+        return got
+
+    def indices(self, toks: list[str]) -> set[int]:
+        out: set[int] = set()
+        tokens, pairs, ends = self.tokens, self.pairs, self.ends
+        for t in toks:
+            out.update(tokens.get(t) or self._token(t))
+        for pair in zip(toks, toks[1:]):
+            out.update(pairs.get(pair) or self._pair(pair))
+        key = (0, toks[0])
+        out.update(ends.get(key) or self._end(key))
+        for key in enumerate(toks[1:3], 1):
+            got = ends.get(key)
+            out.add(self._end(key) if got is None else got)
+        key = ("$", toks[-1])
+        got = ends.get(key)
+        out.add(self._end(key) if got is None else got)
+        n_words = len(toks) - sum(map(_PUNCT.__contains__, toks))
+        fw = sum(map(FUNCTION_WORDS.__contains__, toks))
+        size = 0 if n_words < 5 else 1 if n_words < 9 else 2 if n_words < 15 else 3
+        share = 0 if not fw else 1 if fw * 6 < n_words else 2 if fw * 3 < n_words else 3
+        key = (min(fw, 3), share, size)
+        got = ends.get(key)
+        if got is None:
+            got = ends[key] = (self._index(f"g{key[0]}"), self._index(f"s{share}:{size}"))
+        out.update(got)
+        return out
+
+
+_FEATURIZERS: dict[tuple[int, int], _Featurizer] = {}
+
+
+def _reference_features(sentence: str, dim: int, char_n: int = 4) -> list[int]:
+    """The definition of :func:`features` (the straightforward form, before round 14's memo)."""
     low = sentence.lower()
     toks = _TOKEN.findall(low)
     feats = {f"u{t}" for t in toks}
@@ -118,6 +227,7 @@ class InstructionModel:
     classes: tuple[str, ...] = CLASSES
     #: the file this model was read from (written back as is: re-quantising is not exact)
     raw: bytes | None = field(default=None, repr=False, compare=False)
+    _pad: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def dim(self) -> int:
@@ -136,14 +246,62 @@ class InstructionModel:
 
     def predict(self, sentence: str) -> tuple[str, float] | None:
         """``(class, probability)`` when a class other than ``none`` reaches the threshold."""
-        if len(sentence.strip()) < MIN_CHARS or len(_TOKEN.findall(sentence.lower())) < MIN_WORDS \
-                or keyword_run(sentence):
-            return None
-        p = self.scores(sentence)
-        k = int(p.argmax())
-        if k == 0 or p[k] < self.threshold:
-            return None
-        return self.classes[k], float(p[k])
+        return self.predict_many([sentence])[0]
+
+    def predict_many(self, sentences: Sequence[str]) -> list[tuple[str, float] | None]:
+        """:meth:`predict` of each sentence, the same answers (round 14: the weight sums of all of
+        them in one numpy pass; the class probabilities only where ``none`` does not lead by a margin).
+
+        * The sums are the same: each sentence's indices sorted, padded at the end with a zero
+          row past the last weight row (``x + 0.0 == x``), summed in order along the same axis.
+        * A sentence whose logits put ``none`` first by more than :data:`NONE_MARGIN` has
+          ``none`` as its most probable class (the softmax keeps the order and ``exp`` of a
+          difference of -1/128 or less is far below ``exp(0) == 1``), so its answer is None
+          without the probabilities; any other sentence gets them exactly as :meth:`scores`."""
+        out: list[tuple[str, float] | None] = [None] * len(sentences)
+        rows: list[int] = []
+        sets: list[set[int]] = []
+        dim, char_n = self.dim, self.char_n
+        for n, sentence in enumerate(sentences):
+            if len(sentence.strip()) < MIN_CHARS:
+                continue
+            toks = _TOKEN.findall(sentence.lower())
+            if len(toks) < MIN_WORDS or keyword_run(sentence):
+                continue
+            rows.append(n)
+            sets.append(_feature_set(toks, sentence, dim, char_n))
+        if not rows:
+            return out
+        width = max(map(len, sets))
+        flat: list[int] = []
+        for got in sets:
+            flat += got
+            flat += [dim] * (width - len(got))  # the zero row, sorted last
+        idx = np.fromiter(flat, dtype=np.intp, count=len(flat)).reshape(len(sets), width)
+        idx.sort(axis=1)
+        # position j of every sentence in row j: one add of a row of len(sets) x classes per
+        # position, each sentence's sum still taken in its own sorted order
+        w = self._padded()
+        z = np.add.reduce(w.take(idx.T, axis=0).reshape(width, -1), axis=0).reshape(len(sets), w.shape[1])
+        z += self.bias
+        lead = z[:, 0] - z[:, 1:].max(axis=1) > NONE_MARGIN
+        for r in np.flatnonzero(~lead).tolist():
+            p = z[r].copy()
+            p -= p.max()
+            np.exp(p, out=p)
+            p /= p.sum()
+            k = int(p.argmax())
+            if k and p[k] >= self.threshold:
+                out[rows[r]] = (self.classes[k], float(p[k]))
+        return out
+
+    def _padded(self) -> np.ndarray:
+        """``weights`` with one zero row after the last (index ``dim``), kept while ``weights`` is."""
+        got = self._pad
+        if got is None or got[0] is not self.weights:
+            w = self.weights
+            got = self._pad = (w, np.concatenate([w, np.zeros((1, w.shape[1]), dtype=w.dtype)]))
+        return got[1]
 
     # -- the data file -----------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -250,13 +408,13 @@ def suggest(model: InstructionModel, text: str, sents: Sequence[str], covered: S
     and its instruction); a plan reset anywhere makes the whole message the new plan. Nothing
     longer than ``max_chars`` is suggested, nor any sentence ``small_talk`` (the rules' vetoes)
     calls small talk."""
+    read = [not any(s in c or c in s for c in covered) and not (small_talk is not None and small_talk(s))
+            for s in sents]
+    got = iter(model.predict_many([s for s, r in zip(sents, read) if r]))
     flagged: list[tuple[str, str, float]] = []
-    for s in sents:
-        if any(s in c or c in s for c in covered) or (small_talk is not None and small_talk(s)):
-            flagged.append(("", s, 0.0))
-            continue
-        got = model.predict(s)
-        flagged.append((got[0], s, got[1]) if got else ("", s, 0.0))
+    for s, r in zip(sents, read):
+        p = next(got) if r else None
+        flagged.append((p[0], s, p[1]) if p else ("", s, 0.0))
     if any(k == "plan_reset" for k, _, _ in flagged):
         if not covered and len(text.strip()) <= max_chars:
             best = max(c for k, _, c in flagged if k == "plan_reset")
