@@ -201,17 +201,40 @@ def test_task_nouns_read_word_by_word_as_the_pattern_reads_them():
         assert directives._names_task_noun_ies(text) == bool(directives._TASK_NOUN_IES.search(text)), text
 
 
-def test_every_prefiltered_pattern_agrees_with_itself_on_the_phrasing_sets():
-    # every 8th phrasing text and its sentences (about 15 s alone; every 4th took 32 s beside
-    # another suite, and the suite must stay under 10 minutes); all of them, with LoCoMo, are
-    # compared by bench/prefilter_exactness.py (16,059,120 calls, 0 different in round 10)
-    texts = [t for group in _texts(HERE / "data", every=8) for t in group]
-    sentences = {s for t in texts for s in re.split(r"(?<=[.!?])\s+", t)} | set(texts)
-    for name, pattern in _prefiltered_patterns():
-        raw = pattern.unfiltered
-        for text in sentences:
-            got, want = pattern.search(text), raw.search(text)
-            assert (got and got.span()) == (want and want.span()), (name, text)
+@pytest.fixture(scope="module")
+def phrasing_sentences() -> list[str]:
+    """Every text of the phrasing sets of ``tests/data`` and its sentences, once each, sorted."""
+    texts = [t for group in _texts(HERE / "data") for t in group]
+    return sorted({s for t in texts for s in re.split(r"(?<=[.!?])\s+", t)} | set(texts))
+
+
+@pytest.fixture(scope="module")
+def raw_spans(phrasing_sentences) -> dict[str, list]:
+    """Per prefiltered pattern, the span of the unwrapped pattern's search on each of
+    ``phrasing_sentences`` (None: no match): worked out once for the two tests that compare with it."""
+    return {name: [m and m.span() for m in map(pattern.unfiltered.search, phrasing_sentences)]
+            for name, pattern in _prefiltered_patterns()}
+
+
+def test_every_prefiltered_pattern_agrees_with_itself_on_the_phrasing_sets(phrasing_sentences, raw_spans):
+    # every phrasing text and its sentences (round 14: all of them, where this took every 8th:
+    # text by text, as the rules read, a text's literals are found once for all the patterns; run
+    # pattern by pattern, every call found them afresh, the group remembering only 64 recent texts,
+    # 30 times slower); all of them, with LoCoMo, are compared by bench/prefilter_exactness.py
+    # (16,059,120 calls, 0 different in round 10)
+    patterns = _prefiltered_patterns()
+    for i, text in enumerate(phrasing_sentences):
+        for name, pattern in patterns:
+            got = pattern.search(text)
+            assert (got and got.span()) == raw_spans[name][i], (name, text)
+    # and pattern by pattern on every 64th (more texts than the group remembers: each call finds
+    # the text's literals itself, the path a pattern run alone on a text takes)
+    sample = range(0, len(phrasing_sentences), 64)
+    assert len(sample) > prefilter.MAX_SEEN + prefilter.MAX_ROOTS
+    for name, pattern in patterns:
+        for i in sample:
+            got = pattern.search(phrasing_sentences[i])
+            assert (got and got.span()) == raw_spans[name][i], (name, phrasing_sentences[i])
 
 
 def _extract_all(corpus):
@@ -230,7 +253,9 @@ def _detect_all(corpus):
 
 
 def test_the_extractor_finds_the_same_with_and_without_prefilters():
-    corpus = _corpus()
+    # each distinct text once, in corpus order (round 14: 10,201 of 17,364; the extractor reads a
+    # text alone, so a repeat gives the same extraction both ways and only cost time)
+    corpus = [list(dict.fromkeys(t for g in _corpus() for t in g))]
     with without_prefilters():
         assert not isinstance(directives._QUESTION, Prefiltered)
         want = _extract_all(corpus)
@@ -249,28 +274,32 @@ def test_the_secret_detector_finds_the_same_with_and_without_prefilters():
     assert got == want
 
 
-def test_both_gates_of_a_prefiltered_search_hold_wherever_its_pattern_matches():
+def test_both_gates_of_a_prefiltered_search_hold_wherever_its_pattern_matches(phrasing_sentences, raw_spans):
     """Round 7: a search first tests the flat literal set (when it is the shorter test), then the
     requirement; each turns a text down on its own, so each must hold on every text the pattern
     matches in (and the methods, written out per pattern, give the pattern's own answers)."""
-    texts = [t for group in _texts(HERE / "data") for t in group]
-    sentences = sorted({s for t in texts for s in re.split(r"(?<=[.!?])\s+", t)} | set(texts))
-    gated = 0
-    for name, pattern in _prefiltered_patterns():
+    patterns = _prefiltered_patterns()
+    gates = {}
+    for name, pattern in patterns:
         raw = pattern.unfiltered
-        literals = required_literals(raw)  # the flat literal set (tested first where it is shorter)
-        requirement = eval("lambda low: " + prefilter.requirement(raw))  # noqa: S307
-        gated += literals is not None
-        for text in sentences:
-            if raw.search(text) is None:
+        gates[name] = (required_literals(raw),  # the flat literal set (tested first where it is shorter)
+                       eval("lambda low: " + prefilter.requirement(raw)))  # noqa: S307
+    gated = sum(literals is not None for literals, _ in gates.values())
+    matched = 0
+    for i, text in enumerate(phrasing_sentences):  # text by text (see the test above)
+        low = text.lower()
+        for name, pattern in patterns:
+            if raw_spans[name][i] is None:  # the pattern does not match in this text
                 continue
-            low = text.lower()
+            raw = pattern.unfiltered
+            literals, requirement = gates[name]
             assert requirement(low), (name, text)
             assert literals is None or any(lit in low for lit in literals), (name, text)
             assert pattern.sub("#", text) == raw.sub("#", text)
             assert pattern.findall(text) == raw.findall(text) and pattern.split(text) == raw.split(text)
             assert pattern.subn("#", text) == raw.subn("#", text)
-    assert gated >= 50
+            matched += 1
+    assert gated >= 50 and matched > 10_000
 
 
 def test_a_text_outside_the_flat_literals_is_turned_down_before_the_requirement():
@@ -366,13 +395,13 @@ def test_the_literals_found_are_exactly_those_the_text_holds():
         if prefilter.folds_to_ascii(text):
             continue
         low = text.lower()
-        want = frozenset(lit for lit in index.literals if lit in low)
+        want = frozenset(filter(low.__contains__, index.literals))  # every literal in the text
         assert index.present(low) == want, text
         prefilter.read(text, "rules")
         for part in {text[: len(text) // 2], text[len(text) // 3:], *re.split(r"(?<=[.!?,])\s+", text)}:
             if part:
                 info = prefilter._info(group, part)
-                assert info[1] == frozenset(lit for lit in index.literals if lit in part.lower()), (text, part)
+                assert info[1] == frozenset(filter(part.lower().__contains__, index.literals)), (text, part)
     assert len(index.literals) > 1000
 
 

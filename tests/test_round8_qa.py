@@ -275,7 +275,9 @@ def test_a_run_on_paste_makes_no_huge_protected_record(tmp_path, text):
 _OPENER = r"""
 import sys, time
 from memfold import MemFold, LogicalClock
-path, start, me = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+path, me = sys.argv[1], sys.argv[2]
+print("ready", flush=True)
+start = float(sys.stdin.readline())
 while time.time() < start:
     pass
 mf = MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None, secrets="off", preload_embedder=False)
@@ -289,9 +291,16 @@ def test_a_dozen_processes_open_a_fresh_file_at_once(tmp_path):
 
     # one race; the deterministic case is tests/test_concurrency.py's rollback-mode writer
     path = tmp_path / "fresh.db"
-    start = time.time() + 3.0  # every process imported before the race starts
-    procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), str(start), str(i)],
+    procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(path), str(i)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(12)]
+    # every process imported before the race starts (round 14: each says so, then all are given
+    # one start time, where a start 3 s ahead was fixed up front and the early ones spun until then)
+    said = [p.stdout.readline().strip() for p in procs]
+    assert said == ["ready"] * 12, [p.communicate(timeout=300)[1][-500:] for p in procs]
+    start = repr(time.time() + 0.2) + "\n"
+    for p in procs:
+        p.stdin.write(start)
+        p.stdin.flush()
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 12, [e.strip().splitlines()[-1:] for e in errors if e.strip()]
     with _open(path) as mf:

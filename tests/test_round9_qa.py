@@ -18,6 +18,7 @@ deterministically between the compile's read and its cache put."""
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 import textwrap
@@ -168,38 +169,59 @@ def test_a_turn_erased_by_another_thread_mid_compile_is_never_served(tmp_path):
 # --- changes between compiles (the usual path): every context equals a fresh open's ----------------
 
 _BETWEEN = textwrap.dedent("""
-    import sys
+    import json, sys
     import memfold
-    mf = memfold.MemFold(sys.argv[1], clock=memfold.LogicalClock(), token_counter="words", embedder=None,
-                         secrets="off", preload_embedder=False)
-    action, arg = sys.argv[2], sys.argv[3]
-    conv = mf.conversation("c1", create=False)
-    if action == "append":
-        conv.append({"role": "user", "content": arg})
-    elif action == "erase":
-        mf.erase(turn_ids=[int(arg)])
-    elif action == "relabel":
-        mf.relabel("t" + arg, ["hr"])
-    elif action == "unlabel":
-        mf.revoke_label("t" + arg, "hr")
-    elif action == "protect":
-        mf.protect(arg, conversation_id="c1")
-    elif action == "satisfy":
-        mf.protected.satisfy(int(arg))
-    elif action == "revoke":
-        mf.protected.revoke(int(arg))
-    elif action == "fork":
-        conv.fork("c1-fork")
-    elif action == "record":
-        mf.memory.write("ns", "semantic", arg, key="user.note")
-    elif action == "erase_record":
-        mf.erase(record_ids=[int(arg)])
-    mf.close()
+    for line in sys.stdin:  # one change a line, each by a MemFold opened for it and closed after
+      action, arg = json.loads(line)
+      mf = memfold.MemFold(sys.argv[1], clock=memfold.LogicalClock(), token_counter="words", embedder=None,
+                           secrets="off", preload_embedder=False)
+      conv = mf.conversation("c1", create=False)
+      if action == "append":
+          conv.append({"role": "user", "content": arg})
+      elif action == "erase":
+          mf.erase(turn_ids=[int(arg)])
+      elif action == "relabel":
+          mf.relabel("t" + arg, ["hr"])
+      elif action == "unlabel":
+          mf.revoke_label("t" + arg, "hr")
+      elif action == "protect":
+          mf.protect(arg, conversation_id="c1")
+      elif action == "satisfy":
+          mf.protected.satisfy(int(arg))
+      elif action == "revoke":
+          mf.protected.revoke(int(arg))
+      elif action == "fork":
+          conv.fork("c1-fork")
+      elif action == "record":
+          mf.memory.write("ns", "semantic", arg, key="user.note")
+      elif action == "erase_record":
+          mf.erase(record_ids=[int(arg)])
+      mf.close()
+      print("done", flush=True)
 """)
 
 
-def _between(path, action, arg=""):
-    subprocess.run([sys.executable, "-c", _BETWEEN, str(path), action, str(arg)], check=True, timeout=120)
+class _Between:
+    """Another process making the changes: one Python process for the whole test (round 14, where
+    a process was started per change: each start cost an import of memfold), each change made by a
+    MemFold it opens for that change and closes before it answers ``done``."""
+
+    def __init__(self, path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", _BETWEEN, str(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def __call__(self, action, arg="") -> None:
+        self.proc.stdin.write(json.dumps([action, str(arg)]) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], 120)
+        said = self.proc.stdout.readline() if ready else ""
+        if said.strip() != "done":
+            self.proc.kill()
+            raise AssertionError(f"the other process, at {action} {arg}: {said!r} {self.proc.communicate()[1]}")
+
+    def close(self) -> None:
+        _, err = self.proc.communicate(timeout=120)
+        assert self.proc.returncode == 0, err
 
 
 READERS = [None, ["staff"], ["staff", "hr"]]
@@ -211,6 +233,7 @@ def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_anothe
     path = tmp_path / "between.db"
     mf = _open(path)
     conv = mf.conversation("c1", namespace="ns")
+    _between = _Between(path)
     for i in range(6):
         conv.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} about the order {i}"})
 
@@ -229,27 +252,28 @@ def test_every_cached_context_equals_a_fresh_compile_after_each_change_by_anothe
              ("erase", 7), ("protect", "Never call me before noon"), ("record", "Dana likes green tea"),
              ("fork", ""), ("append", "after the fork")]
     for action, arg in steps:
-        _between(path, action, arg)
+        _between(action, arg)
         check(f"after {action} {arg}")
     for reader in READERS:
         text = shown(reader)
         assert "zebra" not in text  # erased
         assert ("turn 2 about" in text) == (reader is None or "hr" in reader), reader  # t3 relabelled hr
         assert "Never call me before noon" in text
-    _between(path, "protect", "Always answer in French")
+    _between("protect", "Always answer in French")
     check("after a second protect")
     ids = sorted(r.id for r in mf.protected.for_conversation("c1", state="active"))
     assert len(ids) == 2
-    _between(path, "satisfy", ids[0])
+    _between("satisfy", ids[0])
     check(f"after satisfy P{ids[0]}")
-    _between(path, "revoke", ids[1])
+    _between("revoke", ids[1])
     check(f"after revoke P{ids[1]}")
     for reader in READERS:
         text = shown(reader)
         assert "before noon" not in text and "in French" not in text
-    _between(path, "erase_record", 1)
+    _between("erase_record", 1)
     check("after erase_record")
     assert not [r for r in READERS if "green tea" in shown(r)]
+    _between.close()
     mf.close()
 
 

@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -86,36 +86,46 @@ def test_a_restart_keeps_one_job_under_the_fixed_id(db_path):
         assert mf.db.execute(f"SELECT id FROM {JOBS_TABLE}").fetchall() == [(JOB_ID,)]
 
 
-def test_restart_after_missed_fire_times_runs_once(db_path):
-    seed(db_path)
-    now = datetime.now(timezone.utc)
-    if now.second >= 48:  # keep both fire seconds inside this minute
-        time.sleep(61 - now.second)
+def test_restart_after_missed_fire_times_runs_once(tmp_path):
+    # two fire times one second apart, shortly ahead (round 14: 2 s ahead, where this took 8 s and
+    # waited out the end of the minute; a fire time past 59 s wraps into the next minute). The
+    # scheduler below must be started and shut down before the first: when it was not (a loaded
+    # machine), the attempt is made again on a new file with the fire times further ahead.
+    for attempt in range(6):
+        db_path = tmp_path / f"attempt-{attempt}.db"
+        seed(db_path)
         now = datetime.now(timezone.utc)
-    # 8 s of head room: the scheduler below must be started and shut down before the first fire
-    # (the 3 s this test used to leave is tight on a loaded 2-core machine)
-    first, second = now.second + 8, now.second + 9
-    settings = SchedulerSettings(cron={"second": f"{first},{second}"})  # fires twice a minute, at these seconds
-    down = ConsolidationScheduler(db_path, settings)
-    stored_next = down.start()
-    down.shutdown()  # the process goes down before either fire time
-    assert stored_next.second == first
-    time.sleep(max(0.0, (stored_next - datetime.now(timezone.utc)).total_seconds()) + 1.6)  # both fires missed
+        first_at = now.replace(microsecond=0) + timedelta(seconds=2 + 2 * attempt)
+        second_at = first_at + timedelta(seconds=1)
+        # fires twice a minute, at these seconds
+        settings = SchedulerSettings(cron={"second": f"{first_at.second},{second_at.second}"})
+        down = ConsolidationScheduler(db_path, settings)
+        stored_next = down.start()
+        down.shutdown()  # the process goes down before either fire time
+        if datetime.now(timezone.utc) < first_at:
+            break
+    else:
+        pytest.fail("starting and stopping a scheduler took longer than 12 s, six times")
+    assert stored_next == first_at
+    # both fires missed (a wait on the clock)
+    assert wait_for(lambda: datetime.now(timezone.utc) > second_at + timedelta(seconds=0.5), 30)
 
     results = []
     up = ConsolidationScheduler(db_path, settings, on_result=results.append)
     up.start()
     try:
         assert wait_for(lambda: results, 120)
-        time.sleep(1.0)  # no second catch-up run arrives
+        # no second catch-up run comes (round 14, where this slept 1 s): the job's next run is the
+        # next minute's first fire (the scheduler moves it on right after it submits the coalesced run)
+        assert wait_for(lambda: up.next_run_time() == first_at + timedelta(minutes=1), 60), up.next_run_time()
     finally:
         up.shutdown()
     assert len(results) == 1 and results[0]["ran"]
-    assert datetime.fromisoformat(results[0]["fire_time"]).second == second  # the two missed fires collapsed
+    assert datetime.fromisoformat(results[0]["fire_time"]) == second_at  # the two missed fires collapsed
     assert results[0]["missed_fires"] == 1  # the fire at `first`, folded into the run for `second`
     with memfold.MemFold(db_path) as mf:
         leases = lease.list_leases(mf.storage, JOB_ID)
-        assert [(datetime.fromtimestamp(x.fire_time, timezone.utc).second, x.outcome) for x in leases] == [(second, "ok")]
+        assert [(datetime.fromtimestamp(x.fire_time, timezone.utc), x.outcome) for x in leases] == [(second_at, "ok")]
         assert {r.status for r in mf.memory.list(NS, "episodic", include_inactive=True)} == {"consumed"}
 
 
@@ -163,9 +173,8 @@ def test_several_worker_processes_run_each_fire_time_once_and_stop_cleanly(backe
                     p.kill()
                     raise AssertionError(f"worker said {early[p.pid]!r}, stderr: {p.communicate(timeout=60)[1]}")
                 early[p.pid].append(line)
-        time.sleep(4.5)
-        # at least three fire times finished before the stop (a heavily loaded machine may need
-        # longer than 4.5 s for them); the assertions below need three runs to compare
+        # at least three fire times finished before the stop: the assertions below need three runs
+        # to compare (round 14: a wait for them alone, where a bare 4.5 s sleep came first)
         assert wait_for(lambda: _finished_runs(db_path) >= 3, 180), _finished_runs(db_path)
     finally:
         for p in procs:
@@ -211,7 +220,9 @@ STARTER = textwrap.dedent("""
     import sys, time
     from memfold.consolidation.scheduler import ConsolidationScheduler
     s = ConsolidationScheduler(sys.argv[1])
-    while time.time() < float(sys.argv[2]):  # every job store starts at the same moment
+    print("ready", flush=True)
+    go = float(sys.stdin.readline())
+    while time.time() < go:  # every job store starts at the same moment
         time.sleep(0.001)
     s.start()
     s.shutdown()
@@ -220,9 +231,16 @@ STARTER = textwrap.dedent("""
 
 
 def test_schedulers_starting_together_on_a_fresh_file_do_not_race(db_path):
-    go = time.time() + 4.0  # every process has opened the file and waits by then
-    procs = [subprocess.Popen([sys.executable, "-c", STARTER, str(db_path), str(go)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [subprocess.Popen([sys.executable, "-c", STARTER, str(db_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    # every process has opened the file and waits (round 14: told when to start once all say so,
+    # where a start 4 s ahead was fixed up front)
+    said = [p.stdout.readline().strip() for p in procs]
+    assert said == ["ready"] * 4, [p.communicate(timeout=120)[1] for p in procs]
+    go = repr(time.time() + 0.2) + "\n"
+    for p in procs:
+        p.stdin.write(go)
+        p.stdin.flush()
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], [e for _, e in outs]
     with memfold.MemFold(db_path) as mf:
