@@ -381,7 +381,9 @@ class ToolCall(BaseModel):
 class ChatMessage(_Body):
     """One turn in the OpenAI chat-message shape, plus memfold's optional fields."""
 
-    role: Literal["user", "assistant", "tool", "system"]
+    role: Literal["user", "assistant", "tool", "system", "developer"] = Field(
+        description="'developer' (the system role of OpenAI's newer models) is stored as a system turn, "
+                    "with metadata.role = 'developer'.")
     content: str | list[dict[str, Any]] | None = Field(
         None, description="Text, or OpenAI content parts ([{'type': 'text', 'text': ...}, ...]): the turn's text "
                           "is its text parts joined by newlines and the parts are kept in metadata.content_parts.")

@@ -1,0 +1,88 @@
+"""Round 15, r15qa: a new user's pass and the review leftovers of issues 18 and 20 (each test
+failed before its fix)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memfold import InvalidInput, LogicalClock, MemFold
+from memfold.cli import cli
+
+NS = "acme/dana"
+DEVELOPER = {"role": "developer", "content": "Always answer in formal English and cite the order id."}
+
+
+def open_mf(path: Path) -> MemFold:
+    return MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
+
+
+def dump(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+# -- OpenAI's developer role -------------------------------------------------------------------
+def test_a_developer_message_is_a_system_standing_instruction_that_keeps_its_role(tmp_path):
+    with open_mf(tmp_path / "m.db") as mf:
+        conv = mf.conversation("c", namespace=NS)
+        tid = conv.append(DEVELOPER)
+        for i in range(30):  # a long conversation: the system turn is never folded away
+            conv.append({"role": "user", "content": f"Question {i} about the parcel and its many stops."})
+            conv.append({"role": "assistant", "content": f"Answer {i}: the parcel is still on its way."})
+        turn = conv.turns_by_id([tid])[tid]
+        assert turn.role == "system" and turn.metadata["role"] == "developer"
+        ctx = conv.context(budget=120)
+        assert {"role": "system", "content": DEVELOPER["content"]} in [
+            {k: m[k] for k in ("role", "content")} for m in ctx.messages]
+        with pytest.raises(InvalidInput, match="metadata key\\(s\\) role are reserved"):
+            conv.append({**DEVELOPER, "metadata": {"role": "x"}})
+        with pytest.raises(InvalidInput, match="role must be one of user, assistant, tool, system, developer"):
+            conv.append({"role": "moderator", "content": "hi"})
+
+
+def test_developer_messages_come_in_through_jsonl_http_and_mcp(tmp_path):
+    path = tmp_path / "m.db"
+    lines = tmp_path / "chat.jsonl"
+    lines.write_text(json.dumps(DEVELOPER) + "\n" + json.dumps({"role": "user", "content": "Hello"}) + "\n")
+    open_mf(path).close()
+    result = CliRunner().invoke(cli, ["ingest", str(path), "-c", "j", "-n", NS, str(lines)])
+    assert result.exit_code == 0, result.output
+    with open_mf(path) as mf:
+        first = mf.conversation("j").history()[0]
+        assert (first.role, first.metadata.get("role")) == ("system", "developer")
+        from memfold.integrations.mcp import MemfoldTools
+
+        added = MemfoldTools(mf, reader=None).call("append", {"conversation": "m", "namespace": NS, **DEVELOPER})
+        turn = mf.conversation("m").history()[0]
+        assert added.data["id"] == turn.id and turn.role == "system" and turn.metadata == {"role": "developer"}
+        pytest.importorskip("fastapi")
+        from fastapi.testclient import TestClient
+
+        from memfold.integrations.http import create_app
+
+        with TestClient(create_app(mf)) as client:
+            reply = client.post("/v1/conversations/j/turns", json={"messages": [DEVELOPER]})
+            assert reply.status_code == 201, reply.text
+        turn = mf.conversation("j").history()[-1]
+        assert turn.role == "system" and turn.metadata == {"role": "developer"}
+
+
+def test_a_langchain_developer_message_is_archived_as_a_system_turn_that_says_so(tmp_path):
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import SystemMessage
+
+    from memfold.integrations.langgraph import message_to_turn
+
+    message = SystemMessage(content=DEVELOPER["content"], additional_kwargs={"__openai_role__": "developer"}, id="m1")
+    with open_mf(tmp_path / "m.db") as mf:
+        conv = mf.conversation("c", namespace=NS)
+        turn = conv.turns_by_id([tid := conv.append(message_to_turn(message))])[tid]
+        assert turn.role == "system" and turn.metadata == {"langchain_id": "m1", "role": "developer"}
