@@ -781,6 +781,16 @@ class MemFold:
         """
         return self.storage.meta.schema_version()
 
+    def holdings(self) -> dict[str, int]:
+        """What the file holds, every namespace and state counted: ``conversations``, ``turns``,
+        ``cards``, ``memory_records`` and ``protected_records`` (``memfold init`` on an existing
+        file prints them)."""
+        return {"conversations": len(self.storage.archive.conversation_ids()),
+                "turns": self.storage.archive.count_turns(),
+                "cards": sum(self.storage.cards.count_by_depth().values()),
+                "memory_records": self.storage.records.count_records(),
+                "protected_records": self.storage.protected.count_all()}
+
     def revert(self, record_id: int, *, cause: str = "manual") -> RevertOutcome:
         """Revert a retired or evicted memory record and report what that did to the others.
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,12 @@ from memfold.cli import cli
 
 NS = "acme/dana"
 DEVELOPER = {"role": "developer", "content": "Always answer in formal English and cite the order id."}
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real ``memfold`` command in its own process."""
+    return subprocess.run([sys.executable, "-c", "from memfold.cli import cli; cli()", *args],
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def open_mf(path: Path) -> MemFold:
@@ -86,3 +94,32 @@ def test_a_langchain_developer_message_is_archived_as_a_system_turn_that_says_so
         conv = mf.conversation("c", namespace=NS)
         turn = conv.turns_by_id([tid := conv.append(message_to_turn(message))])[tid]
         assert turn.role == "system" and turn.metadata == {"langchain_id": "m1", "role": "developer"}
+
+
+# -- memfold init on an existing file ---------------------------------------------------------
+def test_init_on_an_existing_file_says_it_existed_and_what_it_holds(tmp_path):
+    path = tmp_path / "agent.db"
+    runner = CliRunner()
+    first = runner.invoke(cli, ["init", str(path)])
+    assert first.exit_code == 0 and first.output.startswith(f"initialised {path} (")
+    with MemFold(path, embedder=None) as mf:
+        mf.conversation("c", namespace=NS).append({"role": "user", "content": "Hello there."})
+        mf.memory.write(NS, "semantic", "Dana prefers email")
+    before = dump(path)
+    again = runner.invoke(cli, ["init", str(path)])
+    assert again.exit_code == 0, again.output
+    assert again.output.startswith(f"{path} already existed: nothing was reset (")
+    assert "it holds 1 conversation, 1 turn, 0 cards, 1 memory record, 0 protected records" in again.output
+    data = json.loads(runner.invoke(cli, ["init", str(path), "--json"]).output)
+    assert data["created"] is False and data["holds"]["turns"] == 1 and data["holds"]["memory_records"] == 1
+    other = runner.invoke(cli, ["init", str(path), "--tokens", "words"])
+    assert other.exit_code == 1 and "counts tokens with tiktoken:cl100k_base: --tokens words cannot change" in other.output
+    assert "Traceback" not in other.output and dump(path) == before
+    assert json.loads(runner.invoke(cli, ["init", str(tmp_path / "new.db"), "--json"]).output)["created"] is True
+
+
+def test_a_library_warning_is_one_warning_line_on_the_cli(tmp_path):
+    result = run_cli("init", str(tmp_path / "n.db"), "--tokens", "gpt-17")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ("Warning: tiktoken does not know the model 'gpt-17': counting its tokens with "
+                             "cl100k_base (pass token_counter='o200k_base' or 'cl100k_base' to choose)\n")
