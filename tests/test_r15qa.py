@@ -123,3 +123,58 @@ def test_a_library_warning_is_one_warning_line_on_the_cli(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr == ("Warning: tiktoken does not know the model 'gpt-17': counting its tokens with "
                              "cl100k_base (pass token_counter='o200k_base' or 'cl100k_base' to choose)\n")
+
+
+# -- orphan tool results ------------------------------------------------------------------------
+def call(call_id: str) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+
+
+def chat_api_errors(messages: list[dict]) -> list[str]:
+    """What OpenAI's chat API refuses about tool messages: each must answer a call of the assistant
+    message right before it (or before the tool messages right before it)."""
+    errors, open_calls = [], set()
+    for n, m in enumerate(messages):
+        if m["role"] == "tool":
+            if m.get("tool_call_id") not in open_calls:
+                errors.append(f"message {n}: tool message answers no preceding call")
+        else:
+            open_calls = {c["id"] for c in m.get("tool_calls") or ()}
+    return errors
+
+
+def test_an_orphan_tool_result_is_kept_and_compiled_as_a_marked_user_message(tmp_path):
+    with open_mf(tmp_path / "m.db") as mf:
+        conv = mf.conversation("c", namespace=NS)
+        conv.append({"role": "user", "content": "What does the policy say?"})
+        orphan = conv.append({"role": "tool", "tool_call_id": "call_9", "name": "search policy",
+                              "content": "after the window a 10% restocking fee applies"})
+        conv.append(call("call_1"))
+        paired = conv.append({"role": "tool", "tool_call_id": "call_1", "content": "ORD-3300 shipped"})
+        wrong = conv.append({"role": "tool", "tool_call_id": "call_2", "content": "answers another call"})
+        turns = conv.turns_by_id([orphan])
+        assert turns[orphan].role == "tool" and turns[orphan].tool_call_id == "call_9"  # archived verbatim
+        ctx = conv.context(budget=1000)
+        assert chat_api_errors(ctx.messages) == []
+        assert ctx.orphan_results == [f"t{orphan}", f"t{wrong}"]
+        assert {"role": "user", "content": "after the window a 10% restocking fee applies",
+                "name": "tool_search_policy"} in ctx.messages
+        assert {"role": "tool", "content": "ORD-3300 shipped", "tool_call_id": "call_1"} in ctx.messages
+        assert ctx.to_dict()["orphan_results"] == ctx.orphan_results and f"t{paired}" not in ctx.orphan_results
+        # the same tokens as before: the text is shown unchanged
+        assert ctx.total_tokens == conv.window_status(budget=1000)["tokens"]
+
+
+def test_compiled_contexts_stay_valid_for_the_chat_api_as_the_window_folds(tmp_path):
+    with open_mf(tmp_path / "m.db") as mf:
+        conv = mf.conversation("c", namespace=NS)
+        for i in range(40):
+            conv.append({"role": "user", "content": f"Step {i}: check order ORD-{i} for the customer please."})
+            if i % 3 == 0:
+                conv.append({"role": "tool", "tool_call_id": f"lost_{i}", "content": f"log line {i} of the tool"})
+            conv.append(call(f"call_{i}"))
+            conv.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"ORD-{i} is on its way"})
+            ctx = conv.context(budget=200, hot_turns=4)
+            assert chat_api_errors(ctx.messages) == [], i
+        assert ctx.total_tokens <= 200
