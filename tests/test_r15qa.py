@@ -178,3 +178,32 @@ def test_compiled_contexts_stay_valid_for_the_chat_api_as_the_window_folds(tmp_p
             ctx = conv.context(budget=200, hot_turns=4)
             assert chat_api_errors(ctx.messages) == [], i
         assert ctx.total_tokens <= 200
+
+
+# -- a rule naming a kind of secret holds no secret --------------------------------------------
+RULES = json.loads((Path(__file__).parent / "data" / "secret_rule_phrasings.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("text", RULES["no_value"])
+def test_a_rule_naming_a_kind_of_secret_is_no_secret(text):
+    from memfold import SecretDetector
+
+    assert SecretDetector().detect({"role": "user", "content": text}) == []
+
+
+@pytest.mark.parametrize("text", RULES["with_value"])
+def test_a_rule_that_carries_a_secret_still_hides_it(text):
+    from memfold import SecretDetector
+
+    assert SecretDetector().detect({"role": "user", "content": text}) != []
+
+
+def test_a_rule_about_the_password_reaches_the_context_for_every_reader(tmp_path):
+    with open_mf(tmp_path / "m.db") as mf:
+        conv = mf.conversation("c", namespace=NS)
+        rule = conv.append({"role": "user", "content": "Never share your password with anyone."})
+        secret = conv.append({"role": "user", "content": "My password is BlueSky99!"})
+        turns = conv.turns_by_id([rule, secret])
+        assert "secret" not in turns[rule].labels and "secret" in turns[secret].labels
+        texts = [m["content"] for m in conv.context(budget=1000, reader=[]).messages]
+        assert "Never share your password with anyone." in texts and not any("BlueSky99" in t for t in texts)
