@@ -956,6 +956,9 @@ class MemFold:
 
         self.window.with_overrides(overrides)  # a bad setting fails before the file is read
         messages, fields = read_import(path, self.clock)  # every line validated first: a bad line appends nothing
+        if not messages:  # as ingest_jsonl: an empty file made an empty conversation (round 15)
+            raise InvalidInput(f"{path} holds no messages: nothing to append (give a JSONL file with one chat "
+                               "message per line)")
         conv = self._conversation(conversation_id, namespace=namespace, create=True,
                                   labels=self._import_labels(path, None, fields.labels), warn=False)
         readings = []

@@ -280,7 +280,7 @@ def export(db: str, conversation_id: str, output: str, with_times: bool, tree_di
     if tree_dir is not None:
         check_output_path(tree_dir, "--tree", folder=True)
     else:
-        check_output_path(output, "--output")
+        check_output_path(output, "--output", keep=[(db, "the database")])
     mf = open_db(db)
     conv = mf.conversation(conversation_id, create=False)
     if tree_dir is not None:

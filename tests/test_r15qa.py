@@ -207,3 +207,44 @@ def test_a_rule_about_the_password_reaches_the_context_for_every_reader(tmp_path
         assert "secret" not in turns[rule].labels and "secret" in turns[secret].labels
         texts = [m["content"] for m in conv.context(budget=1000, reader=[]).messages]
         assert "Never share your password with anyone." in texts and not any("BlueSky99" in t for t in texts)
+
+
+# -- a new user's pass: the CLI --------------------------------------------------------------------
+def seeded(path: Path) -> None:
+    with open_mf(path) as mf:
+        conv = mf.conversation("c1", namespace=NS)
+        conv.append({"role": "user", "content": "Where is ORD-3300?"})
+        conv.append({"role": "assistant", "content": "Shipped on May 3."})
+
+
+@pytest.mark.parametrize("target", ["agent.db", "agent.db-wal", "agent.db-shm"])
+def test_export_onto_the_database_itself_is_refused_and_the_database_survives(tmp_path, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    seeded(tmp_path / "agent.db")
+    before = dump(tmp_path / "agent.db")
+    result = CliRunner().invoke(cli, ["export", "agent.db", "-c", "c1", "-o", target])
+    assert result.exit_code == 1
+    assert "it is the database (agent.db): writing there would destroy it" in result.output
+    assert dump(tmp_path / "agent.db") == before
+
+
+def test_replay_never_writes_its_report_or_database_over_its_source(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "t.jsonl"
+    source.write_text('{"role": "user", "content": "Hello"}\n', encoding="utf-8")
+    text = source.read_text(encoding="utf-8")
+    for args in (["--db", "r.db", "--json", "t.jsonl"], ["--db", "t.jsonl"]):
+        result = CliRunner().invoke(cli, ["replay", "t.jsonl", *args])
+        assert result.exit_code == 1 and "it is the replayed source (t.jsonl)" in result.output
+        assert source.read_text(encoding="utf-8") == text and not (tmp_path / "r.db").exists()
+
+
+def test_memfold_window_on_an_empty_file_makes_no_conversation(tmp_path):
+    path = tmp_path / "agent.db"
+    seeded(path)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    before = dump(path)
+    result = CliRunner().invoke(cli, ["window", str(path), "-c", "c3", str(empty)])
+    assert result.exit_code == 1 and "holds no messages: nothing to append" in result.output
+    assert dump(path) == before
