@@ -266,3 +266,18 @@ def test_jsonl_lines_json_readers_disagree_on_are_refused_whole(tmp_path, line, 
     result = run_cli("ingest", str(path), "-c", "c1", str(source))
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert words in result.stderr and dump(path) == before
+
+
+# -- a new user's pass: the facade -------------------------------------------------------------
+@pytest.mark.parametrize("method, scope, known", [
+    ("erase", {"turn": "t1"}, "it takes namespace, conversation_id, turn_ids, record_ids, protected_ids, cause"),
+    ("erase_plan", {"conversation": "c1"}, "it takes namespace, conversation_id, turn_ids, record_ids, protected_ids"),
+])
+def test_erase_with_an_unknown_scope_name_is_a_clear_error(tmp_path, method, scope, known):
+    path = tmp_path / "agent.db"
+    seeded(path)
+    before = dump(path)
+    with open_mf(path) as mf:
+        with pytest.raises(InvalidInput, match=f"{method}: unknown argument\\(s\\) {next(iter(scope))}: {known}"):
+            getattr(mf, method)(**scope)
+    assert dump(path) == before
