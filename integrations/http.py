@@ -1109,6 +1109,11 @@ def _error(status: int, message: str, type_name: str, headers: dict[str, str] | 
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
+        if err.get("type") == "json_invalid":  # was "1: JSON decode error" (round 15)
+            ctx = err.get("ctx") or {}
+            at = err.get("loc", ())[-1] if err.get("loc") else "?"
+            parts.append(f"the body is not valid JSON ({ctx.get('error', 'cannot decode it')} at character {at})")
+            continue
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return "; ".join(parts)

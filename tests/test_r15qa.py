@@ -281,3 +281,20 @@ def test_erase_with_an_unknown_scope_name_is_a_clear_error(tmp_path, method, sco
         with pytest.raises(InvalidInput, match=f"{method}: unknown argument\\(s\\) {next(iter(scope))}: {known}"):
             getattr(mf, method)(**scope)
     assert dump(path) == before
+
+
+# -- a new user's pass: HTTP -------------------------------------------------------------------
+def test_a_body_that_is_not_json_is_named_so_over_http(tmp_path):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from memfold.integrations.http import create_app
+
+    path = tmp_path / "agent.db"
+    seeded(path)
+    before = dump(path)
+    with open_mf(path) as mf, TestClient(create_app(mf)) as client:
+        reply = client.post("/v1/conversations/c1/turns", content=b'{"messages": [', headers={"content-type": "application/json"})
+    assert reply.status_code == 422
+    assert reply.json() == {"error": "the body is not valid JSON (Expecting value at character 14)", "type": "InvalidInput"}
+    assert dump(path) == before
