@@ -298,3 +298,15 @@ def test_a_body_that_is_not_json_is_named_so_over_http(tmp_path):
     assert reply.status_code == 422
     assert reply.json() == {"error": "the body is not valid JSON (Expecting value at character 14)", "type": "InvalidInput"}
     assert dump(path) == before
+
+
+def test_tool_call_arguments_that_are_no_json_string_are_refused(tmp_path):
+    path = tmp_path / "agent.db"
+    seeded(path)
+    before = dump(path)
+    bad = {"role": "assistant", "content": None,
+           "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}
+    with open_mf(path) as mf:
+        with pytest.raises(InvalidInput, match=r"tool_calls\[0\].function.arguments must be a JSON string.*got dict"):
+            mf.conversation("c1").append(bad)
+    assert dump(path) == before

@@ -107,6 +107,9 @@ def _check_tool_calls(value: object, where: str) -> list[dict[str, Any]] | None:
         fn = call.get("function")
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn.get("name"):
             raise InvalidInput(f"{where}tool_calls[{i}] needs a 'function' with a 'name'")
+        if "arguments" in fn and not isinstance(fn["arguments"], str):  # round 15: kept, then every API call failed
+            raise InvalidInput(f"{where}tool_calls[{i}].function.arguments must be a JSON string, as chat APIs "
+                               f"send and require it, got {type(fn['arguments']).__name__}: pass json.dumps(...) of it")
     try:
         json.dumps(value)
     except (TypeError, ValueError) as exc:
