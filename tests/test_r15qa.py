@@ -310,3 +310,17 @@ def test_tool_call_arguments_that_are_no_json_string_are_refused(tmp_path):
         with pytest.raises(InvalidInput, match=r"tool_calls\[0\].function.arguments must be a JSON string.*got dict"):
             mf.conversation("c1").append(bad)
     assert dump(path) == before
+
+
+def test_compact_names_a_long_list_of_new_cards_in_one_short_line(tmp_path):
+    path = tmp_path / "agent.db"
+    with open_mf(path) as mf:
+        mf.conversation("c", namespace=NS).append_many(
+            [{"role": "user", "content": f"turn {i} the refund for order ORD-{i} needs the receipt"} for i in range(300)],
+            compact=False)
+    result = CliRunner().invoke(cli, ["compact", str(path), "-c", "c", "--budget", "200"])
+    assert result.exit_code == 0, result.output
+    line = result.output.strip()
+    assert " ... " in line and "in all; --json lists them)" in line and len(line) < 300, line
+    data = json.loads(CliRunner().invoke(cli, ["compact", str(path), "-c", "c", "--budget", "150", "--json"]).output)
+    assert isinstance(data["cards"], list)
