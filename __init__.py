@@ -11,7 +11,7 @@ import os
 import threading
 import warnings
 import weakref
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import sqlite_utils
 
@@ -135,6 +135,17 @@ def _warn_counter_mismatch(where: Any, stored: str, given: str) -> None:
         f"this memory records token counter {stored!r} (its turns and cards were counted with it), but "
         f"token_counter={given!r} was given: new counts use {given!r}, so budgets add up figures of both; leave "
         f"token_counter out to count with {stored!r}", UserWarning, stacklevel=4)
+
+
+#: the scope names :meth:`MemFold.erase` and :meth:`MemFold.erase_plan` take
+_ERASE_SCOPE = ("namespace", "conversation_id", "turn_ids", "record_ids", "protected_ids")
+
+
+def _check_scope_names(method: str, given: Mapping[str, Any], known: tuple[str, ...]) -> None:
+    """Refuse a keyword ``method`` does not take as one clear error (a ``TypeError`` before)."""
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise InvalidInput(f"{method}: unknown argument(s) {', '.join(unknown)}: it takes {', '.join(known)}")
 
 
 def _check_settings(*, clock: Any, token_counter: Any, embedder: Any, secrets: Any, extractor: Any,
@@ -683,7 +694,10 @@ class MemFold:
 
     def erase(self, **scope: Any) -> ErasurePlan:
         """Erase content by ``namespace=``, ``conversation_id=``, ``turn_ids=``, ``record_ids=`` or
-        ``protected_ids=``; ``vacuum=True`` also rewrites the file. See :meth:`Eraser.erase`."""
+        ``protected_ids=``; ``vacuum=True`` also rewrites the file. See :meth:`Eraser.erase`.
+
+        :raises InvalidInput: for a scope name it does not know (``turn="t1"``), naming the known ones."""
+        _check_scope_names("erase", scope, _ERASE_SCOPE + ("cause", "vacuum", "vacuum_wait"))
         return self.eraser.erase(**scope)
 
     def relabel(self, ref: str, labels: Iterable[str], *, cause: str = "") -> list[int]:
@@ -780,6 +794,16 @@ class MemFold:
         :returns: an integer >= 1 once the file is open (migrations run when it is opened).
         """
         return self.storage.meta.schema_version()
+
+    def holdings(self) -> dict[str, int]:
+        """What the file holds, every namespace and state counted: ``conversations``, ``turns``,
+        ``cards``, ``memory_records`` and ``protected_records`` (``memfold init`` on an existing
+        file prints them)."""
+        return {"conversations": len(self.storage.archive.conversation_ids()),
+                "turns": self.storage.archive.count_turns(),
+                "cards": sum(self.storage.cards.count_by_depth().values()),
+                "memory_records": self.storage.records.count_records(),
+                "protected_records": self.storage.protected.count_all()}
 
     def revert(self, record_id: int, *, cause: str = "manual") -> RevertOutcome:
         """Revert a retired or evicted memory record and report what that did to the others.
@@ -878,6 +902,7 @@ class MemFold:
         :raises InvalidInput: when no scope is given, or an id is not an integer.
         :raises NotFound: for an unknown id, or a namespace nothing belongs to.
         """
+        _check_scope_names("erase_plan", scope, _ERASE_SCOPE)
         return self.eraser.plan(**scope)
 
     def consolidate_all(self, namespaces: Iterable[str] | None = None, *, include_turns: bool = False,
@@ -946,6 +971,9 @@ class MemFold:
 
         self.window.with_overrides(overrides)  # a bad setting fails before the file is read
         messages, fields = read_import(path, self.clock)  # every line validated first: a bad line appends nothing
+        if not messages:  # as ingest_jsonl: an empty file made an empty conversation (round 15)
+            raise InvalidInput(f"{path} holds no messages: nothing to append (give a JSONL file with one chat "
+                               "message per line)")
         conv = self._conversation(conversation_id, namespace=namespace, create=True,
                                   labels=self._import_labels(path, None, fields.labels), warn=False)
         readings = []

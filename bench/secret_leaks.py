@@ -18,7 +18,9 @@ dialogues of the archive that no persona names and the spaceship_access_codes di
 conversation per persona name of each part (:func:`memfold.replay.formats.read_star_dialogues`,
 which reads the tar.xz), checked the same way. The round-3 sets are in-sample now: both were
 tuned on. ``--cost`` counts the turns the detector labels secret where there is no secret to
-find: LoCoMo dev and the non-bank STAR dialogues of ``dialogues_service``.
+find: LoCoMo dev and the non-bank STAR dialogues of ``dialogues_service``, and (round 15) the
+user rules of ``tests/data/secret_rule_phrasings.json`` that name a kind of secret without a value
+("Never share your password with anyone."), beside its rules that carry one (all must stay secret).
 
     python bench/secret_leaks.py [--set tuning|check|both|fresh] [--failures] [--cost] [--json OUT]
 """
@@ -41,6 +43,8 @@ DATA = REPO.parent / "shared" / "data" / "star"
 SPLIT = REPO / "tests" / "data" / "star_secret_split.json"
 FRESH = REPO / "tests" / "data" / "star_secret_fresh.json"
 LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+#: round 15: user rules that name a kind of secret without a value, and rules that carry one
+RULES = REPO / "tests" / "data" / "secret_rule_phrasings.json"
 
 
 def measure(persona: str, workdir: Path, *, failures: bool = False, n: int = 0,
@@ -140,6 +144,8 @@ def cost(*, failures: bool = False) -> dict:
             for e in dialogue.get("Events", [])
             if ((e.get("Agent"), e.get("Action")) in (("User", "utter"), ("Wizard", "utter"), ("Wizard", "pick_suggestion"))
                 and (e.get("Text") or "").strip())])
+    rules = json.loads(RULES.read_text(encoding="utf-8"))
+    groups["rules"] = [[{"role": "user", "content": text}] for text in rules["no_value"]]
     for name, convs in groups.items():
         turns = labelled = 0
         for conv in convs:
@@ -151,6 +157,9 @@ def cost(*, failures: bool = False) -> dict:
                     labelled += 1
                     listing.append({"source": name, "role": turn["role"], "text": turn["content"], "spans": spans})
         out[name] = {"turns": turns, "labelled_secret": labelled}
+    held = [text for text in rules["with_value"] if not SecretDetector().detect({"role": "user", "content": text})]
+    out["rules_with_value"] = {"turns": len(rules["with_value"]), "labelled_secret": len(rules["with_value"]) - len(held),
+                               "missed": held}
     if failures:
         out["listing"] = listing
     return out
@@ -184,10 +193,13 @@ def main() -> None:
                     print(json.dumps(r, ensure_ascii=False)[:3000])
     if args.cost:
         figures = cost(failures=args.failures)
-        for name in ("locomo", "star_non_bank"):
+        for name in ("locomo", "star_non_bank", "rules"):
             f = figures[name]
             print(f"cost, {name}: {f['labelled_secret']} of {f['turns']} turns labelled secret "
                   f"({100 * f['labelled_secret'] / max(1, f['turns']):.2f}%)")
+        f = figures["rules_with_value"]
+        print(f"rules holding a value: {f['labelled_secret']} of {f['turns']} labelled secret (must be all)"
+              + (f"; missed: {f['missed']}" if f["missed"] else ""))
         for item in figures.get("listing", []):
             print(json.dumps(item, ensure_ascii=False)[:600])
         results.append({"set": "cost", **figures})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any
 
 import click
@@ -42,6 +43,12 @@ class MemfoldCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  line: str | None = None) -> str:
+    """A warning as the CLI prints it: ``Warning: <message>`` on one line (no file, line or code)."""
+    return "Warning: " + " ".join(part.strip() for part in str(message).splitlines() if part.strip()) + "\n"
+
+
 class MemfoldGroup(click.Group):
     """A click group that turns every :class:`MemfoldError` into one ``Error: ...`` line, exit 1.
 
@@ -52,6 +59,8 @@ class MemfoldGroup(click.Group):
     command_class = MemfoldCommand
 
     def invoke(self, ctx: click.Context) -> Any:
+        formatwarning = warnings.formatwarning
+        warnings.formatwarning = _warning_line  # a library warning is one "Warning: ..." line, no source
         try:
             return super().invoke(ctx)
         except MemfoldError as exc:
@@ -65,6 +74,8 @@ class MemfoldGroup(click.Group):
             if not isinstance(exc, ReportedError):
                 self._json_error(ctx, exc, exc.format_message())
             raise
+        finally:
+            warnings.formatwarning = formatwarning
 
     @staticmethod
     def _json_error(ctx: click.Context, exc: BaseException, message: str) -> None:

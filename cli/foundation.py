@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -37,19 +38,39 @@ from .core import (
                    "An existing file keeps its own.")
 @json_option
 def init(db: str, clock: str | None, token_counter: str | None, as_json: bool) -> None:
-    """Create (or upgrade) the database file DB."""
-    from .. import LogicalClock, SystemClock
+    """Create (or upgrade) the database file DB.
 
+    On a file that is already a memfold database nothing is made anew: it says so and what the
+    file holds (conversations, turns, cards, memory and protected records). An existing file keeps
+    its clock and token counter: --clock or --tokens naming others is refused, nothing written."""
+    from .. import LogicalClock, SystemClock, make_token_counter
+    from ..memory.paths import is_database_url
+
+    wanted = None if token_counter is None else make_token_counter(token_counter)  # a bad name: refused first
+    existed = not is_database_url(db) and os.path.isfile(db) and os.path.getsize(db) > 0
     chosen = None if clock is None else (LogicalClock() if clock == "logical" else SystemClock())
-    mf = open_db(db, must_exist=False, clock=chosen, token_counter=token_counter)
-    info = {"db": db, "schema_version": mf.schema_version(), "clock": mf.clock.kind,
-            "token_counter": mf.token_counter.id}
-    mf.close()
+    mf = open_db(db, must_exist=False, clock=chosen, token_counter=None if existed else wanted)
+    try:
+        info: dict[str, Any] = {"db": db, "schema_version": mf.schema_version(), "clock": mf.clock.kind,
+                                "token_counter": mf.token_counter.id}
+        if existed and wanted is not None and wanted.id != mf.token_counter.id:
+            raise InvalidInput(f"{db} already exists and counts tokens with {mf.token_counter.id}: --tokens "
+                               f"{token_counter} cannot change that (leave --tokens out, or init a new file)")
+        holds = mf.holdings()
+        existed = existed or any(holds.values())  # a server database that already held something
+        info.update(created=not existed, holds=holds)
+    finally:
+        mf.close()
     if as_json:
         emit_json(info)
-    else:
-        click.echo(f"initialised {db} (schema version {info['schema_version']}, {info['clock']} clock, "
-                   f"tokens counted with {info['token_counter']})")
+        return
+    settings = (f"schema version {info['schema_version']}, {info['clock']} clock, "
+                f"tokens counted with {info['token_counter']}")
+    if not existed:
+        click.echo(f"initialised {db} ({settings})")
+        return
+    held = ", ".join(plural(n, name.replace("_", " ").rstrip("s")) for name, n in holds.items())
+    click.echo(f"{db} already existed: nothing was reset ({settings}); it holds {held}")
 
 
 @cli.command()
@@ -259,7 +280,7 @@ def export(db: str, conversation_id: str, output: str, with_times: bool, tree_di
     if tree_dir is not None:
         check_output_path(tree_dir, "--tree", folder=True)
     else:
-        check_output_path(output, "--output")
+        check_output_path(output, "--output", keep=[(db, "the database")])
     mf = open_db(db)
     conv = mf.conversation(conversation_id, create=False)
     if tree_dir is not None:

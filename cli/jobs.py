@@ -106,9 +106,9 @@ def replay(source: str | None, sample: bool, fmt: str | None, persona: str | Non
     from ..memory.paths import is_database_url
 
     if db is not None and not is_database_url(db):
-        check_output_path(db, "--db")
-    if json_out is not None:
-        check_output_path(json_out, "--json")  # before the replay runs, so its work is not lost
+        check_output_path(db, "--db", keep=[(source, "the replayed source")])
+    if json_out is not None:  # before the replay runs, so its work is not lost
+        check_output_path(json_out, "--json", keep=[(db, "the database"), (source, "the replayed source")])
     settings = ReplaySettings(budget_tokens=budget, output_reserve_tokens=output_reserve, hot_turns=hot_turns,
                               consolidate=not no_consolidate, detect_secrets=not no_secrets)
     err = Console(stderr=True)

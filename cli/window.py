@@ -51,6 +51,14 @@ def message_lines(message: dict[str, Any]) -> str:
     return "\n".join([f"{who}: {first}", *(f"  | {line}" for line in more)])
 
 
+def _card_list(cards: list[str], most: int = 12) -> str:
+    """``c1 c2 c3``, or for a long list its first and last five and the count (a compaction of
+    3,000 turns printed 632 ids on one line): ``--json`` lists them all."""
+    if len(cards) <= most:
+        return " ".join(cards)
+    return f"{' '.join(cards[:5])} ... {' '.join(cards[-5:])} ({len(cards)} in all; --json lists them)"
+
+
 def conversation_option(fn):
     """The required ``--conversation/-c ID`` option."""
     return click.option("--conversation", "-c", "conversation_id", required=True, help="Conversation id.")(fn)
@@ -97,7 +105,7 @@ def compact(db: str, conversation_id: str, target_tokens: int | None, as_json: b
         click.echo(f"{report.before_tokens} -> {report.after_tokens}/{report.usable_tokens} tokens: "
                    f"{report.leaf_folds} fold(s), {report.rollups} roll-up(s), {report.forced_rollups} forced, "
                    f"{len(report.failures)} summarizer failure(s)"
-                   + (f"; new cards {' '.join(report.cards)}" if report.cards else ""))
+                   + (f"; new cards {_card_list(report.cards)}" if report.cards else ""))
         for failure in report.failures:
             click.echo(f"failed: turns {failure['first_seq']}-{failure['last_seq']}: {failure['error']}", err=True)
     mf.close()

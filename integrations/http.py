@@ -381,7 +381,9 @@ class ToolCall(BaseModel):
 class ChatMessage(_Body):
     """One turn in the OpenAI chat-message shape, plus memfold's optional fields."""
 
-    role: Literal["user", "assistant", "tool", "system"]
+    role: Literal["user", "assistant", "tool", "system", "developer"] = Field(
+        description="'developer' (the system role of OpenAI's newer models) is stored as a system turn, "
+                    "with metadata.role = 'developer'.")
     content: str | list[dict[str, Any]] | None = Field(
         None, description="Text, or OpenAI content parts ([{'type': 'text', 'text': ...}, ...]): the turn's text "
                           "is its text parts joined by newlines and the parts are kept in metadata.content_parts.")
@@ -1107,6 +1109,11 @@ def _error(status: int, message: str, type_name: str, headers: dict[str, str] | 
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
+        if err.get("type") == "json_invalid":  # was "1: JSON decode error" (round 15)
+            ctx = err.get("ctx") or {}
+            at = err.get("loc", ())[-1] if err.get("loc") else "?"
+            parts.append(f"the body is not valid JSON ({ctx.get('error', 'cannot decode it')} at character {at})")
+            continue
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return "; ".join(parts)

@@ -510,12 +510,12 @@ def message_to_turn(message: Any) -> dict[str, Any] | None:
     from langchain_core.messages import convert_to_openai_messages
 
     chat = convert_to_openai_messages([message])[0]
-    role = {"developer": "system"}.get(chat["role"], chat["role"])
+    role = chat["role"]  # "developer" is archived as a system turn that keeps metadata["role"]
     turn: dict[str, Any] = {"role": role, "content": _text(chat.get("content", ""))}
     for field in ("name", "tool_call_id", "tool_calls"):
         if chat.get(field):
             turn[field] = chat[field]
-    if role not in ("user", "assistant", "tool", "system"):
+    if role not in ("user", "assistant", "tool", "system", "developer"):
         raise InvalidInput(f"a LangChain message of role {chat['role']!r} has no memfold turn role")
     if not turn["content"] and not turn.get("tool_calls"):
         return None

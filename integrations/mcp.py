@@ -115,7 +115,8 @@ def _own_definitions() -> list[dict[str, Any]]:
                         "turns fold into summary cards before it returns.",
          "parameters": {"type": "object", "properties": {
              "conversation": _CONVERSATION,
-             "role": {"type": "string", "enum": ["user", "assistant", "tool", "system"]},
+             "role": {"type": "string", "enum": ["user", "assistant", "tool", "system", "developer"],
+                      "description": "'developer' (OpenAI's newer system role) is stored as a system turn."},
              "content": {"type": ["string", "null"],
                          "description": "The message text (may be empty or null for an assistant turn that only "
                                         "calls tools)."},

@@ -15,7 +15,8 @@ set leaves it alone, and so does ``MEMFOLD_BLAS_THREADS=keep``; ``MEMFOLD_BLAS_T
 ``N``. It is the process's setting (OpenBLAS has no per-thread one in a pthreads build): the
 caller's own numpy products run on one thread too from then on. The thread count never changes a
 result (each output element is summed the same way; the bench's hit digests are the same).
-Without an OpenBLAS loaded (MKL, Accelerate, or no ``/proc/self/maps``) nothing is changed.
+OpenBLAS is found and set through ``threadpoolctl``; without an OpenBLAS loaded (MKL, Accelerate)
+nothing is changed.
 
 ::
 
@@ -26,7 +27,6 @@ Without an OpenBLAS loaded (MKL, Accelerate, or no ``/proc/self/maps``) nothing 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 from typing import Any, Callable, Mapping
@@ -40,8 +40,6 @@ from .errors import InvalidInput
 BLAS_THREADS_ENV = "MEMFOLD_BLAS_THREADS"
 #: the variables through which a caller chooses OpenBLAS's threads itself (memfold then keeps them)
 CHOSEN = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-_SETTERS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads")
-_GETTERS = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads")
 
 _lock = threading.Lock()
 _applied = False
@@ -68,31 +66,33 @@ def planned_threads(environ: Mapping[str, str]) -> int | None:
 
 def _openblas() -> list[tuple[Callable[[int], Any], Callable[[], int]]]:
     """``[(set_num_threads, get_num_threads)]`` of every OpenBLAS this process loaded, numpy's first
-    (another package may carry its own copy: each has its own pool)."""
+    (another package may carry its own copy: each has its own pool), found by ``threadpoolctl``.
+
+    threadpoolctl (3.8) lets only one Python thread, the first to set a count, change a pthreads
+    OpenBLAS; memfold's setter gives that control back after its one change (it clears it only when
+    it took it), so a caller's own ``threadpool_limits`` from any thread still works afterwards."""
     global _found
     if _found is not False:
         return _found  # type: ignore[return-value]
-    found = []
     try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            paths = {parts[5].strip() for parts in (line.split(None, 5) for line in maps)
-                     if len(parts) == 6 and "openblas" in parts[5].lower() and ".so" in parts[5]}
-    except OSError:
-        paths = set()
-    numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
-    for path in sorted(paths, key=lambda p: (not p.startswith(os.path.join(numpy_dir, "numpy")), p)):
-        try:
-            lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)  # loaded already
-        except OSError:
-            continue
-        setter = next((getattr(lib, n) for n in _SETTERS if hasattr(lib, n)), None)
-        getter = next((getattr(lib, n) for n in _GETTERS if hasattr(lib, n)), None)
-        if setter is not None and getter is not None:
-            setter.argtypes, setter.restype = [ctypes.c_int], None
-            getter.argtypes, getter.restype = [], ctypes.c_int
-            found.append((setter, getter))
-    _found = found
-    return found
+        from threadpoolctl import OpenBLASController, ThreadpoolController
+        controllers = ThreadpoolController().select(internal_api="openblas").lib_controllers
+    except Exception:  # noqa: BLE001 - no threadpoolctl, or a library it cannot read: leave BLAS alone
+        controllers = []
+    numpy_dir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy")
+    controllers = sorted(controllers, key=lambda c: (not str(c.filepath).startswith(numpy_dir), str(c.filepath)))
+
+    def pair(controller: Any) -> tuple[Callable[[int], Any], Callable[[], int]]:
+        def set_threads(threads: int) -> None:
+            controller.set_num_threads(int(threads))
+            clear = getattr(OpenBLASController, "clear_controlling_thread", None)  # threadpoolctl >= 3.8
+            if clear is not None:
+                clear()  # only if this thread took control here
+
+        return set_threads, controller.get_num_threads
+
+    _found = [pair(c) for c in controllers]
+    return _found
 
 
 def blas_threads() -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 
 from .errors import InvalidInput
 
@@ -47,7 +48,15 @@ def check_database_target(target: object) -> None:
                            f"{', '.join(DATABASE_URL_SCHEMES)} URL")
 
 
-def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = False,
+                      keep: Iterable[tuple[str | os.PathLike | None, str]] = ()) -> None:
     """Refuse an output path that cannot be written, before any work runs (so none is lost).
 
     For a file: it must not be a folder, its folder must exist, and a file must be creatable or
@@ -59,6 +68,9 @@ def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = Fa
     :param path: the file (or folder) about to be written.
     :param option: the option or argument name shown in the message, e.g. ``"--json"``.
     :param folder: check a folder to be created or filled instead of a file.
+    :param keep: ``(path, what)`` pairs the output must not be: the database (and its ``-wal``,
+        ``-shm`` and ``-journal`` files) or an input file; ``memfold export agent.db -o agent.db``
+        truncated the database it was reading (round 15). A ``None`` path or a database URL is skipped.
     :raises InvalidInput: ``cannot write --json /x/r.json: folder /x does not exist`` and the like.
     """
     path = os.fspath(path)
@@ -84,6 +96,13 @@ def check_output_path(path: str | os.PathLike, option: str, *, folder: bool = Fa
         except OSError as exc:
             refuse(f"cannot create a folder in {base} ({reason_of(exc)})")
         return
+    for kept, what in keep:
+        if kept is None or is_database_url(str(kept)):
+            continue
+        kept = os.fspath(kept)
+        names = [kept] + ([kept + suffix for suffix in ("-wal", "-shm", "-journal")] if what == "the database" else [])
+        if any(_same_file(path, name) for name in names):
+            refuse(f"it is {what} ({kept}): writing there would destroy it; choose another file")
     if os.path.isdir(path):
         refuse("it is a folder")
     parent = os.path.dirname(os.path.abspath(path))

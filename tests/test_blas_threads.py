@@ -64,3 +64,36 @@ def test_a_bad_setting_is_refused_before_the_file_is_created(tmp_path, monkeypat
     with pytest.raises(InvalidInput, match="MEMFOLD_BLAS_THREADS='all'"):
         memfold.MemFold(tmp_path / "m.db", embedder=HashingEmbedder(64))
     assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.skipif(embeddings_blas.blas_threads() is None, reason="numpy's BLAS here is not OpenBLAS")
+def test_memfold_finds_blas_through_threadpoolctl_and_leaves_the_caller_in_control(monkeypatch):
+    """The count memfold reads is threadpoolctl's, and after memfold set it once a caller's own
+    threadpoolctl limit from another thread still takes effect (threadpoolctl 3.8 lets only the
+    thread that set a pthreads OpenBLAS last change it, unless that thread gives control back)."""
+    import threading
+
+    from threadpoolctl import ThreadpoolController, threadpool_limits
+
+    def numpy_blas() -> int:
+        return ThreadpoolController().select(internal_api="openblas").lib_controllers[0].get_num_threads()
+
+    before = embeddings_blas.blas_threads()
+    assert before == numpy_blas()
+    for name in (*embeddings_blas.CHOSEN, embeddings_blas.BLAS_THREADS_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(embeddings_blas, "_applied", False)
+    seen = []
+    try:
+        assert embeddings_blas.limit_blas_threads() == 1 and numpy_blas() == 1
+
+        def caller() -> None:
+            with threadpool_limits(limits=3, user_api="blas"):
+                seen.append(numpy_blas())
+
+        worker = threading.Thread(target=caller)
+        worker.start()
+        worker.join(timeout=60)
+        assert seen == [3]
+    finally:
+        embeddings_blas._openblas()[0][0](before)

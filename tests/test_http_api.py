@@ -478,7 +478,8 @@ def test_the_openapi_document_names_every_error_status_and_both_key_schemes():
     for path, operations in doc["paths"].items():
         for method, op in operations.items():
             assert {"401", "403", "404", "409", "422", "503"} <= set(op["responses"]), (method, path)
-    assert doc["components"]["schemas"]["ChatMessage"]["properties"]["role"]["enum"] == ["user", "assistant", "tool", "system"]
+    assert doc["components"]["schemas"]["ChatMessage"]["properties"]["role"]["enum"] == ["user", "assistant", "tool", "system",
+                                                                                       "developer"]
 
 
 def test_explicit_nulls_mean_the_default(owner, mfw):

@@ -24,6 +24,8 @@ from ..memory.validation import check_count, check_id, check_labels, check_name,
 from ..memory.validation import metadata_json as _metadata_json
 
 ROLES = ("user", "assistant", "tool", "system")
+#: roles clients send for what memfold stores as ``system`` (the original is kept in ``metadata["role"]``)
+CLIENT_SYSTEM_ROLES = ("developer",)
 #: the longest append idempotency key, in characters (a UUID is 36, a hash hex digest 64)
 MAX_IDEMPOTENCY_KEY = 200
 
@@ -105,6 +107,9 @@ def _check_tool_calls(value: object, where: str) -> list[dict[str, Any]] | None:
         fn = call.get("function")
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn.get("name"):
             raise InvalidInput(f"{where}tool_calls[{i}] needs a 'function' with a 'name'")
+        if "arguments" in fn and not isinstance(fn["arguments"], str):  # round 15: kept, then every API call failed
+            raise InvalidInput(f"{where}tool_calls[{i}].function.arguments must be a JSON string, as chat APIs "
+                               f"send and require it, got {type(fn['arguments']).__name__}: pass json.dumps(...) of it")
     try:
         json.dumps(value)
     except (TypeError, ValueError) as exc:
@@ -128,6 +133,8 @@ def _client_fields(turn: Mapping[str, Any], where: str) -> tuple[dict[str, Any],
     * ``refusal``, ``audio``, ``function_call``, ``annotations`` set to ``null`` (or empty) are
       dropped; a refusal's text is kept in ``metadata["refusal"]`` and is the content of a
       message that has no other content.
+    * the ``developer`` role (the system role of OpenAI's newer models) is a system turn, a
+      standing instruction like any system message; ``metadata["role"]`` keeps ``"developer"``.
 
     :returns: the turn without those fields, and the metadata they add.
     :raises InvalidInput: for a content part that is not an object with a ``type``, a text part
@@ -135,6 +142,9 @@ def _client_fields(turn: Mapping[str, Any], where: str) -> tuple[dict[str, Any],
     """
     plain = dict(turn)
     extra: dict[str, Any] = {}
+    if plain.get("role") in CLIENT_SYSTEM_ROLES:  # OpenAI's "developer": the system role of newer models
+        extra["role"] = plain["role"]
+        plain["role"] = "system"
     content = plain.get("content")
     if isinstance(content, list):
         texts = []
@@ -189,7 +199,7 @@ def normalize_turn(turn: Mapping[str, Any], clock: Clock, *, where: str = "") ->
         raise InvalidInput(f"{where}unknown turn field(s) {', '.join(unknown)}: allowed are {', '.join(sorted(allowed))}")
     role = turn.get("role")
     if role not in ROLES:
-        raise InvalidInput(f"{where}role must be one of {', '.join(ROLES)}, got {role!r}")
+        raise InvalidInput(f"{where}role must be one of {', '.join(ROLES + CLIENT_SYSTEM_ROLES)}, got {role!r}")
     tool_calls = _check_tool_calls(turn.get("tool_calls"), where)
     content = turn.get("content")
     if content is None and tool_calls is not None:

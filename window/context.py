@@ -23,6 +23,7 @@ count of the memory records shown (DESIGN.md §3).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -52,6 +53,7 @@ class Section:
     messages: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0
     refs: list[str] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)  #: refs of its orphan tool results (:func:`orphan_message`)
 
 
 @dataclass
@@ -76,6 +78,8 @@ class CompiledContext:
     hot_refs: list[str]
     fold_card: str | None = None  #: the fold card's text when one is attached (issue 14), else None
     fold_menu: Any = field(default=None, repr=False, compare=False)  #: that :class:`~memfold.window.folds.FoldCard`
+    #: refs of the tool results shown without the call they answer (orphans), compiled as marked user messages
+    orphan_results: list[str] = field(default_factory=list)
 
     @property
     def usable_tokens(self) -> int:
@@ -90,7 +94,21 @@ class CompiledContext:
             "usable_tokens": self.usable_tokens, "refs": self.refs, "glimpses": self.glimpses,
             "hot_refs": self.hot_refs,
             **({"fold_card": self.fold_card} if self.fold_card is not None else {}),
+            **({"orphan_results": self.orphan_results} if self.orphan_results else {}),
         }
+
+
+def orphan_message(message: dict[str, Any]) -> dict[str, Any]:
+    """An *orphan* tool result as the compiled context shows it: a tool message whose
+    ``tool_call_id`` is named by no assistant ``tool_calls`` message right before it (its call
+    was never appended, as in a transcript that logs results only, or is not shown to this
+    reader). Chat APIs refuse such a ``tool`` message (OpenAI: "messages with role 'tool' must
+    be a response to a preceding message with 'tool_calls'"), which would fail every later call
+    of the conversation; the archive keeps the turn verbatim, and the context shows its text
+    unchanged (same tokens) as a ``user`` message named after the tool (``tool_<name>``) and
+    listed in :attr:`CompiledContext.orphan_results`."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", f"tool_{message.get('name') or 'result'}")[:64]
+    return {"role": "user", "content": message["content"], "name": name}
 
 
 def glimpse_threshold(settings: WindowSettings) -> int:
@@ -415,10 +433,12 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
     turns = {**lay.turns, **(parts.turns(missing) if missing else {})}
     rdr = as_reader(reader)
     seen_turn = False  # a card after a turn (a fold the model chose, a strategy's report) is shown in place
+    open_calls: set[str] = set()  # the call ids a tool message shown next may answer
     for n, item in enumerate(lay.items):
         if lay.fold_card is not None and item.kind == "turn" and item.item_id == lay.fold_card.at_turn_id:
             section = sections["hot_turns" if n >= lay.hot else "turns"]  # the fold card: right before the
             section.messages.append({"role": "system", "content": lay.fold_card.text})  # newest user turn,
+            open_calls = set()
             sections["fold_card"].tokens = lay.fold_card.tokens  # counted on its own line, not as a turn
         if item.kind == "turn" and item.role == "system":
             continue  # never shown in place: the standing one has its own section, older ones were replaced
@@ -430,6 +450,7 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
         if item.kind == "card":
             section = sections["turns" if seen_turn and n < lay.hot else "hot_turns" if seen_turn else "cards"]
             section.messages.append({"role": "system", "content": cards[item.item_id].render()})
+            open_calls = set()
         else:
             seen_turn = True
             section = sections["hot_turns" if n >= lay.hot else "turns"]
@@ -437,6 +458,11 @@ def build_sections(parts: WindowParts, ref: ConversationRef, settings: WindowSet
             message = turn.message()
             if lay.shown[n] != item.tokens:  # shown as a glimpse
                 message["content"] = glimpse_text(turn, settings, counter)
+            if message["role"] == "tool" and message.get("tool_call_id") not in open_calls:
+                message = orphan_message(message)
+                section.orphans.append(item.ref)
+            elif message["role"] != "tool":
+                open_calls = {c["id"] for c in message.get("tool_calls") or ()}
             section.messages.append(message)
         section.tokens += lay.shown[n]
         section.refs.append(item.ref)
@@ -493,4 +519,5 @@ def _assemble(sections: list[Section], lay: Layout, settings: WindowSettings) ->
         refs=refs, glimpses=glimpses,
         hot_refs=[i.ref for i in lay.items[lay.hot:] if i.role != "system" and i.ref in shown_refs],
         fold_card=lay.fold_card.text if lay.fold_card is not None else None, fold_menu=lay.fold_card,
+        orphan_results=[r for s in sections for r in s.orphans],
     )

@@ -26,6 +26,9 @@ and errs on the side of secrecy. It returns *spans* (character offsets into the 
    usual security question's topic ("my first car was a Civic", "the city I was born in",
    "my childhood best friend", "my first school", "my dad's middle name", "née Sanders") or a
    pet with its name in passing ("my dog Rex", "our late cat, Whiskers", "a puppy called Pixie");
+   a standing rule that only names a kind of secret holds none ("Never share your password with
+   anyone.", "Don't ask me for my PIN.": every sentence an instruction, no digit, no value after
+   the word; round 15), while "never share it, my password is X" stays secret;
 3. a whole user turn that answers an assistant turn asking for (or about) a PIN, password, code,
    security question or answer, maiden name, a pet's name or authentication ("What is your
    PIN?" -> "1596"; "enter your 4-digit code" -> "4471"). The question stays pending for up to
@@ -245,6 +248,50 @@ _PASSWORD_TOPIC_TURN = re.compile(
     r"password\s*[.!?]*\s*", re.IGNORECASE)
 
 
+#: the secret words a rule may name without holding a value (round 15): "never share your password
+#: with anyone", "always ask for my security answer first"; a maiden name, a pet or a security
+#: question's topic names its answer's owner and stays a whole-turn secret
+_RULE_SECRET_WORD = re.compile(
+    r"\b(?:security (?:answer|question)s?|passwords?|passcodes?|pins?|pin ?codes?|passphrases?)\b", re.IGNORECASE)
+#: what a rule's words go on with right after the secret word, when a value does not follow it:
+#: "... your password with anyone", "... my PIN again", "... my password." (the end)
+_RULE_GOES_ON = frozenset("""
+with to for from in on over by via through again anymore ever unless until before after when while
+without or and nor but either to anyone anybody someone somebody everyone nobody strangers others
+people here there now first please yet even out aloud back so ok okay thanks
+""".split())
+#: a value cue after the secret word in its sentence: "is", "was", "it's", ":", "=", a quote
+_VALUE_CUE = re.compile(r"\b(?:is|was|are|were|be)\b|'s\b|[:=\"\u201c\u201d\u2018\u2019`]", re.IGNORECASE)
+
+
+def _is_rule_about_a_secret_kind(text: str) -> bool:
+    """Is a user turn a standing rule that names a kind of secret and holds no value (round 15)?
+    "Never share your password with anyone.", "Don't ask me for my PIN.", "Please never ask me
+    for my password again." Every sentence opens as an instruction (never, don't, always, ...)
+    or is a plain reply ("Thanks."), the turn holds no digit, and after the secret word comes no value: no
+    "is" / ":" / quote, only lower-case words, the first of them one a rule goes on with."""
+    if re.search(r"\d", text):
+        return False
+    named = False
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        if not sentence.strip() or _PLAIN_REPLY.fullmatch(sentence.strip()):
+            continue  # "Thanks."
+        if not _INSTRUCTION.match(sentence.strip()):
+            return False  # every sentence a rule: "... first. The answer is Rex." holds one
+        words = list(_RULE_SECRET_WORD.finditer(sentence))
+        named = named or bool(words)
+        for word in words:
+            rest = sentence[word.end():]
+            if _VALUE_CUE.search(rest):
+                return False
+            tokens = re.findall(r"[^\s,.!?;()]+", rest)
+            if any(not t.isalpha() or not t.islower() for t in tokens if t != "I"):
+                return False
+            if tokens and tokens[0] not in _RULE_GOES_ON:
+                return False
+    return named
+
+
 @_per_text
 def _names_a_secret(text: str) -> bool:
     """Does a user turn name a secret or a security answer, where in it is not known (rule 2)?"""
@@ -252,6 +299,9 @@ def _names_a_secret(text: str) -> bool:
     if (words is not None and words.group().lower() == "password" and _PASSWORD_TOPIC_TURN.fullmatch(text)
             and text.lower().count("pass") == 1 and not re.search(r"\d", text)):
         words = None  # "I forgot my password.": the topic, no value
+    if words is not None and _is_rule_about_a_secret_kind(text) and not any(
+            _RULE_SECRET_WORD.fullmatch(w.group()) is None for w in _USER_SECRET_WORDS.finditer(text)):
+        words = None  # "Never share your password with anyone.": a rule naming a kind of secret, no value
     return bool(words or _PET_NAMED.search(text) or _ANIMAL_NAMED.search(text)
                 or _SECURITY_TOPIC.search(text) or _ANIMAL_THEN_NAME.search(text))
 

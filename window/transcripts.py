@@ -36,6 +36,20 @@ CLOCK = "clock"
 CLOCK_KINDS = ("logical", "system")
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (its name is the argument)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s object hook: the object, refusing a key given twice (``{"role": "user",
+    ..., "role": "assistant"}`` silently became an assistant turn: the last one won)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return obj
+
+
 def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
     """Parse JSONL text into message dicts (blank lines are skipped).
 
@@ -48,11 +62,17 @@ def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{source} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
         except RecursionError:  # json's decoder recurses once per nesting level
             raise InvalidInput(f"{source} line {number}: nested too deeply to read") from None
+        except _DuplicateKey as exc:
+            raise InvalidInput(f"{source} line {number}: the key {exc.args[0]!r} is given twice in one object: "
+                               f"JSON readers disagree on which one counts, so give it once") from None
+        except ValueError as exc:  # a number past Python's 4,300-digit limit (round 15: a traceback)
+            why = "a number has more digits than can be read (at most 4,300)" if "digits" in str(exc) else str(exc)
+            raise InvalidInput(f"{source} line {number}: not valid JSON ({why})") from None
         if not isinstance(obj, dict):
             raise InvalidInput(f"{source} line {number}: expected a message object, got {type(obj).__name__}")
         obj["__line__"] = number
