@@ -275,6 +275,18 @@ def sqlite_path(tmp_path):
     return tmp_path / "memfold.db"
 
 
+def database_dump(path) -> str:
+    """The whole SQLite database as SQL text (every table's rows): equal before and after a refused
+    call when nothing was written."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
 def database_bytes(target) -> bytes:
     """Every byte a database keeps in its files: a SQLite file with its WAL (checkpointed first),
     or, for a ``postgresql://`` URL, every file of the database's folder on the server after a

@@ -64,13 +64,7 @@ def template(tmp_path_factory) -> Path:
     return path
 
 
-def dump(path: Path) -> str:
-    """The whole database as SQL text (every table's rows)."""
-    conn = sqlite3.connect(path)
-    try:
-        return "\n".join(conn.iterdump())
-    finally:
-        conn.close()
+from conftest import database_dump as dump  # noqa: E402
 
 
 @pytest.fixture

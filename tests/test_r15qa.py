@@ -4,7 +4,6 @@ failed before its fix)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -29,12 +28,7 @@ def open_mf(path: Path) -> MemFold:
     return MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
 
 
-def dump(path: Path) -> str:
-    conn = sqlite3.connect(path)
-    try:
-        return "\n".join(conn.iterdump())
-    finally:
-        conn.close()
+from conftest import database_dump as dump  # noqa: E402
 
 
 # -- OpenAI's developer role -------------------------------------------------------------------

@@ -55,12 +55,7 @@ def db(template, tmp_path) -> Path:
     return path
 
 
-def dump(path: Path) -> str:
-    conn = sqlite3.connect(path)
-    try:
-        return "\n".join(conn.iterdump())
-    finally:
-        conn.close()
+from conftest import database_dump as dump  # noqa: E402
 
 
 def _conv(mf):
