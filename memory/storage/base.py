@@ -286,12 +286,21 @@ class ProtectedStorage(Protocol):
     def get(self, record_id: int) -> ProtectedRecord | None:
         """The record with ``record_id``, or ``None``."""
 
+    def get_many(self, record_ids: Iterable[int]) -> "dict[int, ProtectedRecord]":
+        """The records with those ids that exist, by id, in one statement (issue 18, point 4: a
+        rendering reads every replaced record at once, not one by one)."""
+
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = None) -> "list[ProtectedRecord]":
         """Records in id order, filtered by every argument that is not ``None``."""
 
     def active_in_scope(self, namespace: str, conversation_ids: Iterable[str]) -> "list[ProtectedRecord]":
         """Active records of ``namespace``, namespace-wide or scoped to one of ``conversation_ids``, by id."""
+
+    def version(self) -> "object | None":
+        """A value that changes whenever the ``protected`` table may have changed (by this
+        connection or another), or ``None`` when the backend has none: a rendering of the
+        channel read under one version stays right while it is unchanged (issue 18, point 4)."""
 
     def due_ids(self, at: float) -> "list[int]":
         """Ids of active records whose ``due_at`` is at or before ``at``, in id order."""

@@ -57,6 +57,18 @@ class SqliteDB:
         self.lock = connection_lock(db)  #: shared by every wrapper of this connection
         self.statements = 0  #: statements run since open (tests and benchmarks read it)
 
+    # -- what this connection changed (issue 18, point 4) ------------------------------------
+    @property
+    def protected_changes(self) -> int:
+        """How many writing statements naming the ``protected`` table this connection ran, plus
+        its rollbacks (any rolled back write may have been one): with ``PRAGMA data_version``
+        (other connections' commits) it versions the protected channel. Kept on the connection
+        (like its lock), so every wrapper of it counts into the same number."""
+        return getattr(self.db, "_memfold_protected_changes", 0)
+
+    def _count_protected(self) -> None:
+        self.db._memfold_protected_changes = self.protected_changes + 1  # type: ignore[attr-defined]
+
     # -- statements --------------------------------------------------------------------
     def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple]:
         """Every row of one statement, fetched under the lock."""
@@ -85,6 +97,8 @@ class SqliteDB:
         """Run one writing statement; the cursor's ``lastrowid`` and ``rowcount`` stay readable."""
         with self.lock:
             self.statements += 1
+            if "protected" in sql:  # counted before it runs: a failed write only costs a re-read
+                self._count_protected()
             try:
                 return self.conn.execute(sql, params)
             except sqlite3.DatabaseError as exc:
@@ -94,6 +108,8 @@ class SqliteDB:
         """Run one statement for each parameter row; returns the rows changed."""
         with self.lock:
             self.statements += 1
+            if "protected" in sql:
+                self._count_protected()
             try:
                 return self.conn.executemany(sql, rows).rowcount
             except sqlite3.DatabaseError as exc:
@@ -107,8 +123,11 @@ class SqliteDB:
             try:
                 with write_transaction(self.db):
                     yield
-            except sqlite3.DatabaseError as exc:
-                raise _translate(exc, "COMMIT", self.conn) from exc
+            except BaseException as exc:
+                self._count_protected()  # rolled back: what was read of the channel inside may be gone
+                if isinstance(exc, sqlite3.DatabaseError):
+                    raise _translate(exc, "COMMIT", self.conn) from exc
+                raise
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
