@@ -18,7 +18,7 @@ from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import Storage
 from ..memory.storage.base import write_scope
-from ..memory.storage.rows import ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
+from ..memory.storage.rows import AppendPoint, ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_count, check_id, check_labels, check_name, check_text
 from ..memory.validation import metadata_json as _metadata_json
@@ -392,14 +392,24 @@ class Archive:
     def append_outcome(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
         progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
-        on_written: Callable[[list[Turn], int], None] | None = None,
+        on_written: Callable[[list[Turn], int, AppendPoint], None] | None = None,
+        label: Callable[[list[Mapping[str, Any]], list[dict[str, Any]]], list[Mapping[str, Any]]] | None = None,
+        reach: int = 0, lineage: Sequence[tuple[str, int | None]] | None = None,
     ) -> AppendOutcome:
         """:meth:`append_many`, telling which turns were replayed (issue 16).
 
         :param on_written: called inside the append's write transaction with the turns written
-            (as archived) and the lineage's last seq before them, so a caller can write what
+            (as archived), the lineage's last seq before them and the
+            :class:`~memfold.memory.storage.rows.AppendPoint` read, so a caller can write what
             belongs with them in the same transaction (the conversation adds their catalog items:
             one write transaction per append, issue 18, point 4).
+        :param label: called inside the transaction, after every turn validated, with the turns
+            as given and the newest ``reach`` turns of the lineage before them (``{"role",
+            "content"}``, oldest first, read with the conversation's row in one statement):
+            returns the turns to write (the secret detector labels some); a turn it returns
+            changed is validated again.
+        :param lineage: the conversation's lineage when the caller holds it (a fork whose own
+            turns are fewer than ``reach`` reads its ancestors' with it).
 
         A turn given with an idempotency key already taken in this conversation (its own turns,
         not a fork parent's) is not written again: its earlier id is returned and marked
@@ -415,16 +425,31 @@ class Archive:
             sha256 differs): nothing is written.
         :raises ConversationNotFound: if the conversation does not exist.
         """
+        turns = list(turns)
         normalized = [
             normalize_turn(t, self.clock, where=where_prefix.format(i=i + 1) if where_prefix else "")
             for i, t in enumerate(turns)
         ]
         keys = check_idempotency_keys(idempotency_keys, len(normalized))
         with self.storage.transaction(write_scope(conversations=[conversation_id])):  # seq and keys: this conversation's
-            row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
-            if row["labels"]:  # a labelled conversation's turns each carry its labels (and their own)
+            # the one read (issue 18, point 4): existence, family, fork point, labels, last seq,
+            # the turns the detector reads back, the catalog's cover and closing frames
+            point = self.storage.archive.append_point(conversation_id, recent=reach if label is not None else 0)
+            if point is None:
+                raise ConversationNotFound(f"no conversation {conversation_id!r}: create it first "
+                                           f"(memfold ingest or MemFold.conversation)")
+            row = point.row
+            if label is not None:
+                earlier = [{"role": role, "content": content} for _seq, role, content in point.recent]
+                if len(earlier) < reach and row.parent_id is not None:  # a fork reads on into its ancestors
+                    earlier = self.recent_messages(conversation_id, reach, lineage=lineage)
+                for i, (given, labelled) in enumerate(zip(turns, label(list(turns), earlier))):
+                    if labelled is not given:
+                        normalized[i] = normalize_turn(labelled, self.clock,
+                                                       where=where_prefix.format(i=i + 1) if where_prefix else "")
+            if row.labels:  # a labelled conversation's turns each carry its labels (and their own)
                 for fields in normalized:
-                    fields["labels"] = sorted(set(fields["labels"]) | set(row["labels"]))
+                    fields["labels"] = sorted(set(fields["labels"]) | set(row.labels))
             taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
                 if any(keys) else {}
             for key, fields in zip(keys, normalized):
@@ -434,7 +459,7 @@ class Archive:
                         f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
                         f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
                         f"a new key")
-            seq = before = self._last_seq(conversation_id, row["fork_after_seq"])
+            seq = before = point.max_seq if point.max_seq is not None else (row.fork_after_seq or 0)
             first_seq, tokens = seq + 1, 0
             ids: list[int] = []
             replayed: list[bool] = []
@@ -448,14 +473,14 @@ class Archive:
                 seq += 1
                 size = self.turn_tokens(fields)
                 tokens += size
-                written.append(self._insert(conversation_id, row["family_id"], fields, seq, idempotency_key=key,
+                written.append(self._insert(conversation_id, row.family_id, fields, seq, idempotency_key=key,
                                             tokens=size))
                 ids.append(written[-1].id)
                 replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
             if on_written is not None and written:
-                on_written(written, before)
+                on_written(written, before, point)
         if progress is not None:
             progress(len(ids))
         wrote = seq >= first_seq

@@ -118,11 +118,12 @@ class Catalog:
             self._insert(items)
         return len(items)
 
-    def extend(self, turns: Sequence[Turn], before_seq: int) -> bool:
+    def extend(self, turns: Sequence[Turn], before_seq: int, *, covered: int | None = None) -> bool:
         """Add the catalog items of turns just archived after seq ``before_seq``, inside the
         append's own write transaction, when the catalog already covers everything before them
-        (one read); otherwise leave them to :meth:`sync`. :returns: True when they were added."""
-        if self.last_seq() != before_seq:
+        (one read; none when the caller read ``covered``, the seq the catalog covers, in this
+        transaction); otherwise leave them to :meth:`sync`. :returns: True when they were added."""
+        if (self.last_seq() if covered is None else covered) != before_seq:
             return False  # an unseeded fork's catalog needs its parent's items, a lagging one a full sync
         self._insert([turn_item(t) for t in turns])
         return True

@@ -73,6 +73,20 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class AppendPoint:
+    """What an append reads of its conversation inside its write transaction, in one statement
+    (issue 18, point 4): the row, the newest own seq (``None``: no own turn yet), the newest own
+    turns the secret detector reads back as ``(seq, role, content)`` oldest first, the seq the
+    catalog covers (0: none), and how many strategy frames are closing."""
+
+    row: "ConversationRow"
+    max_seq: int | None
+    recent: tuple[tuple[int, str, str], ...] = ()
+    catalog_last_seq: int = 0
+    closing_frames: int = 0
+
+
+@dataclass(frozen=True)
 class ConversationRow:
     """One stored conversation: its namespace, family and fork point (``parent_id`` and the last
     parent seq it inherits, ``fork_after_seq``; both ``None`` for a family's root)."""

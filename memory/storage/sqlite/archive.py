@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from typing import Any, Iterable, Iterator
-from ..rows import ConversationRow, SummarizerFailure, Turn
+from ..rows import AppendPoint, ConversationRow, SummarizerFailure, Turn
 from .db import SqliteDB
 
 #: the ``turns`` columns every turn read selects, in :func:`_turn` order
@@ -20,6 +20,7 @@ TURN_COLUMNS = (
     "created_at, tokens, sha256, labels, erased"
 )
 _CONVERSATION_COLUMNS = "id, namespace, family_id, parent_id, fork_after_seq, created_at, labels, metadata"
+_CONVERSATION_COLUMNS_C = ", ".join(f"c.{col}" for col in _CONVERSATION_COLUMNS.split(", "))
 _FAILURE_COLUMNS = "id, conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error"
 #: ids per ``IN (...)`` list, well under SQLite's parameter limit
 _BATCH = 500
@@ -38,6 +39,13 @@ def _turn(row: tuple) -> Turn:
         metadata={} if metadata == "{}" else json.loads(metadata), created_at=row[10], tokens=row[11],
         sha256=row[12], labels=() if labels == "[]" else tuple(json.loads(labels)), erased=bool(row[14]),
     )
+
+
+def _conversation(row: tuple) -> ConversationRow:
+    """A :class:`ConversationRow` from a row whose first columns are :data:`_CONVERSATION_COLUMNS`."""
+    return ConversationRow(id=row[0], namespace=row[1], family_id=row[2], parent_id=row[3],
+                           fork_after_seq=row[4], created_at=row[5], labels=tuple(json.loads(row[6])),
+                           metadata=json.loads(row[7]))
 
 
 class SqliteArchive:
@@ -59,11 +67,7 @@ class SqliteArchive:
     def conversation(self, conversation_id: str) -> ConversationRow | None:
         """The conversation's row, or ``None`` if there is none."""
         row = self.c.one(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?", [conversation_id])
-        if row is None:
-            return None
-        return ConversationRow(id=row[0], namespace=row[1], family_id=row[2], parent_id=row[3],
-                               fork_after_seq=row[4], created_at=row[5], labels=tuple(json.loads(row[6])),
-                               metadata=json.loads(row[7]))
+        return None if row is None else _conversation(row)
     def insert_conversation(self, *, conversation_id: str, namespace: str, family_id: str, parent_id: str | None,
                             fork_after_seq: int | None, created_at: float, labels: list[str]) -> None:
         """Insert one conversation. :raises StorageConflict: if the id is taken."""
@@ -85,6 +89,23 @@ class SqliteArchive:
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id])
+    def append_point(self, conversation_id: str, *, recent: int = 0) -> AppendPoint | None:
+        """The row, newest own seq, newest ``recent`` own turns, catalog cover and closing frames
+        of a conversation, in one statement (spans ``conversations``, ``turns``,
+        ``catalog_items``, ``strategy_frames``); ``None`` when there is no such conversation."""
+        recent_sql = ("(SELECT json_group_array(json_array(seq, role, content)) FROM (SELECT seq, role, content "
+                      "FROM turns WHERE conversation_id = c.id ORDER BY seq DESC LIMIT ?))") if recent > 0 else "NULL"
+        params: list[Any] = [recent] if recent > 0 else []
+        row = self.c.one(
+            f"SELECT {_CONVERSATION_COLUMNS_C}, (SELECT MAX(seq) FROM turns WHERE conversation_id = c.id), "
+            "(SELECT last_seq FROM catalog_items WHERE conversation_id = c.id ORDER BY first_seq DESC LIMIT 1), "
+            "(SELECT COUNT(*) FROM strategy_frames WHERE conversation_id = c.id AND status = 'closing'), "
+            f"{recent_sql} FROM conversations c WHERE c.id = ?", [*params, conversation_id])
+        if row is None:
+            return None
+        turns = sorted(tuple(t) for t in json.loads(row[11])) if row[11] else []
+        return AppendPoint(row=_conversation(row), max_seq=row[8], recent=tuple((t[0], t[1], t[2]) for t in turns),
+                           catalog_last_seq=row[9] or 0, closing_frames=row[10] or 0)
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
