@@ -24,6 +24,8 @@ _CONVERSATION_COLUMNS_C = ", ".join(f"c.{col}" for col in _CONVERSATION_COLUMNS.
 _FAILURE_COLUMNS = "id, conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error"
 #: ids per ``IN (...)`` list, well under SQLite's parameter limit
 _BATCH = 500
+#: turns :meth:`SqliteArchive.turns` keeps in memory at most (a compile's hot tail is a few hundred)
+_KEPT_TURNS = 4096
 #: turns per page when :meth:`SqliteArchive.unerased_turns` walks the archive
 _PAGE = 1000
 
@@ -53,6 +55,7 @@ class SqliteArchive:
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+        self._kept_version: tuple[int, int] | None = None  # the version the kept turns were read at
 
     # added by wt-cards
     def turn_labels(self, turn_id: int) -> list[str] | None:
@@ -142,14 +145,32 @@ class SqliteArchive:
         row = self.c.one(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", [turn_id])
         return None if row is None else _turn(row)
     def turns(self, turn_ids: Iterable[int]) -> list[Turn]:
-        """The turns with these ids (missing ids are simply absent), read in batches."""
-        ids = list(turn_ids)
-        out: list[Turn] = []
-        for start in range(0, len(ids), _BATCH):
-            chunk = ids[start:start + _BATCH]
-            marks = ",".join("?" * len(chunk))
-            out.extend(_turn(r) for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk))
-        return out
+        """The turns with these ids (missing ids are simply absent), by id, read in batches.
+
+        Turns read before are kept in memory (issue 18, point 4: a compile decoded every hot turn
+        again, each time) while the file's version says none changed: no other connection
+        committed (``PRAGMA data_version``) and this one ran no ``UPDATE turns`` (only erasure
+        and relabelling change a turn) nor rolled back (:attr:`SqliteDB.turn_changes`). A turn
+        appended since is simply not kept yet. One statement when every turn is kept."""
+        ids = sorted(set(turn_ids))
+        if not ids:
+            return []
+        with self.c.lock:
+            version = (self.c.one("PRAGMA data_version")[0], self.c.turn_changes)
+            kept = self.c.kept_turns
+            if version != self._kept_version:
+                kept.clear()
+                self._kept_version = version
+            missing = [i for i in ids if i not in kept]
+            for start in range(0, len(missing), _BATCH):
+                chunk = missing[start:start + _BATCH]
+                marks = ",".join("?" * len(chunk))
+                for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
+                    kept[r[0]] = _turn(r)
+            out = [kept[i] for i in ids if i in kept]
+            if len(kept) > _KEPT_TURNS:
+                kept.clear()
+            return out
     def latest_system_turn(self, conversation_id: str, *, upto_seq: int | None = None) -> Turn | None:
         """The conversation's own newest ``system`` turn with ``seq <= upto_seq`` (no bound when
         ``None``), or ``None`` (the partial index ``turns_system`` of migration 20 answers it)."""
