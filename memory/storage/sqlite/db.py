@@ -72,16 +72,25 @@ class SqliteDB:
         changed) this connection ran, plus its rollbacks; versions the turns kept in memory."""
         return self._changes()[1]
 
+    @property
+    def rollbacks(self) -> int:
+        """How many write transactions (or savepoints) this connection rolled back: SQLite's
+        ``total_changes`` keeps counting rolled back rows, so a version made of it alone could
+        name a state that was never committed (the compiled-context cache, round 15)."""
+        return self._changes()[2]
+
     def _changes(self) -> list[int]:
         counts = getattr(self.db, "_memfold_changes", None)
         if counts is None:
-            counts = self.db._memfold_changes = [0, 0]  # type: ignore[attr-defined]
+            counts = self.db._memfold_changes = [0, 0, 0]  # type: ignore[attr-defined]
         return counts
 
     def _count_changes(self, sql: str | None) -> None:
         """Count ``sql`` (``None``: a rollback, which counts for every table) before it runs: a
         failed write only costs a re-read."""
         counts = self._changes()
+        if sql is None:
+            counts[2] += 1
         if sql is None or "protected" in sql:
             counts[0] += 1
         if sql is None or "UPDATE turns" in sql:
