@@ -102,8 +102,9 @@ class Catalog:
         """Add a turn item for every archived turn the catalog does not cover yet (and seed a
         fork from its parent). Returns how many items were added."""
         lineage = self._lineage()
-        known = self.last_seq()
-        if known == self.archive.last_seq(self.conversation_id, lineage=lineage):
+        known, own = self.storage.catalog.cover(self.conversation_id)  # one statement (issue 18, point 4)
+        newest = own if own is not None else ((lineage[-2][1] if len(lineage) > 1 else None) or 0)
+        if known == newest:
             return 0
         # this catalog's lock; a fork seeded from its parents syncs theirs too (all taken at once)
         ids = [self.conversation_id] + ([cid for cid, _ in lineage[:-1]] if known == 0 else [])

@@ -170,6 +170,9 @@ class CatalogStorage(Protocol):
 
     def last_seq(self, conversation_id: str) -> int:
         """The newest seq the conversation's catalog covers (0 when empty)."""
+    def cover(self, conversation_id: str) -> "tuple[int, int | None]":
+        """``(last_seq(conversation_id), the newest seq of the conversation's own turns or None)``
+        in one statement (spans ``catalog_items`` and ``turns``): whether the catalog is in sync."""
 
     def insert(self, conversation_id: str, items: Sequence[CatalogItem]) -> None:
         """Add items to the conversation's catalog (the caller keeps the cover contiguous)."""
@@ -260,6 +263,9 @@ class RecordStorage(Protocol):
     # added by wt-runs (replay report reads)
     def count_records(self, *, type: str | None = None, status: str | None = None) -> int:
         """How many records (every namespace) have this type and status (None: any)."""
+    def has_active(self, namespace: str) -> bool:
+        """True when ``namespace`` holds at least one active record (one indexed statement: a
+        compile over a namespace without memories reads nothing more, issue 18, point 4)."""
     def count_superseded(self) -> int:
         """How many records have been superseded (``superseded_by`` set)."""
     def count_consolidated(self, type: str) -> int:
