@@ -257,6 +257,9 @@ class Archive:
         self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
+        #: conversation -> (turns' version, last seq, reach, its newest turns): what the secret
+        #: detector reads back before an append, kept from the last one (issue 18, point 4)
+        self._recent: dict[str, tuple[object, int, int, tuple[dict[str, Any], ...]]] = {}
 
     # -- conversations -------------------------------------------------------------------
     def conversation_row(self, conversation_id: str) -> dict[str, Any]:
@@ -434,16 +437,18 @@ class Archive:
         with self.storage.transaction(write_scope(conversations=[conversation_id])):  # seq and keys: this conversation's
             # the one read (issue 18, point 4): existence, family, fork point, labels, last seq,
             # the turns the detector reads back, the catalog's cover and closing frames
-            point = self.storage.archive.append_point(conversation_id, recent=reach if label is not None else 0)
+            point = self.storage.archive.append_point(conversation_id)
             if point is None:
                 raise ConversationNotFound(f"no conversation {conversation_id!r}: create it first "
                                            f"(memfold ingest or MemFold.conversation)")
             row = point.row
+            last = point.max_seq if point.max_seq is not None else (row.fork_after_seq or 0)
+            read_back: list[dict[str, Any]] | None = None
             if label is not None:
-                earlier = [{"role": role, "content": content} for _seq, role, content in point.recent]
-                if len(earlier) < reach and row.parent_id is not None:  # a fork reads on into its ancestors
-                    earlier = self.recent_messages(conversation_id, reach, lineage=lineage)
-                for i, (given, labelled) in enumerate(zip(turns, label(list(turns), earlier))):
+                read_back = self._known_recent(conversation_id, point, last, reach)
+                if read_back is None:
+                    read_back = self.recent_messages(conversation_id, reach, lineage=lineage)
+                for i, (given, labelled) in enumerate(zip(turns, label(list(turns), read_back))):
                     if labelled is not given:
                         normalized[i] = normalize_turn(labelled, self.clock,
                                                        where=where_prefix.format(i=i + 1) if where_prefix else "")
@@ -459,7 +464,7 @@ class Archive:
                         f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
                         f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
                         f"a new key")
-            seq = before = point.max_seq if point.max_seq is not None else (row.fork_after_seq or 0)
+            seq = before = last
             first_seq, tokens = seq + 1, 0
             ids: list[int] = []
             replayed: list[bool] = []
@@ -479,12 +484,36 @@ class Archive:
                 replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
+            if read_back is not None:  # what the next append's detector reads back, known without a read
+                self._keep_recent(conversation_id, point, seq, reach, read_back, written)
             if on_written is not None and written:
                 on_written(written, before, point)
         if progress is not None:
             progress(len(ids))
         wrote = seq >= first_seq
         return AppendOutcome(tuple(ids), tuple(replayed), first_seq if wrote else 0, seq if wrote else 0, tokens)
+
+    def _known_recent(self, conversation_id: str, point: AppendPoint, last: int,
+                      reach: int) -> list[dict[str, Any]] | None:
+        """The newest ``reach`` turns before an append, as this process last appended them, when
+        they are still what the archive holds: the turns' version is the one they were kept
+        under (no other connection committed, no turn of this one was erased or relabelled, no
+        rollback) and the lineage still ends at the seq they end at. ``None``: read them."""
+        kept = self._recent.get(conversation_id)
+        if kept is None or point.version is None or kept[0] != point.version or kept[1] != last or kept[2] != reach:
+            return None
+        return [dict(m) for m in kept[3]]
+
+    def _keep_recent(self, conversation_id: str, point: AppendPoint, seq: int, reach: int,
+                     earlier: list[dict[str, Any]], written: list[Turn]) -> None:
+        """Keep the newest ``reach`` turns after this append (those before it and those it wrote,
+        as archived) under the turns' version, for :meth:`_known_recent`."""
+        if point.version is None:
+            return
+        if len(self._recent) >= 1024:
+            self._recent.clear()
+        recent = [*earlier, *({"role": t.role, "content": t.content} for t in written)][-reach:]
+        self._recent[conversation_id] = (point.version, seq, reach, tuple(recent))
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""

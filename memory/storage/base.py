@@ -59,12 +59,12 @@ class ArchiveStorage(Protocol):
     # turns
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
-    def append_point(self, conversation_id: str, *, recent: int = 0) -> "AppendPoint | None":
+    def append_point(self, conversation_id: str) -> "AppendPoint | None":
         """Everything an append reads of its conversation, for the append's write transaction:
-        the row, the newest own seq, the newest ``recent`` own turns as ``(seq, role, content)``,
-        the seq its catalog covers and its closing strategy frames (spans ``conversations``,
-        ``turns``, ``catalog_items``, ``strategy_frames``); ``None`` when there is no such
-        conversation. One statement where the backend can (issue 18, point 4)."""
+        the row, the newest own seq, the seq its catalog covers, its closing strategy frames and
+        the turns' version (spans ``conversations``, ``turns``, ``catalog_items``,
+        ``strategy_frames``); ``None`` when there is no such conversation. One statement where
+        the backend can (issue 18, point 4)."""
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],

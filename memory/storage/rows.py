@@ -75,15 +75,17 @@ class Turn:
 @dataclass(frozen=True)
 class AppendPoint:
     """What an append reads of its conversation inside its write transaction, in one statement
-    (issue 18, point 4): the row, the newest own seq (``None``: no own turn yet), the newest own
-    turns the secret detector reads back as ``(seq, role, content)`` oldest first, the seq the
-    catalog covers (0: none), and how many strategy frames are closing."""
+    (issue 18, point 4): the row, the newest own seq (``None``: no own turn yet), the seq the
+    catalog covers (0: none), how many strategy frames are closing, and the version of the
+    turns (``None`` when the backend keeps none): while it holds, no turn was changed and no
+    other connection committed since it was read, so what the process knows of the newest turns
+    (those it appended) is still what they say."""
 
     row: "ConversationRow"
     max_seq: int | None
-    recent: tuple[tuple[int, str, str], ...] = ()
     catalog_last_seq: int = 0
     closing_frames: int = 0
+    version: object | None = None
 
 
 @dataclass(frozen=True)

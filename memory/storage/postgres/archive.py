@@ -83,11 +83,11 @@ class PostgresArchive:
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = %s", [conversation_id])
-    def append_point(self, conversation_id: str, *, recent: int = 0) -> AppendPoint | None:
-        """The row, newest own seq, newest ``recent`` own turns, catalog cover and closing frames
-        of a conversation (spans ``conversations``, ``turns``, ``catalog_items``,
-        ``strategy_frames``); ``None`` when there is no such conversation. A few statements
-        here: the SQLite backend reads it in one."""
+    def append_point(self, conversation_id: str) -> AppendPoint | None:
+        """The row, newest own seq, catalog cover and closing frames of a conversation (spans
+        ``conversations``, ``turns``, ``catalog_items``, ``strategy_frames``); ``None`` when there
+        is no such conversation. A few statements here, and no version (``None``: the newest
+        turns are read each time); the SQLite backend reads it in one."""
         row = self.conversation(conversation_id)
         if row is None:
             return None
@@ -95,9 +95,8 @@ class PostgresArchive:
                              "ORDER BY first_seq DESC LIMIT 1", [conversation_id], default=0)
         closing = self.c.value("SELECT COUNT(*) FROM strategy_frames WHERE conversation_id = %s AND status = 'closing'",
                                [conversation_id], default=0)
-        return AppendPoint(row=row, max_seq=self.max_seq(conversation_id),
-                           recent=tuple(self.recent_messages(conversation_id, limit=recent)),
-                           catalog_last_seq=cover, closing_frames=closing)
+        return AppendPoint(row=row, max_seq=self.max_seq(conversation_id), catalog_last_seq=cover,
+                           closing_frames=closing)
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],

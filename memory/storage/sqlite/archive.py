@@ -92,23 +92,21 @@ class SqliteArchive:
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id])
-    def append_point(self, conversation_id: str, *, recent: int = 0) -> AppendPoint | None:
-        """The row, newest own seq, newest ``recent`` own turns, catalog cover and closing frames
-        of a conversation, in one statement (spans ``conversations``, ``turns``,
-        ``catalog_items``, ``strategy_frames``); ``None`` when there is no such conversation."""
-        recent_sql = ("(SELECT json_group_array(json_array(seq, role, content)) FROM (SELECT seq, role, content "
-                      "FROM turns WHERE conversation_id = c.id ORDER BY seq DESC LIMIT ?))") if recent > 0 else "NULL"
-        params: list[Any] = [recent] if recent > 0 else []
+    def append_point(self, conversation_id: str) -> AppendPoint | None:
+        """The row, newest own seq, catalog cover, closing frames and turns' version of a
+        conversation, in one statement (spans ``conversations``, ``turns``, ``catalog_items``,
+        ``strategy_frames``); ``None`` when there is no such conversation. The version is
+        ``(PRAGMA data_version, SqliteDB.turn_changes)``: other connections' commits, this one's
+        changes of turns and rollbacks."""
         row = self.c.one(
             f"SELECT {_CONVERSATION_COLUMNS_C}, (SELECT MAX(seq) FROM turns WHERE conversation_id = c.id), "
             "(SELECT last_seq FROM catalog_items WHERE conversation_id = c.id ORDER BY first_seq DESC LIMIT 1), "
             "(SELECT COUNT(*) FROM strategy_frames WHERE conversation_id = c.id AND status = 'closing'), "
-            f"{recent_sql} FROM conversations c WHERE c.id = ?", [*params, conversation_id])
+            "(SELECT data_version FROM pragma_data_version) FROM conversations c WHERE c.id = ?", [conversation_id])
         if row is None:
             return None
-        turns = sorted(tuple(t) for t in json.loads(row[11])) if row[11] else []
-        return AppendPoint(row=_conversation(row), max_seq=row[8], recent=tuple((t[0], t[1], t[2]) for t in turns),
-                           catalog_last_seq=row[9] or 0, closing_frames=row[10] or 0)
+        return AppendPoint(row=_conversation(row), max_seq=row[8], catalog_last_seq=row[9] or 0,
+                           closing_frames=row[10] or 0, version=(row[11], self.c.turn_changes))
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
