@@ -502,7 +502,7 @@ class Archive:
         kept = self._recent.get(conversation_id)
         if kept is None or point.version is None or kept[0] != point.version or kept[1] != last or kept[2] != reach:
             return None
-        return [dict(m) for m in kept[3]]
+        return list(kept[3])
 
     def _keep_recent(self, conversation_id: str, point: AppendPoint, seq: int, reach: int,
                      earlier: list[dict[str, Any]], written: list[Turn]) -> None:
