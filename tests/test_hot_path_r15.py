@@ -15,20 +15,10 @@ import re
 import pytest
 
 from memfold import LogicalClock, MemFold, WindowSettings
+from test_statements import traced  # the trace of one call's statements, SQLite's nested ones aside
 
 PROTECTED_READ = re.compile(r"^SELECT id, namespace, conversation_id, kind, text\b.*\bFROM protected\b")
 TURNS_BY_ID = re.compile(r"^SELECT id, conversation_id, family_id, seq\b.*\bFROM turns WHERE id IN \(")
-
-
-def traced(mf: MemFold, fn):
-    seen: list[str] = []
-    conn = mf.storage.db.conn
-    conn.set_trace_callback(seen.append)
-    try:
-        result = fn()
-    finally:
-        conn.set_trace_callback(None)
-    return result, [s for s in seen if not s.lstrip().startswith("--")]
 
 
 def open_file(path) -> MemFold:
