@@ -164,8 +164,10 @@ class SqliteArchive:
                 chunk = missing[start:start + _BATCH]
                 marks = ",".join("?" * len(chunk))
                 for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
-                    kept[r[0]] = _turn(r)
-            out = [kept[i] for i in ids if i in kept]
+                    # a turn with tool calls or metadata holds lists and dicts a caller may change
+                    # (a compiled context's messages share them): kept as its row, decoded afresh
+                    kept[r[0]] = _turn(r) if not r[8] and r[9] == "{}" else r
+            out = [t if isinstance(t, Turn) else _turn(t) for t in (kept[i] for i in ids if i in kept)]
             if len(kept) > _KEPT_TURNS:
                 kept.clear()
             return out
