@@ -141,6 +141,7 @@ class Conversation:
         in_catalog: list[bool] = []
 
         closing: list[bool] = []
+        noted: list[bool | None] = []
 
         def with_the_turns(written: list[Turn], before_seq: int, point) -> None:
             """In the append's transaction: the new turns' catalog items (one write transaction per
@@ -148,6 +149,7 @@ class Conversation:
             archived.extend(written)
             in_catalog.append(self.catalog.extend(written, before_seq, covered=point.catalog_last_seq))
             closing.append(point.closing_frames > 0)
+            noted.append(point.note_waiting)
 
         label, reach = self._secret_labeller()
         outcome = self.archive.append_outcome(self.id, given, idempotency_keys=idempotency_keys,
@@ -160,7 +162,7 @@ class Conversation:
         if compact and outcome.written:
             results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
             self._after_append(outcome=None if protected else outcome, tool_results=results,
-                               synced=bool(in_catalog and in_catalog[0]))
+                               synced=bool(in_catalog and in_catalog[0]), noted=noted[0] if noted else None)
         if archived and self.parts.on_appended is not None:
             self.parts.on_appended(archived)  # the facade embeds them for the next search, in a thread
         return outcome
@@ -363,7 +365,7 @@ class Conversation:
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
     def _after_append(self, outcome: AppendOutcome | None = None, tool_results: int = 0, *,
-                      synced: bool = False) -> None:
+                      synced: bool = False, noted: bool | None = None) -> None:
         """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
 
         Past the hard watermark the fold runs here, in the foreground; past the soft one the
@@ -378,6 +380,8 @@ class Conversation:
             ``None`` (usage reported, protected records made) measures in full.
         :param synced: the append just wrote its turns' catalog items in its own transaction
             (issue 18, point 4): the measure does not check the catalog's sync again.
+        :param noted: whether a compaction note waited when the append read its conversation, in
+            its transaction (``None``: read here when needed).
         """
         from ..memory.errors import StorageError
         from .context import measure_total, note_text
@@ -391,7 +395,7 @@ class Conversation:
             if bound is not None and bound < settings.soft_tokens:
                 return  # below the soft line whatever folded meanwhile: nothing to do, nothing read
             if (bound is not None and bound < settings.hard_tokens and not settings.compact_on_append
-                    and self.storage.runs.compaction_note(self.id) is not None):
+                    and (noted if noted is not None else self.storage.runs.compaction_note(self.id) is not None)):
                 return  # a note is waiting for the worker already
             bounds.forget(self.id)
             # the append just wrote the catalog items when ``synced``: no second sync check

@@ -93,20 +93,23 @@ class SqliteArchive:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id])
     def append_point(self, conversation_id: str) -> AppendPoint | None:
-        """The row, newest own seq, catalog cover, closing frames and turns' version of a
-        conversation, in one statement (spans ``conversations``, ``turns``, ``catalog_items``,
-        ``strategy_frames``); ``None`` when there is no such conversation. The version is
+        """The row, newest own seq, catalog cover, closing frames, compaction note and turns'
+        version of a conversation, in one statement (spans ``conversations``, ``turns``,
+        ``catalog_items``, ``strategy_frames``, ``compaction_notes``); ``None`` when there is no such conversation. The version is
         ``(PRAGMA data_version, SqliteDB.turn_changes)``: other connections' commits, this one's
         changes of turns and rollbacks."""
         row = self.c.one(
             f"SELECT {_CONVERSATION_COLUMNS_C}, (SELECT MAX(seq) FROM turns WHERE conversation_id = c.id), "
             "(SELECT last_seq FROM catalog_items WHERE conversation_id = c.id ORDER BY first_seq DESC LIMIT 1), "
             "(SELECT COUNT(*) FROM strategy_frames WHERE conversation_id = c.id AND status = 'closing'), "
-            "(SELECT data_version FROM pragma_data_version) FROM conversations c WHERE c.id = ?", [conversation_id])
+            "(SELECT data_version FROM pragma_data_version), "
+            "EXISTS (SELECT 1 FROM compaction_notes WHERE conversation_id = c.id) FROM conversations c WHERE c.id = ?",
+            [conversation_id])
         if row is None:
             return None
         return AppendPoint(row=_conversation(row), max_seq=row[8], catalog_last_seq=row[9] or 0,
-                           closing_frames=row[10] or 0, version=(row[11], self.c.turn_changes))
+                           closing_frames=row[10] or 0, version=(row[11], self.c.turn_changes),
+                           note_waiting=bool(row[12]))
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
