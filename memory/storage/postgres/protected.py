@@ -106,7 +106,7 @@ class PostgresProtected:
         )
         return [_record(r) for r in rows]
 
-    def version(self) -> None:
+    def version(self) -> object | None:
         """``None``: no cheap version of the table here, so the channel is read on every
         rendering (the SQLite backend versions it, issue 18, point 4)."""
         return None

@@ -108,7 +108,7 @@ class SqliteProtected:
         )
         return [_record(r) for r in rows]
 
-    def version(self) -> tuple[int, int]:
+    def version(self) -> object | None:
         """A value that changes whenever the ``protected`` table may have changed: another
         connection's commit (``PRAGMA data_version``) or this connection's write to it, or
         rollback (:attr:`SqliteDB.protected_changes`). One statement; the channel's rendering is
