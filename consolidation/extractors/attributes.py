@@ -159,6 +159,17 @@ F_NO_SUBJECT_R14 = family("attr_subject_dropped_r14", {"fresh10"})
 F_TIME_FROM_R14 = family("attr_time_from_r14", {"fresh10"})
 F_SWITCH_DESCRIBED_R14 = family("attr_switch_to_described_r14", {"fresh10"})
 F_NOT_MY_SLOT_R14 = family("attr_not_my_favourite_slot_r14", {"fresh10"})
+# round 15 (issue 20, point 11): from the misses of fresh11 (measured once blind in round 14: 87.0%)
+F_DISCOURSE_LEAD_R15 = family("attr_discourse_lead_r15", {"fresh11"})
+F_REQUEST_NOTE_R15 = family("attr_request_to_note_r15", {"fresh11"})
+F_FORGET_R15 = family("attr_request_to_forget_r15", {"fresh11"})
+F_BRACKET_R15 = family("attr_bracket_remark_r15", {"fresh11"})
+F_FILLER_R15 = family("attr_filler_r15", {"fresh11"})
+F_TEXTING_R15 = family("attr_texting_words_r15", {"fresh11"})
+F_FINISHED_R15 = family("attr_finished_with_r15", {"fresh11"})
+F_SWITCH_REASON_R15 = family("attr_switch_then_reason_r15", {"fresh11"})
+F_DECLINED_MANY_R15 = family("attr_declined_many_r15", {"fresh11"})
+F_CONTACT_QUALIFIER_R15 = family("attr_contact_as_qualifier_r15", {"fresh11"})
 
 #: the attribute families these rules write (the bench and the pass use the same list)
 FAMILIES = ("user.favourite.", "user.preferred.")
@@ -432,8 +443,9 @@ def _attribute(raw: str) -> str | None:
     if families.on(F_BARE_QUALIFIER_R14) and (q := _BARE_QUALIFIER_R14.fullmatch(
             phrase := re.sub(r"^" + _MODS, "", raw.strip(), flags=re.I))):
         noun = q.group("noun")
+        contact = _CONTACT.search(phrase) and not (families.on(F_CONTACT_QUALIFIER_R15) and _CONTACT_QUALIFIER_R15.fullmatch(phrase))
         if noun not in _NOT_BARE_NOUN_R14 and not _is_time(noun) and not _SITUATIONAL.search(" in " + noun) \
-                and not _CONTACT.search(phrase):
+                and not contact:
             return slug(phrase)
     words = _QUALIFIER.sub("", " " + raw.strip()).strip()
     if families.on(F_TEXTING_R12):
@@ -520,6 +532,10 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
                 break
     if families.on(F_TIME_FROM_R14):
         v = _TRAIL_FROM_R14.sub("", v).strip()
+    if families.on(F_BRACKET_R15):
+        v = _BRACKET_R15.sub("", v).strip() or v
+    if families.on(F_FILLER_R15):
+        v = _TRAIL_R15.sub("", v).strip() or v
     if families.on(F_TEXTING_R12):
         v = _LEAD_TEXTING_R12.sub("", _ATTR_TEXTING_R12.sub("", v)).strip()
     if families.on(F_FILLER_R9):
@@ -781,7 +797,9 @@ _MAY_STATE = re.compile(r"fav|prefer|go-to|usual|of choice|go for|go with|pick|c
                         r"can’t stand|cannot stand|haven't|haven’t|have not|"
                         # round 14 (attr_spelling_r14): a contraction without its apostrophe ("dont"); a mistyped
                         # "switched" ("swiched", "swithced") and "no more" are in "sw...c" and "no (longer|more)" above
-                        r"\b(?:do|does|did|is|are|was|were|ca|could|have|has)nt\b")
+                        r"\b(?:do|does|did|is|are|was|were|ca|could|have|has)nt\b|"
+                        # round 15: a request to forget, "X and I are finished", "I'm through with X"
+                        r"forget|scrap|finished|through with|and (?:i|me) (?:are|'re|’re|have|'ve|’ve)\b")
 
 
 def attribute_statements(sentence: str) -> list[AttributeStatement]:
@@ -860,7 +878,7 @@ def _read_sentence(sentence: str) -> list[AttributeStatement]:
     if "\n" in sentence.strip() and families.on(F_LINE_BREAK_R14):
         lines = [_LINE_BULLET_R14.sub("", line) for line in sentence.splitlines()]
         return [st for line in lines if line.strip() for st in _read_sentence(line)]
-    sentence = _as_written_r14(sentence)
+    sentence = _as_written_r15(_as_written_r14(sentence))
     if families.on(F_ABBREVIATION):
         sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)
         sentence = _ABBREV_DOT.sub(_HELD_DOT, sentence)  # "D.C." needs its first stop held first
@@ -871,6 +889,8 @@ def _read_sentence(sentence: str) -> list[AttributeStatement]:
         s = _PAREN_R10.sub(" ", s)
     if families.on(F_FILLER_R9):
         s = _PAREN_R9.sub(" ", s)
+    if families.on(F_FILLER_R15):
+        s = _PAREN_R15.sub(" ", s)
     if families.on(F_NOT_A_VALUE_R9) and _COUNTERFACTUAL.search(s) and re.search(r"\b(?:favou?rite|fave|preferred|go-to)\b", s, re.I):
         return []
     s = re.sub(r",\s*,", ",", s)
@@ -1025,7 +1045,7 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
     small = families.on(F_SMALL_TALK_R10)
     m = _S_MY.search(s) or _S_PLURAL.search(s) or (more and _S_MY_MORE.search(s)) or (
         families.on(F_SWITCH_VERBS) and _S_MY_VERBS.search(s)) or (
-        families.on(F_SWITCH_R8) and not out and (_S_BARE_MY.match(s) or _S_ATTR_ITS.search(s))) or (
+        families.on(F_SWITCH_R8) and not out and (_S_BARE_MY.match(s) or _switch_its(s))) or (
         families.on(F_SWITCH_THEN_R10) and not out and _S_THEN_NOW.search(s)) or (
         families.on(F_SWITCH_BARE_R10) and not out and _S_BARE_NOUN.search(s))
     if m and small and (not re.match(_NOT_SWITCHABLE, m.group("attr")) or _one_off(m.group("attr"), m.group("v"))):
@@ -1059,6 +1079,14 @@ def _statements(s: str, out: list[AttributeStatement]) -> list[AttributeStatemen
                     families.on(F_SWITCH_DESCRIBED_R14) and _DESCRIBED_R14.match(value))):
                 out.append(AttributeStatement("write", None, value, slot_of=RECENT_SLOT))  # a bare name
 
+    if not out and families.on(F_FINISHED_R15) and (m := _FINISHED_R15.search(s)):
+        value = clean_value(next(g for g in (m.group("v"), m.group("v2"), m.group("v3")) if g))
+        if value:
+            return [AttributeStatement("retire", None, value, slot_of=value)]
+    if not out and families.on(F_FORGET_R15) and (m := _FORGET_R15.match(s)):
+        value = clean_value(m.group("v"))
+        if value and not _NOT_FORGET_R15.match(value):
+            return [AttributeStatement("retire", None, value, slot_of=value)]
     # "I no longer use X", "I don't listen to X anymore", "I stopped using X", "I'm no longer on X"
     if not out and families.on(F_STILL) and _STILL_MINE.search(s):
         return out  # "I no longer play rugby, but it's still my favourite sport"
@@ -1181,7 +1209,8 @@ _EVERY_R12 = re.compile(r"^(?:all|every|each|any)\b", re.I)
 def declines_choice(sentence: str, thing: str) -> bool:
     """True when ``sentence`` refuses to name a favourite and ``thing`` (what it says the user
     likes) is everything of a kind: that like is no preference record."""
-    return families.on(F_DECLINED_R12) and bool(_EVERY_R12.match(thing.strip()) and _DECLINED_R12.search(sentence))
+    every = _EVERY_R12.match(thing.strip()) or (families.on(F_DECLINED_MANY_R15) and _MANY_R15.match(thing.strip()))
+    return families.on(F_DECLINED_R12) and bool(every and _DECLINED_R12.search(sentence))
 
 
 #: a leading "When I fly long-haul, ..." clause says when; the main clause after it is the
@@ -1192,7 +1221,13 @@ _LEAD_CLAUSE_R12 = re.compile(r"^\s*(?:when|whenever|while)\s+(?:i|i'm|i’m|we|
 
 def after_leading_clause(sentence: str) -> str | None:
     """The main clause of a statement opened by a "when I ..." clause, or None (no such clause,
-    a question, or a clause in the past)."""
+    a question, or a clause in the past). Round 15: also the statement after a lead that speaks to
+    the conversation ("If you're asking, my favourite ...", family ``attr_discourse_lead_r15``), the
+    statement a request to note carries ("Could you note that my preferred airport is Manchester?",
+    ``attr_request_to_note_r15``) and a request to forget a value ("Could you forget Evernote?" reads
+    "forget Evernote", ``attr_request_to_forget_r15``)."""
+    if (main := _discourse_main_r15(sentence)) is not None:
+        return main
     if not families.on(F_LEAD_CLAUSE_R12) or sentence.rstrip().endswith("?"):
         return None
     m = _LEAD_CLAUSE_R12.match(sentence)
@@ -1231,3 +1266,118 @@ def holds(content: str, value: str) -> bool:
         strip = lambda x: re.sub(r"^the\s+", "", x)  # noqa: E731
         return strip(c) == strip(_value_key(value))
     return c == _value_key(value)
+
+
+# -- round 15 (issue 20, point 11): from the misses of fresh11 -------------------------------------
+#: a lead that speaks to the conversation, not a condition on the fact ("If you're asking, my
+#: favourite mountain is Ben Nevis", "If you must know, ...", "In case you're wondering, ...", "Since
+#: you ask, ..."): the statement after its comma stands (family ``attr_discourse_lead_r15``); a real
+#: condition ("If I had a favourite team, ...") keeps making no fact
+_DISCOURSE_LEAD_R15 = re.compile(r"^\s*(?:if you(?:'re|’re| are) (?:asking|wondering|curious|interested)|"
+                                 r"if you (?:must|want to|wanna|need to|have to) know|if (?:it|that) helps|"
+                                 r"in case you(?:'re|’re| are) (?:wondering|curious|asking)|since you (?:ask|asked)|"
+                                 r"as you (?:ask|asked)|now that you (?:ask|mention it)|for the record|just so you know|"
+                                 r"for your (?:info|information)|fyi)\s*[,:—-]\s*(?=\S)", re.I)
+#: a request to note, remember or record a statement the user makes about themselves ("Could you
+#: note that my preferred airport is Manchester?", "Please remember I prefer aisle seats", "pls
+#: note my ..."): the statement is what it carries, the request (a question or not) adds nothing
+#: (family ``attr_request_to_note_r15``); a request about anything but "my ..." / "I ..." is no fact
+_REQUEST_NOTE_R15 = re.compile(r"^\s*(?:(?:could|can|would|will) you\s+(?:please\s+|kindly\s+|just\s+)?|"
+                               r"(?:please|pls|plz|kindly|just)\s+(?:could you\s+)?)?"
+                               r"(?:note|remember|keep in mind|bear in mind|make a note|take note|jot down|record|log|"
+                               r"save|write down|update your notes)(?:\s+(?:down|of this|this))?(?:\s+that)?\s*[,:—-]?\s+"
+                               r"(?=(?:my|i|i'm|i’m|i've|i’ve)\b)", re.I)
+#: a request to forget a value ("Could you forget Evernote?", "Please forget about Evernote"): the
+#: slot holding it retires (family ``attr_request_to_forget_r15``); "don't forget ..." is the
+#: opposite and a pronoun ("forget it") names nothing
+_FORGET_Q_R15 = re.compile(r"^\s*(?:(?:could|can|would|will) you\s+(?:please\s+|kindly\s+|just\s+)?)"
+                           r"(?P<f>forget(?:\s+about)?\s+[^?]+?)\s*\?*\s*$", re.I)
+_NOT_FORGET_R15 = re.compile(r"^(?:everything|all|all that|all of (?:it|that|this)|what i said|that|it|this|them|the rest|"
+                             r"the whole thing|my (?:question|last message|request))\b", re.I)
+_FORGET_R15 = re.compile(r"^\s*(?:(?:please|pls|plz|kindly|just|and|so|ok|okay)[\s,]+)*(?:forget|scrap)(?:\s+about)?\s+"
+                         r"(?P<v>[^.;!?,]+?)(?:\s+(?:please|pls|plz|for me))?" + _VALUE_END, re.I)
+
+
+def _discourse_main_r15(sentence: str) -> str | None:
+    """What a round-15 lead or request carries (see ``after_leading_clause``), or None."""
+    if families.on(F_DISCOURSE_LEAD_R15) and (m := _DISCOURSE_LEAD_R15.match(sentence)):
+        return sentence[m.end():]
+    if families.on(F_REQUEST_NOTE_R15) and (m := _REQUEST_NOTE_R15.match(sentence)):
+        return sentence[m.end():].rstrip().rstrip("?").rstrip()
+    if families.on(F_FORGET_R15) and (m := _FORGET_Q_R15.match(sentence)):
+        return m.group("f")
+    return None
+
+
+#: a remark in brackets after a value is a comment on it, no part of it ("Inter (the variable one)",
+#: "Lapsang (the smoky one)"); a value that is all brackets stays (family ``attr_bracket_remark_r15``)
+_BRACKET_R15 = re.compile(r"\s*[(\[][^()\[\]]*[)\]]$")
+#: words set off by commas that comment on the statement ("is, in fact, Duolingo", "as it happens"),
+#: and time words after a value ("pottery of late", "in recent months") (family ``attr_filler_r15``)
+_PAREN_R15 = re.compile(r",\s*(?:in fact|as it happens|as it turns out|if anything|frankly|in all honesty|truth be told|"
+                        r"to tell the truth|i must admit|i have to admit|i admit|admittedly|mind you|i suppose|"
+                        r"i'd have to say|i'll be honest|let's say|shall we say|so to speak|at heart)\s*,", re.I)
+_TRAIL_R15 = re.compile(r"(?:[\s,;—-]+(?:of late|as of late|in recent (?:days|weeks|months|years|times)|"
+                        r"(?:these|this) past (?:few )?(?:days?|weeks?|months?|years?)|for (?:some|a little) time now|"
+                        r"since forever|for ages now|in fact))+\s*$", re.I)
+#: texting words read as what they stand for (family ``attr_texting_words_r15``): "defo" / "deffo"
+#: ("definitely"), "prolly" / "probs" ("probably": a hedge, so no fact), "wk" / "wks", "mth" /
+#: "mths", "yr" / "yrs" after a time word ("last wk"), "pls" / "plz" ("please"); lower case only
+#: ("Def Leppard" stays)
+_TEXTING_R15 = (
+    (re.compile(r"(?<![\w'’])(?-i:defo|deffo|defs)(?![\w'’])"), "definitely"),
+    (re.compile(r"(?<![\w'’])(?-i:prolly|probs)(?![\w'’])"), "probably"),
+    (re.compile(r"(?<![\w'’])(?-i:pls|plz|plse)(?![\w'’])"), "please"),
+    (re.compile(r"\b(last|this|next|a|one|per|every) (?-i:wk)\b"), r"\1 week"),
+    (re.compile(r"\b(last|this|next|a|one|per|every) (?-i:mth|mnth)\b"), r"\1 month"),
+    (re.compile(r"\b(last|this|next|a|one|per|every) (?-i:yr)\b"), r"\1 year"),
+    (re.compile(r"\b(\d+ ?|few |couple |two |three |four |five |six )(?-i:(wks|mths|mnths|yrs))\b"),
+     lambda m: m.group(1) + {"wks": "weeks", "mths": "months", "mnths": "months", "yrs": "years"}[m.group(2)]),
+)
+_MAY_TEXT_R15 = re.compile(r"defo|deffo|defs|prolly|probs|pls|plz|wk|mth|mnth|yr")
+
+
+def _as_written_r15(sentence: str) -> str:
+    """``sentence`` with the round-15 texting words read as the rules expect."""
+    if families.on(F_TEXTING_R15) and _MAY_TEXT_R15.search(sentence):
+        for pattern, word in _TEXTING_R15:
+            sentence = pattern.sub(word, sentence)
+    if (main := _discourse_main_r15(sentence)) is not None:
+        sentence = main
+    return sentence
+
+
+#: "Spin and I are finished", "Evernote and I are done", "I'm through with Monzo", "I'm finished
+#: with Peloton", "Zumba and me have parted ways": the slot holding the value retires (family
+#: ``attr_finished_with_r15``); "we're done with X" is a task, no like, and is left alone
+_FINISHED_R15 = re.compile(r"^(?:(?:so|well|yeah|honestly|sadly|and|but|ok|okay)[\s,]+)*(?P<v>(?!it\b|that\b|this\b|we\b|you\b|they\b)"
+                           r"[^,;:.!?]+?)\s+and\s+(?:i|me)\s+(?:are|’re|'re)\s+(?:(?:officially|so|totally|completely|now|"
+                           r"well and truly)\s+)*(?:finished|done|through|over|history|no more|quits)\b|"
+                           r"^(?:(?:so|well|yeah|honestly|sadly|and|but|ok|okay)[\s,]+)*(?P<v2>(?!it\b|that\b|this\b|we\b|you\b|they\b)"
+                           r"[^,;:.!?]+?)\s+and\s+(?:i|me)\s+(?:have|’ve|'ve)\s+(?:parted ways|split up|split|broken up|"
+                           r"called it a day|called it quits)\b|"
+                           r"\bi(?:'m|’m| am)\s+(?:(?:officially|so|totally|completely|now)\s+)*(?:finished|through)\s+with\s+"
+                           r"(?P<v3>[^.;!?,]+?)" + _VALUE_END, re.I)
+#: a switch to a named value, then a reason ("I switched to Ola, it's cheaper here"): "to Ola" is no
+#: attribute, so the round-8 "I switched X, it's Y" form does not read it (family
+#: ``attr_switch_then_reason_r15``); the switch to a bare name stands
+_NOT_ATTR_ITS_R15 = re.compile(r"^(?:over\s+|back\s+)?(?:to|from)\b", re.I)
+
+
+def _switch_its(s: str) -> re.Match[str] | None:
+    m = _S_ATTR_ITS.search(s)
+    if m and families.on(F_SWITCH_REASON_R15) and _NOT_ATTR_ITS_R15.match(m.group("attr")):
+        return None
+    return m
+
+
+#: after a refusal to pick, a like of many of a kind ("I like lots of teams", "loads of bands") is
+#: no preference record, as a like of all of them (family ``attr_declined_many_r15``)
+_MANY_R15 = re.compile(r"^(?:(?:lots|loads|tons|heaps|plenty|a lot|a bunch|a load|a ton|all sorts|all kinds|so many|too many|"
+                       r"many|most|a few|several|various|a range|a mix)\s+of\b|(?:so|too) many\b|many\b|several\b|various\b)", re.I)
+#: a contact word after another head noun only qualifies it ("language for communication", "time
+#: for contact", "hours of contact"): the phrase is the attribute, no contact channel; a channel noun
+#: as the head ("method of contact", "means of communication") stays the contact slot (family
+#: ``attr_contact_as_qualifier_r15``)
+_CONTACT_QUALIFIER_R15 = re.compile(r"(?!(?:method|means|way|mode|channel|medium|platform|form|option|route|avenue|line|"
+                                    r"point|manner)s?\b)(?-i:[a-z][a-z\-]+)\s+(?:for|of)\s+(?:contact|communication)s?", re.I)
