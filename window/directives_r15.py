@@ -122,10 +122,10 @@ _OPEN_Q = "\"“'‘"
 _ADOPTED = re.compile(r"^(?P<lead>[^\"“‘]{0,120}?)(?:\"(?P<a>[^\"]{12,400}?)\"|“(?P<b>[^”]{12,400}?)”|"
                       r"(?<![\w])'(?P<c>.{12,400}?[.!?])'(?=\s|$)|‘(?P<d>[^’]{12,400}?)’)\s*[.,;]?\s*(?P<tail>.*)$", re.S)
 _ADOPT_TAIL = re.compile(r"^(?:please\s+|kindly\s+)?(?:follow|apply|observe|respect|action|honour|honor|enforce|stick to|keep to|"
-                         r"keep\b.{0,40}\bwithin|stay within|work within|book|get|file|plan|do)\b.{0,80}?"
+                         r"keep\b.{0,40}\bwithin|stay within|work within|book|get|file|plan)\b.{0,80}?"
                          r"\b(?:that|it|this|them|those|accordingly|before that|by then)\b|"
                          r"^(?:that|this)(?:'s| is)? (?:covers you|applies to you|now final|final|binding|our rule|the rule)\b|"
-                         r"^(?:please\s+)?(?:book|plan|do|file|handle|arrange)\b.{0,40}\baccordingly\b|"
+                         r"^(?:please\s+)?(?:book|plan|file|handle|arrange)\b.{0,40}\baccordingly\b|"
                          r"^(?:as my delegate|on my behalf),?\s+you may\b", re.I | re.S)
 _FINDING = re.compile(r"\b(?:was|were|is|are|has been|have been)\s+(?:detected|found|recorded|measured|observed|noted|"
                       r"confirmed|identified|seen|present)\b", re.I)
@@ -153,7 +153,8 @@ def adopted_quote_r15(sentence: str) -> str | None:
     if not families.on(F_QUOTE_R15):
         return None
     m = _quote(sentence)
-    if m is None or not m.group("tail").strip() or not _ADOPT_TAIL.match(m.group("tail").strip()):
+    tail = m.group("tail").strip() if m is not None else ""
+    if not tail or _QUESTION.search(tail) or not _ADOPT_TAIL.match(tail):
         return None
     return _inner(m)
 
@@ -203,7 +204,7 @@ def merge_r15(text: str, sents: list[str]) -> list[str]:
 # -- rewrites: label leads, register leads, requests --------------------------------------------
 _W_LABEL = frozenset("""[cal] re handover runbook shift notes note comment review summary minute minutes ticket pr update
 change changes fyi memo bulletin""".split())
-_LABEL = re.compile(r"^(?:\[[a-z]{2,10}\]\s*)?(?P<label>[^:\n]{2,60}?)\s*:\s+(?=\S)", re.I)
+_LABEL = re.compile(r"^(?:\[[a-z]{2,10}\]\s*)?(?P<label>(?:[^:\n]|:(?=\d))(?:[^:\n]|:(?=\d)){1,59}?)\s*:\s+(?=\S)", re.I)
 _CAL = re.compile(r"^\[[a-z]{2,10}\]\s*", re.I)
 _DASH_HEAD = re.compile(r"^[^—–]{3,60}?\s[—–]\s+(?=\S)")
 _LABEL_CLAUSE = frozenset("""i i'm i've we we're we've you you're he she they it it's is are was were am be must should will would
@@ -260,7 +261,9 @@ def scheduled_duty_r15(sentence: str) -> bool:
 _REGISTER_LEAD = re.compile(r"^(?:kindly do the needful and|kindly note(?: that)?|please note(?: that)?|righto|yeah,? righto|"
                             r"mate|yeah,? nah|no worries|if it helps|for what it's worth|fwiw|for the record|if anyone asks|"
                             r"just so you know|sure enough|and there it is|since [^,]{3,60}|when i (?:checked|looked at|looked "
-                            r"(?:at|through|in))\b[^,]{0,60}|as my delegate|this year|this season|this quarter)\s*[,:]?\s+(?=\w)", re.I)
+                            r"(?:at|through|in))\b[^,]{0,60}|as my delegate|this year|this season|this quarter|right|right then|"
+                            r"(?:during|outside|throughout)\s+[^,]{3,40},|for this (?:account|customer|client|project|job|repo),)"
+                            r"\s*[,:]?\s+(?=\w)", re.I)
 _REGISTER_TAIL = re.compile(r",\s*(?:yeah|mate|eh|ok|k|thx|thanks)\s*[?!.]*\s*$", re.I)
 _W_REGISTER = frozenset("""kindly please righto mate yeah worries if for fwiw just sure and since when as this""".split())
 _REVERT = re.compile(r"\brevert\s+(?=with|back)", re.I)
@@ -318,17 +321,19 @@ def request_r15(sentence: str) -> str | None:
 
 
 _CUT_R15 = re.compile(r"\b(?:i'm|i am)\s+(?:saying|asking|telling you)\s*:\s*|"
+                      r"\b(?:(?:we(?:'ve| have)\s+got|there's|there is|here's)\s+)?(?:a|the|our|one)\s+(?:new\s+)?rule(?:\s+now)?\s*:\s*|"
+                      r";\s+(?=[a-z]+\s)|"
                       r",\s*so\s+(?=(?:yes|yeah|ok|okay|this year|this season|you(?:'ve| have)? got|you may|you can)\b)|"
                       r",?\s+and sure enough\s+|\band there it is:\s*|"
                       r"(?<=[a-z]):\s+(?=(?:the|my|our|your|their)\s+[\w'’-]+(?:\s+[\w'’-]+){0,2}\s+(?:shows?|reads?|says?)\b)", re.I)
-_W_CUT = frozenset("saying asking telling so sure there the".split())
+_W_CUT = frozenset("saying asking telling so sure there the rule".split())
 
 
 def clauses_r15(sentence: str) -> list[str]:
     """The clauses after a discourse marker (family ``register_leads_r15``): "..., which is why I'm
     saying: don't ...", "..., so yes, the trip is approved", "..., so this year you may ...", "...,
     and sure enough the log shows ...", "It's not true that X: the outbox shows ..."."""
-    if not families.on(F_REGISTER_R15) or len(sentence) < 40 or _words(sentence).isdisjoint(_W_CUT):
+    if not families.on(F_REGISTER_R15) or len(sentence) < 40 or (_words(sentence).isdisjoint(_W_CUT) and ";" not in sentence):
         return []
     out = []
     for m in _CUT_R15.finditer(sentence):
@@ -357,13 +362,15 @@ def rewrites_r15(sentence: str) -> list[str]:
     for base in [s, *out]:
         for c in clauses_r15(base):
             add(c)
+            add(register_r15(c))
     return out
 
 
 # -- the sentence's own classes ----------------------------------------------------------------
 _APPROVAL_R15 = re.compile(
     r"^(?:(?:yep|yes|yeah|ok|okay|sure|fine|right)[,.!]?\s+)*(?:approved|accepted|signed off|authori[sz]ed|sanctioned)\b"
-    r"[^\w]{0,6}\s*(?:please|go ahead|he|she|they|you|we|accept|order|book|tell|proceed|pay|send|it's|that's)\b|"
+    r"[^\w]{0,6}\s*(?:please|go ahead|he|she|they|you|we|accept|order|book|tell|proceed|pay|send|it's|that's|put|add|confirm|"
+    r"schedule|sign|buy|reply|let|get|pop|stick)\b|"
     r"^approving\s+(?:this|the|your)\s+(?:pr|change|patch|request|diff|mr|merge request|plan|quote|budget|spend|order)\b|"
     r"\b(?:the|this|that|your|our)\s+[^,.;?]{2,40}?\s+(?:is|'s)\s+a go\b|"
     r"^(?:it|this|that)\s+has\s+my\s+(?:sign-off|approval|blessing|ok|okay|go-ahead)\b|"
