@@ -51,6 +51,7 @@ FORMS = [
      "obligation"),
     ("duty_forms_r15", "Never fail to lock the server room on your way out.", "obligation"),
     ("duty_forms_r15", "The new laptops don't get imaged until security signs off.", "prerequisite"),
+    ("duty_forms_r15", "Never let the dog out after the fireworks start.", "constraint"),
 ]
 
 
@@ -71,6 +72,7 @@ SMALL_TALK = [
     "It gives us hope and reminds us we're not alone.",
     "Quote from the handbook: 'Always wear a lanyard.' Do people still follow that?",
     "Thanks all for coming tonight!",
+    "Don't let the bumps in the road bring you down.",
     "We hit the beach early and it was lovely.",
 ]
 
@@ -125,6 +127,13 @@ def test_revoke_forms_lift_and_end_rules() -> None:
     assert dict(setup)[ban] != "active" and dict(setup)[keep] == "active"
     rule = "Never deploy without a sign-off from security."
     setup, _ = _conversation([rule, keep], "The security sign-off rule is scrapped.")
+    assert dict(setup)[rule] != "active" and dict(setup)[keep] == "active"
+
+
+def test_a_request_to_stop_ends_the_rule() -> None:
+    rule = "Always copy my deputy on supplier emails."
+    keep = "Never share my home address."
+    setup, _ = _conversation([rule, keep], "Would you stop copying my deputy on supplier emails? He's moved teams.")
     assert dict(setup)[rule] != "active" and dict(setup)[keep] == "active"
 
 

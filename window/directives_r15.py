@@ -438,10 +438,14 @@ _DUTY_R15 = (
                                              r"(?:the|a|our|my)\b", re.I)),
     ("constraint", "clock_rule", re.compile(r"^(?:bedtime|curfew|lights out|check-?in|check-?out|kick-?off|opening time|closing time|"
                                             r"last orders)\s+is\s+(?:at\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm)\s*\.?$", re.I)),
+    ("constraint", "dont_let", re.compile(r"^(?:don't|do not|never)\s+let\s+(?:the|my|our|any|a)\s+(?!(?:fear|doubt|haters?|past|world|"
+                                          r"stress|negativity|bad|little|small|weather|rain|pressure)\b)[\w-]+\s+"
+                                          r"(?:use|start|go|come|have|take|eat|stay|play|watch|drive|leave|out)\b"
+                                          r"(?![^!?]*\b(?:you|down|stop|get to)\b)[^!?]{3,60}$", re.I)),
     ("constraint", "never_by", re.compile(r",\s*never\s+(?:by|via|in|on|with|through)\s+[\w-]+\s*\.?$", re.I)),
 )
 _W_DUTY_R15 = frozenset("every each never whenever time don't dont within not mon tue wed thu fri sat sun doesn't won't have "
-                        "get all bedtime curfew lights check-in checkin check-out kick-off opening closing last".split())
+                        "get all let bedtime curfew lights check-in checkin check-out kick-off opening closing last".split())
 #: a standing imperative over every item: "<verb> (on to) every / all X"
 _EVERY_IMPERATIVE = re.compile(r"^(?P<verb>[A-Z][a-z]+)(?:\s+(?:on|up|out|back|off)\s+to|\s+(?:on|up|out|back|off))?\s+"
                                r"(?:every|all|each)\s+(?!(?:the\s+)?(?:best|time|day|night|week|the way)\b)[\w-]+")
@@ -517,7 +521,7 @@ def reset_r15(text: str) -> "re.Match[str] | None":
 _RULE_NOUN = r"(?:rule|thing|ban|freeze|requirement|restriction|limit|policy|cap|embargo)"
 _LIFT_R15 = re.compile(r"^(?P<what>[\w'’ -]{3,40}?)\s+(?:are|is|r)\s+(?:fine|ok|okay|allowed|good)\s+(?:now|again)\b", re.I)
 _REVOKE_R15 = re.compile(
-    r"^(?:the\s+)?(?P<what>[\w'’ -]{2,40}?\s+" + _RULE_NOUN + r")\s+(?:has been|have been|is|are)\s+(?:now\s+)?(?:withdrawn|"
+    r"(?:^|,\s*so\s+)(?:the\s+)?(?P<what>[\w'’ -]{2,40}?\s+" + _RULE_NOUN + r")\s+(?:has been|have been|is|are)\s+(?:now\s+)?(?:withdrawn|"
     r"scrapped|removed|lifted|dropped|off|gone|cancell?ed|binned|ditched|rescinded)\b|"
     r"\b(?:the\s+)?(?P<what2>[\w'’ -]{2,40}?\s+" + _RULE_NOUN + r")\s+(?:doesn't|does not|no longer)\s+(?:stand|apply|hold)|"
     r"^(?P<what3>[\w'’ -]{2,40}?\s+" + _RULE_NOUN + r")\s+(?:removed|lifted|scrapped|dropped|gone|withdrawn)\s*[.!]?$", re.I)
@@ -537,6 +541,8 @@ def withdrawn_r15(sentence: str) -> tuple[str, str] | None:
     if not families.on(F_REVOKE_R15):
         return None
     s = sentence.strip()
+    if families.on(F_REQUEST_R15) and (r := request_r15(s)) is not None and r.lower().startswith("stop "):
+        return r[5:], "unrequire"  # "Would you stop copying my assistant on client emails?"
     if _words(s).isdisjoint(_W_REVOKE_R15) or _QUESTION.search(s):
         return None
     for cand in (s, label_r15(s)):
