@@ -16,6 +16,12 @@ from memfold.window.constraints import RuleConstraintExtractor
 R15 = sorted(v for k, v in vars(d15).items() if k.startswith("F_"))
 
 
+@pytest.fixture(autouse=True)
+def _rules_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules are under test: the instruction model is off (it reads some of these forms too)."""
+    monkeypatch.setenv("MEMFOLD_INSTRUCTION_MODEL", "off")
+
+
 def _kinds(text: str) -> list[str]:
     return [p.kind for p in RuleConstraintExtractor(model=False).extract(text).proposals]
 
@@ -73,6 +79,8 @@ SMALL_TALK = [
     "Quote from the handbook: 'Always wear a lanyard.' Do people still follow that?",
     "Thanks all for coming tonight!",
     "Don't let the bumps in the road bring you down.",
+    "The gym's rules say towels must be used on every bench, which nobody does.",
+    "Their style guide says headings must be in title case; we don't follow it though.",
     "We hit the beach early and it was lovely.",
 ]
 
@@ -145,7 +153,7 @@ def test_condition_met_forms_release_the_waiting_record() -> None:
 
 
 def test_every_family_is_registered_with_fresh11_only() -> None:
-    assert len(R15) == 14
+    assert len(R15) == 15
     for name in R15:
         with families.off([name]):
             assert not families.on(name)

@@ -554,7 +554,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if (quoted := directives_r15.adopted_quote_r15(sent)) is not None:  # round 15: "...: 'X must ...' Follow that."
             found = self._classify(quoted, now, clock)
             return ConstraintProposal("constraint", sent, "adopted_quote") if found is None else replace(found, text=sent)
-        if directives_r14.reported_r14(sent):  # round 14: "From the API docs: 'Clients must ...'"
+        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent):  # "From the API docs: '...'"
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)

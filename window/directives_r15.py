@@ -33,6 +33,10 @@ The families (each rule is stated again where it is written):
   do the needful and", "Kindly note (that)", "Righto,", "Mate,", "Yeah nah,", "If it helps,", "For
   the record,", "If anyone asks,", "Since X came back," (a reason clause before "we've ..."), ", yeah?"
   and ", mate" at the end; "revert" in the sense "reply" ("Kindly revert with X by Monday").
+* ``reported_aside_r15``: a rule reported from someone else's rules with the speaker's own aside
+  after it is small talk, not an instruction: "The council's recycling rules say glass must go in the
+  blue box, which I always forget.", "The school's policy states pupils must wear blazers, which my
+  son hates.", "Their API docs say requests are limited to 100 per minute; we don't use it though."
 * ``emoji_tail_r15``: a fragment of emoji and punctuation only ("👍", "🙏") belongs to the sentence
   before it.
 * ``approval_forms_r15``: "Approved, he can enrol.", "Yes, accepted, please ...", "yep approved ✅
@@ -86,6 +90,7 @@ F_REQUEST_R15 = family("request_forms_r15", {"fresh11"})
 F_QUOTE_R15 = family("adopted_quote_r15", {"fresh11"})
 F_REGISTER_R15 = family("register_leads_r15", {"fresh11"})
 F_EMOJI_R15 = family("emoji_tail_r15", {"fresh11"})
+F_ASIDE_R15 = family("reported_aside_r15", {"fresh11"})
 F_APPROVAL_R15 = family("approval_forms_r15", {"fresh11"})
 F_PERMIT_R15 = family("permission_forms_r15", {"fresh11"})
 F_EVIDENCE_R15 = family("evidence_forms_r15", {"fresh11"})
@@ -199,6 +204,27 @@ def merge_r15(text: str, sents: list[str]) -> list[str]:
         found = text.find(s, pos)
         pos = found + len(s) if found >= 0 else pos
     return out
+
+
+# -- reported_aside_r15 ------------------------------------------------------------------------
+_ASIDE_R15 = re.compile(
+    r"^(?:the|their|his|her|our|my|a|an)\s+(?:[\w'’-]+\s+){0,3}?(?:rules?|policy|policies|docs|documentation|guide|guidelines|"
+    r"handbook|manual|terms|regulations|code)\s+(?:says?|states?|reads?|requires?|tells? you)\s+(?:that\s+)?[^;]{6,120}?"
+    r"(?:,\s*which\s+(?:i|my|we|our|he|she|they|nobody|no one)\b|;\s*(?:we|i)\s+(?:don't|do not|never|no longer)\b"
+    r"[^.;]*\b(?:though|anyway|anymore|any more)\b)", re.I)
+_W_ASIDE_R15 = frozenset("rule rules policy policies docs documentation guide guidelines handbook manual terms regulations "
+                         "code".split())
+
+
+def reported_aside_r15(sentence: str) -> bool:
+    """A rule reported from another's rules, with the speaker's aside after it (family
+    ``reported_aside_r15``): small talk, no record."""
+    if not families.on(F_ASIDE_R15) or "," not in sentence and ";" not in sentence:
+        return False
+    s = sentence.strip()
+    if _words(s).isdisjoint(_W_ASIDE_R15):
+        return False
+    return bool(_ASIDE_R15.match(s))
 
 
 # -- rewrites: label leads, register leads, requests --------------------------------------------
