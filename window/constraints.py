@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, directives_r13, directives_r14, instruction_model, prefilter
+from . import directives, directives_r13, directives_r14, directives_r15, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -354,7 +354,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
-        sents = [s for s in directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))) if len(s) <= MAX_RECORD_CHARS]
+        sents = [s for s in directives_r15.merge_r15(text, directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))))
+                 if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
@@ -440,6 +441,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r14[1], sent, content_terms(r14[0]), min_overlap=1))
                 i += 1
                 continue
+            if what is None and (r15 := directives_r15.withdrawn_r15(probe)) is not None:
+                # a round-15 form ("calls after 7 are fine now", "The QA sign-off rule is scrapped")
+                withdrawals.append(Withdrawal(r15[1], sent, content_terms(r15[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -465,6 +471,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             elif what is None and directives_r14.condition_met_r14(sent):
                 # round 14: "the delivery turned up at 10", "Legal have completed their review"
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives_r15.condition_met_r15(sent):
+                # round 15: "Sunil has given the go-ahead on the quote", "we hit 50 RSVPs"
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
@@ -542,7 +551,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
             return None
-        if directives_r14.reported_r14(sent):  # round 14: "From the API docs: 'Clients must ...'"
+        if (quoted := directives_r15.adopted_quote_r15(sent)) is not None:  # round 15: "...: 'X must ...' Follow that."
+            found = self._classify(quoted, now, clock)
+            return ConstraintProposal("constraint", sent, "adopted_quote") if found is None else replace(found, text=sent)
+        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent):  # "From the API docs: '...'"
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
@@ -579,6 +591,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_r13(sent, norm, now, clock)
         if found is None:
             found = self._classify_r14(sent, norm, now, clock)
+        if found is None:
+            found = self._classify_r15(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -628,6 +642,22 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 return replace(found, text=sent)
         return None
 
+    def _classify_r15(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 15 (:mod:`.directives_r15`, from ``fresh11``): the sentence's own classes, then its
+        readings (without a label or a register's lead, a request as its imperative, a buried
+        clause), each read by every earlier round's rules; the record keeps ``sent``."""
+        fixed = directives_r13.fix_typos(norm)
+        for rest in (fixed, *directives_r15.rewrites_r15(fixed)):
+            if (r15 := directives_r15.classify_r15(rest)) is not None:
+                return ConstraintProposal(r15[0], sent, r15[1])
+            if rest is fixed or directives.not_a_directive(rest):
+                continue
+            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock) \
+                or self._classify_r14(rest, rest, now, clock)
+            if found is not None:
+                return replace(found, text=sent)
+        return None
+
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
             return None
@@ -671,7 +701,8 @@ def _is_override(text: str) -> bool:
     return bool((override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
-                 or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text)))
+                 or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text))
+                 or (reset8 := directives_r15.reset_r15(text)))
                 and not directives.reset_is_small_talk(text, override or reset8)) or (
         # round 13: a misspelled reset ("scratch evrything we said about the rota")
         (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
