@@ -341,6 +341,15 @@ def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
 MAX_RECORD_CHARS = 1_000
 
 
+#: the sentences :meth:`RuleConstraintExtractor._classify` found no instruction in, keyed with the
+#: families off (round 15, speed only: chat repeats its sentences, "Thanks!", "Haha, same here.",
+#: 17% of LoCoMo's). Whether a sentence holds an instruction depends on the sentence and the
+#: family state alone (the clock only sets a found deadline's ``due_at``), so only "none" is kept.
+_NO_PROPOSAL: dict[tuple[str, frozenset], None] = {}
+#: emptied when it holds this many (the answers stay the same)
+MAX_NO_PROPOSAL = 8192
+
+
 class RuleConstraintExtractor(ConstraintExtractor):
     """The deterministic extractor: phrase rules over sentences (see the module docstring)."""
 
@@ -537,7 +546,20 @@ class RuleConstraintExtractor(ConstraintExtractor):
             and not directives.completion(sent)
 
     def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
-        """The proposal for one sentence: read with texting spellings written out, kept verbatim."""
+        """The proposal for one sentence: read with texting spellings written out, kept verbatim.
+        A sentence found to hold none is remembered per family state (:data:`_NO_PROPOSAL`)."""
+        key = (sent, families.off_key())
+        if key in _NO_PROPOSAL:
+            return None
+        found = self._classify_sentence(sent, now, clock)
+        if found is None:
+            if len(_NO_PROPOSAL) >= MAX_NO_PROPOSAL:
+                _NO_PROPOSAL.clear()
+            _NO_PROPOSAL[key] = None
+        return found
+
+    def _classify_sentence(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """:meth:`_classify` itself, every rule read."""
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
