@@ -345,7 +345,14 @@ MAX_RECORD_CHARS = 1_000
 #: families off (round 15, speed only: chat repeats its sentences, "Thanks!", "Haha, same here.",
 #: 17% of LoCoMo's). Whether a sentence holds an instruction depends on the sentence and the
 #: family state alone (the clock only sets a found deadline's ``due_at``), so only "none" is kept.
-_NO_PROPOSAL: dict[tuple[str, frozenset], None] = {}
+class _Remembered(dict):
+    """A dict of answers remembered for speed, emptied like an ``lru_cache`` (``cache_clear``)."""
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
+_NO_PROPOSAL: _Remembered = _Remembered()
 #: emptied when it holds this many (the answers stay the same)
 MAX_NO_PROPOSAL = 8192
 
@@ -1240,3 +1247,21 @@ prefilter.prefilter_module(globals(), group="rules")
 _ABBREVIATION_STOP_AT = _ABBREVIATION_STOP.unfiltered.match
 #: the rule patterns above as one gate (speed only, :class:`~memfold.window.prefilter.AnyOf`)
 _RULES_GATE = prefilter.AnyOf(pattern for _rule, _kind, pattern in _RULES)
+#: the rule modules this module reads sentences with: :mod:`.directives` and every later
+#: ``directives_*`` module imported above (round 15: a module added later is in it by its import)
+def rule_modules(namespace: dict[str, Any]) -> tuple[Any, ...]:
+    """The modules in ``namespace`` that are :mod:`.directives` or a ``directives_*`` module beside
+    it, by name."""
+    base = directives.__name__
+    return tuple(sorted((m for m in list(namespace.values()) if type(m) is type(directives)
+                         and (m.__name__ == base or m.__name__.startswith(base + "_"))), key=lambda m: m.__name__))
+
+
+RULE_MODULES = rule_modules(globals())
+# round 15, speed only: the later rule modules' patterns are prefiltered too, in the rules' group
+# (they read the same texts; directives_r13 and directives_r14 had none: every one of their
+# patterns ran on every text). A module that prefilters itself is not wrapped twice.
+for _module in RULE_MODULES:
+    if _module is not directives:
+        prefilter.prefilter_module(vars(_module), group="rules")
+del _module

@@ -646,9 +646,19 @@ class Prefiltered:
                 self._testfn = eval("lambda found: " + self._test, dict(self._names))  # noqa: S307 - names only
         return self._testfn
 
+    def _lazy_test(self, found: Any) -> bool:
+        """The test before it is compiled (the first text that needs it compiles it: a pattern
+        that is never among a text's candidates never pays for it); the methods made before are
+        made again with the compiled test (a method taken earlier keeps this one, the same answers)."""
+        test = self._test_function()
+        for name in list(self._built):
+            self._make(name)
+        return test(found)
+
     def _make(self, name: str) -> Any:
-        method = self._built[name] = _method(self._pattern, name, self._group, self._pid, self._test_function(),
-                                             self._group.indexed and self._test == "True")
+        trivial = self._group.indexed and self._test == "True"
+        test = None if trivial else self._testfn if self._testfn is not None else self._lazy_test
+        method = self._built[name] = _method(self._pattern, name, self._group, self._pid, test, trivial)
         setattr(self, name, method)
         return method
 
