@@ -341,6 +341,22 @@ def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
 MAX_RECORD_CHARS = 1_000
 
 
+#: the sentences :meth:`RuleConstraintExtractor._classify` found no instruction in, keyed with the
+#: families off (round 15, speed only: chat repeats its sentences, "Thanks!", "Haha, same here.",
+#: 17% of LoCoMo's). Whether a sentence holds an instruction depends on the sentence and the
+#: family state alone (the clock only sets a found deadline's ``due_at``), so only "none" is kept.
+class _Remembered(dict):
+    """A dict of answers remembered for speed, emptied like an ``lru_cache`` (``cache_clear``)."""
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
+_NO_PROPOSAL: _Remembered = _Remembered()
+#: emptied when it holds this many (the answers stay the same)
+MAX_NO_PROPOSAL = 8192
+
+
 class RuleConstraintExtractor(ConstraintExtractor):
     """The deterministic extractor: phrase rules over sentences (see the module docstring)."""
 
@@ -546,7 +562,20 @@ class RuleConstraintExtractor(ConstraintExtractor):
             and not directives.completion(sent)
 
     def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
-        """The proposal for one sentence: read with texting spellings written out, kept verbatim."""
+        """The proposal for one sentence: read with texting spellings written out, kept verbatim.
+        A sentence found to hold none is remembered per family state (:data:`_NO_PROPOSAL`)."""
+        key = (sent, families.off_key())
+        if key in _NO_PROPOSAL:
+            return None
+        found = self._classify_sentence(sent, now, clock)
+        if found is None:
+            if len(_NO_PROPOSAL) >= MAX_NO_PROPOSAL:
+                _NO_PROPOSAL.clear()
+            _NO_PROPOSAL[key] = None
+        return found
+
+    def _classify_sentence(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """:meth:`_classify` itself, every rule read."""
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
@@ -1249,3 +1278,21 @@ prefilter.prefilter_module(globals(), group="rules")
 _ABBREVIATION_STOP_AT = _ABBREVIATION_STOP.unfiltered.match
 #: the rule patterns above as one gate (speed only, :class:`~memfold.window.prefilter.AnyOf`)
 _RULES_GATE = prefilter.AnyOf(pattern for _rule, _kind, pattern in _RULES)
+#: the rule modules this module reads sentences with: :mod:`.directives` and every later
+#: ``directives_*`` module imported above (round 15: a module added later is in it by its import)
+def rule_modules(namespace: dict[str, Any]) -> tuple[Any, ...]:
+    """The modules in ``namespace`` that are :mod:`.directives` or a ``directives_*`` module beside
+    it, by name."""
+    base = directives.__name__
+    return tuple(sorted((m for m in list(namespace.values()) if type(m) is type(directives)
+                         and (m.__name__ == base or m.__name__.startswith(base + "_"))), key=lambda m: m.__name__))
+
+
+RULE_MODULES = rule_modules(globals())
+# round 15, speed only: the later rule modules' patterns are prefiltered too, in the rules' group
+# (they read the same texts; directives_r13 and directives_r14 had none: every one of their
+# patterns ran on every text). A module that prefilters itself is not wrapped twice.
+for _module in RULE_MODULES:
+    if _module is not directives:
+        prefilter.prefilter_module(vars(_module), group="rules")
+del _module
