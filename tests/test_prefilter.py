@@ -65,7 +65,7 @@ def _clear_caches() -> None:
     # filtered one)
     for m in MODULES:
         for value in list(vars(m).values()):
-            if callable(getattr(value, "cache_clear", None)):
+            if not isinstance(value, type) and callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
     for fn in (directives._strip, directives._main_clause, directives._normalised, directives._first_word,
                secrets._asks_secret, secrets._mentions_secret, secrets._names_a_secret, secrets._tokens):
