@@ -84,6 +84,8 @@ from functools import lru_cache
 from ..memory import families
 from ..memory.families import family
 from . import directives
+from .directives_r14 import _about_task
+
 
 F_LABEL_R15 = family("label_lead_r15", {"fresh11"})
 F_REQUEST_R15 = family("request_forms_r15", {"fresh11"})
@@ -506,8 +508,8 @@ def classify_r15(sentence: str) -> tuple[str, str] | None:
     if not question and families.on(F_DUTY_R15):
         if not words.isdisjoint(_W_DUTY_R15):
             for kind, rule, pat in _DUTY_R15:
-                if pat.search(s):
-                    return kind, rule
+                if pat.search(s) and (rule != "every_needs" or _about_task(s)):
+                    return kind, rule  # "Every order needs ..." names a thing of the task; "Every cat needs a nap." does not
         m = _EVERY_IMPERATIVE.match(s)
         if m and m.group("verb").lower() not in _NOT_IMPERATIVE and not m.group("verb").lower().endswith(("ed", "ing")) \
                 and not directives._PAST.search(s):
