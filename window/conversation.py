@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Callable, Iterable
 
-from ..memory.errors import InvalidInput, PermissionDenied
+from ..memory.errors import BudgetError, InvalidInput, PermissionDenied
 from ..memory.storage.base import Storage, write_scope
 from ..memory.validation import check_flag
 from .archive import AppendOutcome, Archive, Turn
@@ -23,6 +23,11 @@ from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .parts import ConversationRef, WindowParts
 from .transcripts import read_import, write_jsonl
+
+
+#: how many more folds a compile makes when turns other writers appended while it folded leave
+#: the context over budget (another bot process on the same conversation); then it raises
+REFOLDS_FOR_NEW_TURNS = 3
 
 
 class Conversation:
@@ -523,10 +528,22 @@ class Conversation:
                     if not self.storage.meta.only_own_commits(before, key[1]):
                         key = None  # someone else committed meanwhile: the next compile reads again
                 return ctx, key
+        archive = self.storage.archive
         compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
+        seen = archive.max_seq(self.id)
         compactor.compact(reader=reader, lay=lay, reported=reported)  # once, then compile
-        self.catalog.sync()
-        ctx = compile_context(self.parts, self.ref, settings, reader, snapshot=True)
+        for again in range(REFOLDS_FOR_NEW_TURNS + 1):
+            self.catalog.sync()
+            try:
+                ctx = compile_context(self.parts, self.ref, settings, reader, snapshot=True)
+                break
+            except BudgetError:
+                now = archive.max_seq(self.id)
+                if again == REFOLDS_FOR_NEW_TURNS or now == seen:
+                    raise  # nothing arrived since the fold: the budget itself is the problem
+                # another writer appended while this compile folded: fold what arrived, then compile
+                seen = now
+                Compactor(self.parts, self.ref, settings, self.parts.summarizer).compact(reader=reader)
         if ctx.fold_menu is not None:
             record_proposal(self.parts, self.ref, ctx.fold_menu)
         return ctx, None
