@@ -1,7 +1,8 @@
 """Exactness of the rule regexes' prefilters (issue 18, point 4), in full.
 
 ``tests/test_prefilter.py`` compares samples; this compares everything: (1) every prefiltered
-pattern of :mod:`memfold.window.directives`, :mod:`memfold.window.constraints` and
+pattern of the rule modules (:data:`memfold.window.constraints.RULE_MODULES`: :mod:`memfold.window.directives`
+and every later ``directives_*`` module), :mod:`memfold.window.constraints` and
 :mod:`memfold.window.secrets` against the pattern itself (``search``, and ``match``/``fullmatch``
 where they are gated) on every text of ``tests/data/*.json`` and every LoCoMo dev turn
 (``../shared/data/locomo/locomo_dev.json``) and their sentences, each turn read first as the
@@ -46,7 +47,7 @@ def main() -> None:
     texts = list(dict.fromkeys(phrasings + locomo))
     print(f"{len(phrasings):,} phrasing texts, {len(locomo):,} LoCoMo turns ({len(texts):,} distinct)")
 
-    groups = {"rules": tp._prefiltered_patterns_of((directives, constraints)),
+    groups = {"rules": tp._prefiltered_patterns_of((*constraints.RULE_MODULES, constraints)),
               secrets.__name__: tp._prefiltered_patterns_of((secrets,))}
     same = diff = 0
     for text in texts:

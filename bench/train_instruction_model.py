@@ -2,8 +2,10 @@
 
 Inputs, named:
 
-* the protected phrasing sets in ``tests/data`` listed in :data:`TRAIN_SETS` (the blind set of round 14,
-  ``fresh11``, is never read: :func:`set_items` refuses it; ``fresh10``, round 13's, is trained on since round 14): each message's sentences, labelled with the kind of the record
+* the protected phrasing sets in ``tests/data`` listed in :data:`TRAIN_SETS` (the blind set of round 15,
+  ``fresh12``, is never read: :func:`set_items` refuses it; ``fresh10``, round 13's, is trained on since round 14,
+  ``fresh11``, round 14's, since round 15; ``train15a`` and ``train15b``, 480 items each, were written in round 15
+  for training only, by a helper who read no code): each message's sentences, labelled with the kind of the record
   the item expects (the sentences holding its text), ``revoke`` / ``satisfy`` / ``plan_reset`` for
   the acts, ``none`` for near misses and the other sentences of a message;
 * LoCoMo small talk, ``../shared/data/locomo/locomo_dev.json`` (every turn's sentences, ``none``);
@@ -55,11 +57,11 @@ DATA = ROOT / "tests" / "data"
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 STAR = ROOT.parent / "shared" / "data" / "star" / "dialogues.tar.xz"
 ABCD = ROOT.parent / "shared" / "data" / "abcd" / "abcd_sample.json"
-#: the blind set no script here may read (round 14)
-BLIND = "fresh11"
+#: the blind set no script here may read (round 15)
+BLIND = "fresh12"
 #: the phrasing sets trained on ("tune" and "heldout" are the original set's halves)
 TRAIN_SETS = ("tune", "heldout", "fresh", "fresh2", "r4own", "r4own2", "fresh3", "r5own", "r5own2", "fresh4",
-              "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10")
+              "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "train15a", "train15b")
 DIM = 1 << 15
 CHAR_N = 4
 C = 4.0
@@ -67,7 +69,9 @@ C = 4.0
 #: (round 13, with support negatives and salad: 0.95 gave 7 false records of 3,435 turns, 0.96 5,
 #: 0.97 4, 0.98 2, 0.99 1, the rules' one included; the goal is at most 3): the lowest that meets
 #: it, since each step up loses standing instructions (fresh8 + fresh9 left out of training:
-#: 544, 539, 533, 524 of 676 at 0.95, 0.97, 0.98, 0.99)
+#: 544, 539, 533, 524 of 676 at 0.95, 0.97, 0.98, 0.99); re-chosen by the same rule in round 15 with
+#: fresh11, train15a and train15b trained on: 0.95-0.97 gave 4 records by LOCO, 0.98-0.99 2 (the rules' one
+#: included; /work/r15notes/r15acts/loco.py), so 0.98 stays
 THRESHOLD = 0.98
 LOCOMO_WEIGHT = 5.0
 #: the weight of a support sentence and of a word salad, beside a phrasing-set sentence's 1 (chosen
@@ -83,7 +87,7 @@ def set_items(name: str) -> list[dict[str, Any]]:
         items = json.loads((DATA / "protected_paraphrases.json").read_text(encoding="utf-8"))["items"]
         return [i for i in items if i.get("split") == name]
     if BLIND in name:
-        raise ValueError(f"{BLIND} is the blind set of round 14: never read, never trained on")
+        raise ValueError(f"{BLIND} is the blind set of round 15: never read, never trained on")
     return json.loads((DATA / f"protected_paraphrases_{name}.json").read_text(encoding="utf-8"))["items"]
 
 

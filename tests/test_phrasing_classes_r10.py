@@ -20,6 +20,7 @@ import pytest
 from memfold.memory import families
 from memfold.window import constraints as c
 from memfold.window import directives as d
+from memfold.window import directives_r15 as r15
 from phrasing_support import _active, _say, _states, check_withdrawal, mf  # noqa: F401 (mf: a fixture)
 
 
@@ -133,7 +134,7 @@ def test_a_round10_reset_supersedes_the_plan_in_force(mf, plan, reset):
     states = _states(mf)
     assert states[plan] == "superseded" and states["Always copy Dana on supplier emails."] == "active"
     assert states[reset] == "active"
-    with families.off([d.F_RESET_R10]):
+    with families.off([d.F_RESET_R10, r15.F_RESET_R15]):  # round 15's reset forms read "Ignore the ... plan" too
         _say(mf, plan, reset, cid="off")
         assert _states(mf, "off")[plan] == "active"
 

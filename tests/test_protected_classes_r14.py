@@ -15,6 +15,7 @@ import pytest
 
 from memfold.memory import families
 from memfold.window import directives_r14 as r14
+from memfold.window import directives_r15 as r15
 from phrasing_support import _active, _say, _states, check_withdrawal, mf  # noqa: F401 (mf: a fixture)
 
 
@@ -42,7 +43,7 @@ STANDING = [
 def test_each_round14_class_is_protected_and_only_with_its_family(mf, family, text, kind):
     _say(mf, text)
     assert _active(mf) == {text: kind}
-    with families.off([family]):
+    with families.off([family, *families.motivated_by("fresh11")]):  # round 15 reads some of these shapes too
         _say(mf, text, cid="off")
         assert _active(mf, "off") != {text: kind}
 
@@ -60,7 +61,7 @@ def test_a_list_of_rules_under_a_header_is_one_record(mf):
     text = "House rules for the shared inbox:\n- reply within 4 hours\n- only the duty agent closes tickets"
     _say(mf, text)
     assert _active(mf) == {text: "constraint"}
-    with families.off([r14.F_LIST_R14]):
+    with families.off([r14.F_LIST_R14, r15.F_LABEL_R15]):  # round 15 reads "House rules ...:" as a label lead too
         _say(mf, text, cid="off")
         assert text not in _active(mf, "off")
 
@@ -133,7 +134,7 @@ def test_a_round14_reset_supersedes_the_plan_in_force(mf, reset):
     _say(mf, plan, "Always copy Dana on supplier emails.", reset)
     states = _states(mf)
     assert states[plan] == "superseded" and states["Always copy Dana on supplier emails."] == "active"
-    with families.off([r14.F_RESET_R14]):
+    with families.off([r14.F_RESET_R14, r15.F_RESET_R15]):  # round 15's reset forms read "bin the whole ... plan" too
         _say(mf, plan, reset, cid="off")
         assert _states(mf, "off")[plan] != "superseded"  # left active, or revoked with nothing in its place
 

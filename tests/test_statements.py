@@ -65,8 +65,10 @@ def test_context_on_a_settled_conversation_writes_only_the_access_counts(settled
     # (the catalog's last seq, one step down its primary key, is not a read of its items)
     assert sum(bool(re.search(r"FROM catalog_items WHERE conversation_id = \S+ ORDER BY first_seq(?! DESC)", s))
                for s in statements) == 1
+    # the protected channel: at most once (none here: its rendering is kept under the table's
+    # version, issue 18 point 4, and nothing changed it since the fixture's compile)
     assert sum(bool(re.search(r"^SELECT id, namespace, conversation_id, kind, text\b.*\bFROM protected\b", s))
-               for s in statements) == 1
+               for s in statements) <= 1
     assert not [s for s in statements if CONVERSATION_ROW.search(s)]
     assert conv.context().to_dict() == ctx.to_dict()  # the same compile again
 

@@ -2443,3 +2443,47 @@ def test_the_recording_wrapper_sees_calls(tmp_path):
                                               fork_after_seq=None, created_at=0.0, labels=[])
     assert recording.calls == {"transaction", "archive.insert_conversation"}
     backend.close()
+
+
+# --- round 15 (issue 18, point 4): the hot path's reads ---------------------------------------------------------------
+@covers("protected.get_many", "protected.version")
+def test_protected_get_many_and_version(storage):
+    a = add_protected(storage, "call on mondays")
+    b = add_protected(storage, "call on tuesdays")
+    got = storage.protected.get_many([b, a, 999, a])
+    assert sorted(got) == [a, b] and got[a] == storage.protected.get(a) and storage.protected.get_many([]) == {}
+    before = storage.protected.version()
+    if before is None:  # a backend without a cheap version: every rendering reads the table
+        return
+    assert storage.protected.version() == before  # nothing changed
+    with storage.transaction():
+        storage.protected.set_metadata(a, {"seen": 1})
+    assert storage.protected.version() != before
+
+
+@covers("archive.append_point", "catalog.cover")
+def test_append_point_and_catalog_cover(storage):
+    assert storage.archive.append_point("nobody") is None
+    turns = three_turns(storage)
+    assert storage.catalog.cover("c1") == (0, 3)
+    with storage.transaction():
+        storage.catalog.insert("c1", [turn_item(t) for t in turns[:2]])
+    assert storage.catalog.cover("c1") == (2, 3)
+    point = storage.archive.append_point("c1")
+    assert (point.row, point.max_seq, point.catalog_last_seq, point.closing_frames) == (
+        storage.archive.conversation("c1"), 3, 2, 0)
+    assert point.note_waiting in (None, False)
+    add_conversation(storage, "c2", parent="c1", family="c1", fork_after=2)
+    fork = storage.archive.append_point("c2")
+    assert (fork.max_seq, fork.catalog_last_seq, fork.row.fork_after_seq) == (None, 0, 2)
+    assert storage.catalog.cover("c2") == (0, None)
+
+
+@covers("records.has_active")
+def test_records_has_active(storage):
+    assert not storage.records.has_active("ns")
+    rid = add_record(storage, "likes tea")
+    assert storage.records.has_active("ns") and not storage.records.has_active("other")
+    with storage.transaction():
+        storage.records.set_status(rid, "retired")
+    assert not storage.records.has_active("ns")

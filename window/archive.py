@@ -18,7 +18,7 @@ from ..memory.clock import Clock
 from ..memory.errors import ConversationNotFound, InvalidInput, TurnNotFound
 from ..memory.storage import Storage
 from ..memory.storage.base import write_scope
-from ..memory.storage.rows import ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
+from ..memory.storage.rows import AppendPoint, ConversationRow, SummarizerFailure, Turn  # noqa: F401 (re-exported: users import Turn from here)
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_count, check_id, check_labels, check_name, check_text
 from ..memory.validation import metadata_json as _metadata_json
@@ -267,6 +267,9 @@ class Archive:
         self.storage = storage
         self.clock = clock
         self.token_counter = token_counter
+        #: conversation -> (turns' version, last seq, reach, its newest turns): what the secret
+        #: detector reads back before an append, kept from the last one (issue 18, point 4)
+        self._recent: dict[str, tuple[object, int, int, tuple[dict[str, Any], ...]]] = {}
 
     # -- conversations -------------------------------------------------------------------
     def conversation_row(self, conversation_id: str) -> dict[str, Any]:
@@ -402,14 +405,24 @@ class Archive:
     def append_outcome(
         self, conversation_id: str, turns: list[Mapping[str, Any]], *, where_prefix: str = "",
         progress: Callable[[int], None] | None = None, idempotency_keys: Iterable[str | None] | None = None,
-        on_written: Callable[[list[Turn], int], None] | None = None,
+        on_written: Callable[[list[Turn], int, AppendPoint], None] | None = None,
+        label: Callable[[list[Mapping[str, Any]], list[dict[str, Any]]], list[Mapping[str, Any]]] | None = None,
+        reach: int = 0, lineage: Sequence[tuple[str, int | None]] | None = None,
     ) -> AppendOutcome:
         """:meth:`append_many`, telling which turns were replayed (issue 16).
 
         :param on_written: called inside the append's write transaction with the turns written
-            (as archived) and the lineage's last seq before them, so a caller can write what
+            (as archived), the lineage's last seq before them and the
+            :class:`~memfold.memory.storage.rows.AppendPoint` read, so a caller can write what
             belongs with them in the same transaction (the conversation adds their catalog items:
             one write transaction per append, issue 18, point 4).
+        :param label: called inside the transaction, after every turn validated, with the turns
+            as given and the newest ``reach`` turns of the lineage before them (``{"role",
+            "content"}``, oldest first, read with the conversation's row in one statement):
+            returns the turns to write (the secret detector labels some); a turn it returns
+            changed is validated again.
+        :param lineage: the conversation's lineage when the caller holds it (a fork whose own
+            turns are fewer than ``reach`` reads its ancestors' with it).
 
         A turn given with an idempotency key already taken in this conversation (its own turns,
         not a fork parent's) is not written again: its earlier id is returned and marked
@@ -425,16 +438,33 @@ class Archive:
             sha256 differs): nothing is written.
         :raises ConversationNotFound: if the conversation does not exist.
         """
+        turns = list(turns)
         normalized = [
             normalize_turn(t, self.clock, where=where_prefix.format(i=i + 1) if where_prefix else "")
             for i, t in enumerate(turns)
         ]
         keys = check_idempotency_keys(idempotency_keys, len(normalized))
         with self.storage.transaction(write_scope(conversations=[conversation_id])):  # seq and keys: this conversation's
-            row = self.conversation_row(conversation_id)  # the one read of the row: existence, family, fork point
-            if row["labels"]:  # a labelled conversation's turns each carry its labels (and their own)
+            # the one read (issue 18, point 4): existence, family, fork point, labels, last seq,
+            # the turns the detector reads back, the catalog's cover and closing frames
+            point = self.storage.archive.append_point(conversation_id)
+            if point is None:
+                raise ConversationNotFound(f"no conversation {conversation_id!r}: create it first "
+                                           f"(memfold ingest or MemFold.conversation)")
+            row = point.row
+            last = point.max_seq if point.max_seq is not None else (row.fork_after_seq or 0)
+            read_back: list[dict[str, Any]] | None = None
+            if label is not None:
+                read_back = self._known_recent(conversation_id, point, last, reach)
+                if read_back is None:
+                    read_back = self.recent_messages(conversation_id, reach, lineage=lineage)
+                for i, (given, labelled) in enumerate(zip(turns, label(list(turns), read_back))):
+                    if labelled is not given:
+                        normalized[i] = normalize_turn(labelled, self.clock,
+                                                       where=where_prefix.format(i=i + 1) if where_prefix else "")
+            if row.labels:  # a labelled conversation's turns each carry its labels (and their own)
                 for fields in normalized:
-                    fields["labels"] = sorted(set(fields["labels"]) | set(row["labels"]))
+                    fields["labels"] = sorted(set(fields["labels"]) | set(row.labels))
             taken = self.storage.archive.keyed_turns(conversation_id, [k for k in keys if k is not None]) \
                 if any(keys) else {}
             for key, fields in zip(keys, normalized):
@@ -444,7 +474,7 @@ class Archive:
                         f"idempotency key {key!r} was already used in conversation {conversation_id!r} for turn "
                         f"t{earlier.id} with other content: a retry must send the same turn, a new turn needs "
                         f"a new key")
-            seq = before = self._last_seq(conversation_id, row["fork_after_seq"])
+            seq = before = last
             first_seq, tokens = seq + 1, 0
             ids: list[int] = []
             replayed: list[bool] = []
@@ -458,18 +488,42 @@ class Archive:
                 seq += 1
                 size = self.turn_tokens(fields)
                 tokens += size
-                written.append(self._insert(conversation_id, row["family_id"], fields, seq, idempotency_key=key,
+                written.append(self._insert(conversation_id, row.family_id, fields, seq, idempotency_key=key,
                                             tokens=size))
                 ids.append(written[-1].id)
                 replayed.append(False)
                 if progress is not None and len(ids) % 100 == 0:
                     progress(len(ids))
+            if read_back is not None:  # what the next append's detector reads back, known without a read
+                self._keep_recent(conversation_id, point, seq, reach, read_back, written)
             if on_written is not None and written:
-                on_written(written, before)
+                on_written(written, before, point)
         if progress is not None:
             progress(len(ids))
         wrote = seq >= first_seq
         return AppendOutcome(tuple(ids), tuple(replayed), first_seq if wrote else 0, seq if wrote else 0, tokens)
+
+    def _known_recent(self, conversation_id: str, point: AppendPoint, last: int,
+                      reach: int) -> list[dict[str, Any]] | None:
+        """The newest ``reach`` turns before an append, as this process last appended them, when
+        they are still what the archive holds: the turns' version is the one they were kept
+        under (no other connection committed, no turn of this one was erased or relabelled, no
+        rollback) and the lineage still ends at the seq they end at. ``None``: read them."""
+        kept = self._recent.get(conversation_id)
+        if kept is None or point.version is None or kept[0] != point.version or kept[1] != last or kept[2] != reach:
+            return None
+        return list(kept[3])
+
+    def _keep_recent(self, conversation_id: str, point: AppendPoint, seq: int, reach: int,
+                     earlier: list[dict[str, Any]], written: list[Turn]) -> None:
+        """Keep the newest ``reach`` turns after this append (those before it and those it wrote,
+        as archived) under the turns' version, for :meth:`_known_recent`."""
+        if point.version is None:
+            return
+        if len(self._recent) >= 1024:
+            self._recent.clear()
+        recent = [*earlier, *({"role": t.role, "content": t.content} for t in written)][-reach:]
+        self._recent[conversation_id] = (point.version, seq, reach, tuple(recent))
 
     def get(self, turn_id: int) -> Turn:
         """The turn with ``turn_id``. :raises TurnNotFound: if there is none."""

@@ -102,8 +102,9 @@ class Catalog:
         """Add a turn item for every archived turn the catalog does not cover yet (and seed a
         fork from its parent). Returns how many items were added."""
         lineage = self._lineage()
-        known = self.last_seq()
-        if known == self.archive.last_seq(self.conversation_id, lineage=lineage):
+        known, own = self.storage.catalog.cover(self.conversation_id)  # one statement (issue 18, point 4)
+        newest = own if own is not None else ((lineage[-2][1] if len(lineage) > 1 else None) or 0)
+        if known == newest:
             return 0
         # this catalog's lock; a fork seeded from its parents syncs theirs too (all taken at once)
         ids = [self.conversation_id] + ([cid for cid, _ in lineage[:-1]] if known == 0 else [])
@@ -118,11 +119,12 @@ class Catalog:
             self._insert(items)
         return len(items)
 
-    def extend(self, turns: Sequence[Turn], before_seq: int) -> bool:
+    def extend(self, turns: Sequence[Turn], before_seq: int, *, covered: int | None = None) -> bool:
         """Add the catalog items of turns just archived after seq ``before_seq``, inside the
         append's own write transaction, when the catalog already covers everything before them
-        (one read); otherwise leave them to :meth:`sync`. :returns: True when they were added."""
-        if self.last_seq() != before_seq:
+        (one read; none when the caller read ``covered``, the seq the catalog covers, in this
+        transaction); otherwise leave them to :meth:`sync`. :returns: True when they were added."""
+        if (self.last_seq() if covered is None else covered) != before_seq:
             return False  # an unseeded fork's catalog needs its parent's items, a lagging one a full sync
         self._insert([turn_item(t) for t in turns])
         return True

@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, directives_r13, directives_r14, instruction_model, prefilter
+from . import directives, directives_r13, directives_r14, directives_r15, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -341,6 +341,22 @@ def resolve_due(phrase: str, now: float, clock: "Clock | None") -> float | None:
 MAX_RECORD_CHARS = 1_000
 
 
+#: the sentences :meth:`RuleConstraintExtractor._classify` found no instruction in, keyed with the
+#: families off (round 15, speed only: chat repeats its sentences, "Thanks!", "Haha, same here.",
+#: 17% of LoCoMo's). Whether a sentence holds an instruction depends on the sentence and the
+#: family state alone (the clock only sets a found deadline's ``due_at``), so only "none" is kept.
+class _Remembered(dict):
+    """A dict of answers remembered for speed, emptied like an ``lru_cache`` (``cache_clear``)."""
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
+_NO_PROPOSAL: _Remembered = _Remembered()
+#: emptied when it holds this many (the answers stay the same)
+MAX_NO_PROPOSAL = 8192
+
+
 class RuleConstraintExtractor(ConstraintExtractor):
     """The deterministic extractor: phrase rules over sentences (see the module docstring)."""
 
@@ -354,7 +370,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
-        sents = [s for s in directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))) if len(s) <= MAX_RECORD_CHARS]
+        sents = [s for s in directives_r15.merge_r15(text, directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))))
+                 if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
@@ -440,6 +457,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r14[1], sent, content_terms(r14[0]), min_overlap=1))
                 i += 1
                 continue
+            if what is None and (r15 := directives_r15.withdrawn_r15(probe)) is not None:
+                # a round-15 form ("calls after 7 are fine now", "The QA sign-off rule is scrapped")
+                withdrawals.append(Withdrawal(r15[1], sent, content_terms(r15[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -465,6 +487,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             elif what is None and directives_r14.condition_met_r14(sent):
                 # round 14: "the delivery turned up at 10", "Legal have completed their review"
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives_r15.condition_met_r15(sent):
+                # round 15: "Sunil has given the go-ahead on the quote", "we hit 50 RSVPs"
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
@@ -537,12 +562,28 @@ class RuleConstraintExtractor(ConstraintExtractor):
             and not directives.completion(sent)
 
     def _classify(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
-        """The proposal for one sentence: read with texting spellings written out, kept verbatim."""
+        """The proposal for one sentence: read with texting spellings written out, kept verbatim.
+        A sentence found to hold none is remembered per family state (:data:`_NO_PROPOSAL`)."""
+        key = (sent, families.off_key())
+        if key in _NO_PROPOSAL:
+            return None
+        found = self._classify_sentence(sent, now, clock)
+        if found is None:
+            if len(_NO_PROPOSAL) >= MAX_NO_PROPOSAL:
+                _NO_PROPOSAL.clear()
+            _NO_PROPOSAL[key] = None
+        return found
+
+    def _classify_sentence(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """:meth:`_classify` itself, every rule read."""
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
             return None
-        if directives_r14.reported_r14(sent):  # round 14: "From the API docs: 'Clients must ...'"
+        if (quoted := directives_r15.adopted_quote_r15(sent)) is not None:  # round 15: "...: 'X must ...' Follow that."
+            found = self._classify(quoted, now, clock)
+            return ConstraintProposal("constraint", sent, "adopted_quote") if found is None else replace(found, text=sent)
+        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent):  # "From the API docs: '...'"
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
@@ -579,6 +620,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_r13(sent, norm, now, clock)
         if found is None:
             found = self._classify_r14(sent, norm, now, clock)
+        if found is None:
+            found = self._classify_r15(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -628,6 +671,22 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 return replace(found, text=sent)
         return None
 
+    def _classify_r15(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 15 (:mod:`.directives_r15`, from ``fresh11``): the sentence's own classes, then its
+        readings (without a label or a register's lead, a request as its imperative, a buried
+        clause), each read by every earlier round's rules; the record keeps ``sent``."""
+        fixed = directives_r13.fix_typos(norm)
+        for rest in (fixed, *directives_r15.rewrites_r15(fixed)):
+            if (r15 := directives_r15.classify_r15(rest)) is not None:
+                return ConstraintProposal(r15[0], sent, r15[1])
+            if rest is fixed or directives.not_a_directive(rest):
+                continue
+            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock) \
+                or self._classify_r14(rest, rest, now, clock)
+            if found is not None:
+                return replace(found, text=sent)
+        return None
+
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
             return None
@@ -671,7 +730,8 @@ def _is_override(text: str) -> bool:
     return bool((override or _OVERRIDE_OPTION.search(text) or directives.is_reset(text)
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
-                 or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text)))
+                 or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text))
+                 or (reset8 := directives_r15.reset_r15(text)))
                 and not directives.reset_is_small_talk(text, override or reset8)) or (
         # round 13: a misspelled reset ("scratch evrything we said about the rota")
         (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
@@ -1218,3 +1278,21 @@ prefilter.prefilter_module(globals(), group="rules")
 _ABBREVIATION_STOP_AT = _ABBREVIATION_STOP.unfiltered.match
 #: the rule patterns above as one gate (speed only, :class:`~memfold.window.prefilter.AnyOf`)
 _RULES_GATE = prefilter.AnyOf(pattern for _rule, _kind, pattern in _RULES)
+#: the rule modules this module reads sentences with: :mod:`.directives` and every later
+#: ``directives_*`` module imported above (round 15: a module added later is in it by its import)
+def rule_modules(namespace: dict[str, Any]) -> tuple[Any, ...]:
+    """The modules in ``namespace`` that are :mod:`.directives` or a ``directives_*`` module beside
+    it, by name."""
+    base = directives.__name__
+    return tuple(sorted((m for m in list(namespace.values()) if type(m) is type(directives)
+                         and (m.__name__ == base or m.__name__.startswith(base + "_"))), key=lambda m: m.__name__))
+
+
+RULE_MODULES = rule_modules(globals())
+# round 15, speed only: the later rule modules' patterns are prefiltered too, in the rules' group
+# (they read the same texts; directives_r13 and directives_r14 had none: every one of their
+# patterns ran on every text). A module that prefilters itself is not wrapped twice.
+for _module in RULE_MODULES:
+    if _module is not directives:
+        prefilter.prefilter_module(vars(_module), group="rules")
+del _module

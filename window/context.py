@@ -350,6 +350,8 @@ def memory_lines(parts: WindowParts, ref: ConversationRef, settings: WindowSetti
     store = parts.memory
     if settings.memories_k <= 0 or room_tokens <= 0 or store is None:
         return None, 0
+    if getattr(store, "storage", None) is parts.storage and not parts.storage.records.has_active(ref.namespace):
+        return None, 0  # the facade's own store, and nothing to read: one statement (issue 18, point 4)
     counter = parts.token_counter
     rdr = as_reader(reader)
     scored = [e for e in (store.read(ref.namespace, settings.memories_k) if touch else

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Callable, Iterable
 
-from ..memory.errors import InvalidInput, PermissionDenied
+from ..memory.errors import BudgetError, InvalidInput, PermissionDenied
 from ..memory.storage.base import Storage, write_scope
 from ..memory.validation import check_flag
 from .archive import AppendOutcome, Archive, Turn
@@ -23,6 +23,11 @@ from .cards import Card, CardStore
 from .catalog import Catalog, CatalogItem
 from .parts import ConversationRef, WindowParts
 from .transcripts import read_import, write_jsonl
+
+
+#: how many more folds a compile makes when turns other writers appended while it folded leave
+#: the context over budget (another bot process on the same conversation); then it raises
+REFOLDS_FOR_NEW_TURNS = 3
 
 
 class Conversation:
@@ -140,22 +145,29 @@ class Conversation:
         archived: list[Turn] = []
         in_catalog: list[bool] = []
 
-        def with_the_turns(written: list[Turn], before_seq: int) -> None:
-            """In the append's transaction: the new turns' catalog items (one write transaction per
-            append, issue 18, point 4)."""
-            archived.extend(written)
-            in_catalog.append(self.catalog.extend(written, before_seq))
+        closing: list[bool] = []
+        noted: list[bool | None] = []
 
-        outcome = self.archive.append_outcome(self.id, self._detect_secrets(given),
-                                              idempotency_keys=idempotency_keys, on_written=with_the_turns)
+        def with_the_turns(written: list[Turn], before_seq: int, point) -> None:
+            """In the append's transaction: the new turns' catalog items (one write transaction per
+            append, issue 18, point 4), from the catalog's cover the append read with its row."""
+            archived.extend(written)
+            in_catalog.append(self.catalog.extend(written, before_seq, covered=point.catalog_last_seq))
+            closing.append(point.closing_frames > 0)
+            noted.append(point.note_waiting)
+
+        label, reach = self._secret_labeller()
+        outcome = self.archive.append_outcome(self.id, given, idempotency_keys=idempotency_keys,
+                                              on_written=with_the_turns, label=label, reach=reach,
+                                              lineage=self.ref.lineage)
         written = [(i, t) for i, t, again in zip(outcome.turn_ids, given, outcome.replayed) if not again]
         protected = self._observe_constraints([t.id for t in archived], archived)
-        if written:
-            self._settle_frames(written)  # /strategy, /back, a yield whose result arrived (issue 14)
+        if written:  # /strategy, /back, a yield whose result arrived (issue 14)
+            self._settle_frames(written, closing=closing[0] if closing else None)
         if compact and outcome.written:
             results = sum(1 for _, t in written if isinstance(t, Mapping) and t.get("role") == "tool")
             self._after_append(outcome=None if protected else outcome, tool_results=results,
-                               synced=bool(in_catalog and in_catalog[0]))
+                               synced=bool(in_catalog and in_catalog[0]), noted=noted[0] if noted else None)
         if archived and self.parts.on_appended is not None:
             self.parts.on_appended(archived)  # the facade embeds them for the next search, in a thread
         return outcome
@@ -173,12 +185,22 @@ class Conversation:
             raise PermissionDenied(f"{rdr.name} may not write to conversation {self.id!r}: "
                                    "it requires a label this reader lacks")
 
+    def _secret_labeller(self) -> tuple[Callable[[list[Any], list[Any]], list[Any]] | None, int]:
+        """The facade's secret detector as the append's ``label`` hook and how many turns back it
+        reads (``(None, 0)`` when detection is off): the archive calls it inside the append's
+        transaction with the turns it read back together with the conversation's row (issue 18,
+        point 4: no read of its own)."""
+        detector = self.parts.secret_detector
+        if detector is None:
+            return None, 0
+        context = getattr(detector, "context_turns", None)  # a detector that wants more than one turn back
+        reach = max(1, context) if isinstance(context, int) and not isinstance(context, bool) else 1
+        return (lambda turns, earlier: self._label_secrets(turns, earlier, detector, context, reach)), reach
+
     def _detect_secrets(self, turns: list[Any]) -> list[Any]:
         """``turns`` with the ``secret`` label (and spans) added where the facade's detector finds
         a secret; the first is read after the last archived turn, each next one after the one
         before it. Unchanged when detection is off. :raises InvalidInput: for a detector's bad span."""
-        from .secrets import check_detector_spans, label_turn
-
         detector = self.parts.secret_detector
         if detector is None or not turns:
             return turns
@@ -186,6 +208,14 @@ class Conversation:
         reach = max(1, context) if isinstance(context, int) and not isinstance(context, bool) else 1
         # the last ``reach`` turns, role and content only (one narrow read, issue 18 point 4)
         earlier: list[Any] = self.archive.recent_messages(self.id, reach, lineage=self.ref.lineage)
+        return self._label_secrets(turns, earlier, detector, context, reach)
+
+    @staticmethod
+    def _label_secrets(turns: list[Any], earlier: list[Any], detector: Any, context: Any, reach: int) -> list[Any]:
+        """The body of :meth:`_detect_secrets` once the turns before ``turns`` are known: each
+        turn is returned as given (the same object) unless the detector labels it."""
+        from .secrets import check_detector_spans, label_turn
+
         out = []
         for turn in turns:
             if isinstance(turn, Mapping) and isinstance(turn.get("content"), str):
@@ -340,7 +370,7 @@ class Conversation:
         return self.parts.window.with_overrides(dict(overrides or {}), **more)
 
     def _after_append(self, outcome: AppendOutcome | None = None, tool_results: int = 0, *,
-                      synced: bool = False) -> None:
+                      synced: bool = False, noted: bool | None = None) -> None:
         """Watermarks (issue 4, point 5; issue 13, points 1-2), after the append committed.
 
         Past the hard watermark the fold runs here, in the foreground; past the soft one the
@@ -355,6 +385,8 @@ class Conversation:
             ``None`` (usage reported, protected records made) measures in full.
         :param synced: the append just wrote its turns' catalog items in its own transaction
             (issue 18, point 4): the measure does not check the catalog's sync again.
+        :param noted: whether a compaction note waited when the append read its conversation, in
+            its transaction (``None``: read here when needed).
         """
         from ..memory.errors import StorageError
         from .context import measure_total, note_text
@@ -368,7 +400,7 @@ class Conversation:
             if bound is not None and bound < settings.soft_tokens:
                 return  # below the soft line whatever folded meanwhile: nothing to do, nothing read
             if (bound is not None and bound < settings.hard_tokens and not settings.compact_on_append
-                    and self.storage.runs.compaction_note(self.id) is not None):
+                    and (noted if noted is not None else self.storage.runs.compaction_note(self.id) is not None)):
                 return  # a note is waiting for the worker already
             bounds.forget(self.id)
             # the append just wrote the catalog items when ``synced``: no second sync check
@@ -496,10 +528,22 @@ class Conversation:
                     if not self.storage.meta.only_own_commits(before, key[1]):
                         key = None  # someone else committed meanwhile: the next compile reads again
                 return ctx, key
+        archive = self.storage.archive
         compactor = Compactor(self.parts, self.ref, settings, self.parts.summarizer)
+        seen = archive.max_seq(self.id)
         compactor.compact(reader=reader, lay=lay, reported=reported)  # once, then compile
-        self.catalog.sync()
-        ctx = compile_context(self.parts, self.ref, settings, reader, snapshot=True)
+        for again in range(REFOLDS_FOR_NEW_TURNS + 1):
+            self.catalog.sync()
+            try:
+                ctx = compile_context(self.parts, self.ref, settings, reader, snapshot=True)
+                break
+            except BudgetError:
+                now = archive.max_seq(self.id)
+                if again == REFOLDS_FOR_NEW_TURNS or now == seen:
+                    raise  # nothing arrived since the fold: the budget itself is the problem
+                # another writer appended while this compile folded: fold what arrived, then compile
+                seen = now
+                Compactor(self.parts, self.ref, settings, self.parts.summarizer).compact(reader=reader)
         if ctx.fold_menu is not None:
             record_proposal(self.parts, self.ref, ctx.fold_menu)
         return ctx, None
@@ -760,11 +804,15 @@ class Conversation:
 
         return finish(self.parts, self.ref, receipt)
 
-    def _settle_frames(self, written: list[tuple[int, Mapping[str, Any]]] = ()) -> None:
+    def _settle_frames(self, written: list[tuple[int, Mapping[str, Any]]] = (), *,
+                       closing: bool | None = None) -> None:
         """Act on what the newest turns ask of the strategy frames (issue 14): ``/strategy NAME``
         or ``/back`` typed in a written user turn, and a closing frame whose yield result arrived.
         Runs after the append committed and never raises for the turn's sake (a command that
-        cannot run gets a host reply naming why)."""
+        cannot run gets a host reply naming why).
+
+        :param closing: whether a frame was closing when the append read its conversation, in
+            its transaction (``None``: read here); a command just typed is read again after it."""
         from .strategies import observe_user_turn, settle, user_command
 
         commands = [i for i, t in written if isinstance(t, Mapping) and t.get("role") == "user"
@@ -772,7 +820,9 @@ class Conversation:
         turns = self.turns_by_id(commands) if commands else {}
         for turn_id in commands:
             observe_user_turn(self.parts, self.ref, turns[turn_id])
-        if self.storage.folds.frames(self.id, status="closing"):
+        if closing is None or commands:
+            closing = bool(self.storage.folds.frames(self.id, status="closing"))
+        if closing:
             settle(self.parts, self.ref)
 
     def export_tree(self, directory: str | os.PathLike) -> dict[str, Any]:

@@ -279,9 +279,12 @@ def manner_imperative_r13(sentence: str) -> bool:
     verb = directives._first_word(s)
     if verb not in directives.task_verbs() and verb not in _EXTRA_VERBS and not (
             verb.isalpha() and verb not in _NOT_A_VERB_R13 and not verb.endswith(("ing", "ed", "ly", "s"))
+            # round 15, speed only: the period test before the pattern made of the verb (each new
+            # verb compiled one, thrashing re's cache); the tests are pure, so their order is free
+            and _EVERY_PERIOD_R13.search(s)
             and re.match(r"^(?:please\s+)?" + verb + r"\s+(?!(?:is|are|was|were|has|have|had|will|would|can|could|"
                          r"should|must|does|did|and|or)\b)(?:the|a|an|all|every|each|our|your|my|their)\b", s, re.I)
-            and _EVERY_PERIOD_R13.search(s) and (directives._names_task_noun(s) or directives.concrete(s))):
+            and (directives._names_task_noun(s) or directives.concrete(s))):
         return False
     low = s.lower()
     if directives._words(low).isdisjoint(_W_MANNER) and not low.startswith(("book", "reserve", "pay",

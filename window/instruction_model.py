@@ -102,6 +102,8 @@ def _feature_set(toks: list[str], sentence: str, dim: int, char_n: int) -> set[i
 
 #: a featurizer's memo is emptied when it holds this many entries (the answers stay the same)
 MEMO_ENTRIES = 50_000
+#: and a model's answers per sentence (:meth:`InstructionModel.predict_many`) when it holds this many
+ANSWER_ENTRIES = 8192
 _PUNCT = frozenset("?!:;$%£€@#")
 
 
@@ -228,6 +230,8 @@ class InstructionModel:
     #: the file this model was read from (written back as is: re-quantising is not exact)
     raw: bytes | None = field(default=None, repr=False, compare=False)
     _pad: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    #: answers of :meth:`predict_many` per sentence, with the parameters they were read with
+    _answers: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def dim(self) -> int:
@@ -262,8 +266,18 @@ class InstructionModel:
         rows: list[int] = []
         sets: list[set[int]] = []
         dim, char_n = self.dim, self.char_n
+        # round 15, speed only: a sentence read before with these very parameters gets its answer
+        # again (chat repeats its sentences; an answer is the sentence's alone, see above)
+        memo = self._answers
+        if memo is None or memo[0] is not self.weights or memo[1] is not self.bias or memo[2] != (
+                self.threshold, char_n, self.classes):
+            memo = self._answers = (self.weights, self.bias, (self.threshold, char_n, self.classes), {})
+        answers: dict[str, tuple[str, float] | None] = memo[3]
         for n, sentence in enumerate(sentences):
             if len(sentence.strip()) < MIN_CHARS:
+                continue
+            if sentence in answers:
+                out[n] = answers[sentence]
                 continue
             toks = _TOKEN.findall(sentence.lower())
             if len(toks) < MIN_WORDS or keyword_run(sentence):
@@ -293,6 +307,10 @@ class InstructionModel:
             k = int(p.argmax())
             if k and p[k] >= self.threshold:
                 out[rows[r]] = (self.classes[k], float(p[k]))
+        if len(answers) + len(rows) > ANSWER_ENTRIES:
+            answers.clear()
+        for n in rows:
+            answers[sentences[n]] = out[n]
         return out
 
     def _padded(self) -> np.ndarray:

@@ -22,7 +22,7 @@ Invariants kept here (each one is a test):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..memory.clock import Clock
 from ..memory.errors import InvalidInput, ProtectedNotFound
@@ -104,6 +104,8 @@ class ProtectedChannel:
         self.clock = clock
         self.token_counter = token_counter
         self._rendered: dict[tuple, ChannelRendering] = {}  # rendered channels by their records' version
+        #: (conversation, namespace, lineage, reader's labels) -> (the table's version, its rendering)
+        self._by_version: dict[tuple, tuple[object, ChannelRendering]] = {}
 
     def _archive(self) -> Any:
         """The archive engine over the same storage (conversation rows, lineage, turns)."""
@@ -304,7 +306,12 @@ class ProtectedChannel:
         :raises ConversationNotFound: for an unknown conversation.
         """
         self.expire_due()
-        rdr = as_reader(reader)
+        return self._active(conversation_id, as_reader(reader), namespace, lineage, inherit, inherit_manual)
+
+    def _active(self, conversation_id: str, rdr: Reader | None, namespace: str | None,
+                lineage: Sequence[tuple[str, int | None]] | None, inherit: bool = False,
+                inherit_manual: bool = False) -> list[ProtectedRecord]:
+        """:meth:`active_for` after its expiry of due deadlines."""
         archive = self._archive()
         if namespace is None or lineage is None:
             namespace = archive.conversation_row(conversation_id)["namespace"]
@@ -369,19 +376,44 @@ class ProtectedChannel:
 
         :returns: a :class:`ChannelRendering` (no message at all when nothing is active).
         """
-        records = self.active_for(conversation_id, reader=reader, namespace=namespace, lineage=lineage)
+        self.expire_due()
+        rdr = as_reader(reader)
+        # the rendering kept under the channel's version (issue 18, point 4): while no connection
+        # changed the protected table (and nothing came due, expired just above), an append or a
+        # compile re-renders nothing and reads no record. Read-only, a due deadline reads as
+        # expired without a write, so the clock decides: never cached then.
+        version = None if self.storage.meta.read_only() else self.storage.protected.version()
+        key = (conversation_id, namespace, None if lineage is None else tuple(lineage),
+               None if rdr is None else rdr.labels)
+        if version is not None:
+            hit = self._by_version.get(key)
+            if hit is not None and hit[0] == version:
+                return _copy(hit[1])
+        rendering = self._render(conversation_id, rdr, namespace, lineage)
+        if version is not None:
+            if len(self._by_version) >= 256:
+                self._by_version.clear()
+            self._by_version[key] = (version, rendering)
+        return _copy(rendering)
+
+    def _render(self, conversation_id: str, reader: Reader | None, namespace: str | None,
+                lineage: Sequence[tuple[str, int | None]] | None) -> ChannelRendering:
+        """:meth:`render` read from the table (after expiry)."""
+        records = self._active(conversation_id, reader, namespace, lineage)
         if not records:
             return ChannelRendering(messages=[], tokens=0, record_ids=[])
         # what a reader may see of each record's replaced texts (issue 15, point 2) is part of the line
-        replaced = [tuple(self.replaced_texts(r, reader)) for r in records]
+        # every replaced record of every line read in one statement (issue 18, point 4: it was one
+        # read per replaced record, an N+1 that grew with the channel's history)
+        olds = self.storage.protected.get_many(i for r in records for i in _replaced_ids(r))
+        replaced = [tuple(self.replaced_texts(r, reader, olds=olds)) for r in records]
         # the channel's version: what a line shows of each record (issue 18, point 4). A compile,
         # its pressure check and the compactor's re-measures render the same channel once.
         version = tuple((r.id, r.kind, r.text, r.state, r.due_at, r.changed_at, rep)
                         for r, rep in zip(records, replaced))
         cached = self._rendered.get(version)
         if cached is not None:
-            return ChannelRendering(messages=[dict(m) for m in cached.messages], tokens=cached.tokens,
-                                    record_ids=list(cached.record_ids))
+            return cached
         content = CHANNEL_HEADER + "\n" + "\n".join(render_line(r, self.clock, list(rep))
                                                      for r, rep in zip(records, replaced))
         rendering = ChannelRendering(
@@ -392,24 +424,30 @@ class ProtectedChannel:
         if len(self._rendered) >= 256:
             self._rendered.clear()
         self._rendered[version] = rendering
-        return ChannelRendering(messages=[dict(m) for m in rendering.messages], tokens=rendering.tokens,
-                                record_ids=list(rendering.record_ids))
+        return rendering
 
     def forget_rendered(self) -> None:
         """Drop the rendered channels kept by version (after an erasure: no erased text stays in memory)."""
         self._rendered.clear()
+        self._by_version.clear()
 
-    def replaced_texts(self, record: ProtectedRecord, reader: object = None) -> list[str]:
+    def replaced_texts(self, record: ProtectedRecord, reader: object = None, *,
+                       olds: Mapping[int, ProtectedRecord] | None = None) -> list[str]:
         """The texts a record replaced (its "no longer in force" lines) that ``reader`` may read
         (issue 15, point 2): each replaced record's own text, shown only when the record is not
         erased and the reader holds every label it requires; a text with no record behind it
-        (older metadata) is shown only to the owner (``reader=None``)."""
-        ids = [i for i in record.metadata.get("replaces", []) if isinstance(i, int)]
+        (older metadata) is shown only to the owner (``reader=None``).
+
+        :param olds: the replaced records by id when the caller read them already (a rendering
+            reads those of every line at once); read here otherwise."""
+        ids = _replaced_ids(record)
         texts = list(record.metadata.get("replaces_text") or [])
         if not ids and not texts:
             return []
         rdr = as_reader(reader)
-        olds = [self.storage.protected.get(i) for i in ids]
+        if olds is None:
+            olds = self.storage.protected.get_many(ids)
+        olds = [olds.get(i) for i in ids]
         out: list[str] = []
         for old in olds:
             if old is None or old.state == "erased" or not old.text:
@@ -435,6 +473,17 @@ class ProtectedChannel:
                 if p.startswith("turn:"):
                     out.add(int(p.split(":", 1)[1]))
         return out
+
+
+def _copy(rendering: ChannelRendering) -> ChannelRendering:
+    """A rendering the caller may change without touching the one kept."""
+    return ChannelRendering(messages=[dict(m) for m in rendering.messages], tokens=rendering.tokens,
+                            record_ids=list(rendering.record_ids))
+
+
+def _replaced_ids(record: ProtectedRecord) -> list[int]:
+    """The ids a record's metadata says it replaced (``replaces``), in order."""
+    return [i for i in record.metadata.get("replaces", []) if isinstance(i, int)]
 
 
 #: protected texts shorter than this are not searched for in summarizer input (too generic to

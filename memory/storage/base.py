@@ -29,7 +29,7 @@ from typing import Sequence  # records family
 from .rows import Event, ProtectedRecord
 from .rows import Card, CatalogItem, Event
 from typing import Iterator  # archive family
-from .rows import ConversationRow, SummarizerFailure, Turn  # archive family
+from .rows import AppendPoint, ConversationRow, SummarizerFailure, Turn  # archive family
 from .rows import CompactionNote, ConsolidationRun, LeaseRow, PendingEpisode, PendingTurn  # runs
 from .rows import FoldRow, FrameRow  # folds
 
@@ -59,6 +59,12 @@ class ArchiveStorage(Protocol):
     # turns
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
+    def append_point(self, conversation_id: str) -> "AppendPoint | None":
+        """Everything an append reads of its conversation, for the append's write transaction:
+        the row, the newest own seq, the seq its catalog covers, its closing strategy frames and
+        the turns' version (spans ``conversations``, ``turns``, ``catalog_items``,
+        ``strategy_frames``); ``None`` when there is no such conversation. One statement where
+        the backend can (issue 18, point 4)."""
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
@@ -164,6 +170,9 @@ class CatalogStorage(Protocol):
 
     def last_seq(self, conversation_id: str) -> int:
         """The newest seq the conversation's catalog covers (0 when empty)."""
+    def cover(self, conversation_id: str) -> "tuple[int, int | None]":
+        """``(last_seq(conversation_id), the newest seq of the conversation's own turns or None)``
+        in one statement (spans ``catalog_items`` and ``turns``): whether the catalog is in sync."""
 
     def insert(self, conversation_id: str, items: Sequence[CatalogItem]) -> None:
         """Add items to the conversation's catalog (the caller keeps the cover contiguous)."""
@@ -254,6 +263,9 @@ class RecordStorage(Protocol):
     # added by wt-runs (replay report reads)
     def count_records(self, *, type: str | None = None, status: str | None = None) -> int:
         """How many records (every namespace) have this type and status (None: any)."""
+    def has_active(self, namespace: str) -> bool:
+        """True when ``namespace`` holds at least one active record (one indexed statement: a
+        compile over a namespace without memories reads nothing more, issue 18, point 4)."""
     def count_superseded(self) -> int:
         """How many records have been superseded (``superseded_by`` set)."""
     def count_consolidated(self, type: str) -> int:
@@ -286,12 +298,21 @@ class ProtectedStorage(Protocol):
     def get(self, record_id: int) -> ProtectedRecord | None:
         """The record with ``record_id``, or ``None``."""
 
+    def get_many(self, record_ids: Iterable[int]) -> "dict[int, ProtectedRecord]":
+        """The records with those ids that exist, by id, in one statement (issue 18, point 4: a
+        rendering reads every replaced record at once, not one by one)."""
+
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = None) -> "list[ProtectedRecord]":
         """Records in id order, filtered by every argument that is not ``None``."""
 
     def active_in_scope(self, namespace: str, conversation_ids: Iterable[str]) -> "list[ProtectedRecord]":
         """Active records of ``namespace``, namespace-wide or scoped to one of ``conversation_ids``, by id."""
+
+    def version(self) -> "object | None":
+        """A value that changes whenever the ``protected`` table may have changed (by this
+        connection or another), or ``None`` when the backend has none: a rendering of the
+        channel read under one version stays right while it is unchanged (issue 18, point 4)."""
 
     def due_ids(self, at: float) -> "list[int]":
         """Ids of active records whose ``due_at`` is at or before ``at``, in id order."""

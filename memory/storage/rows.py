@@ -73,6 +73,25 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class AppendPoint:
+    """What an append reads of its conversation inside its write transaction, in one statement
+    (issue 18, point 4): the row, the newest own seq (``None``: no own turn yet), the seq the
+    catalog covers (0: none), how many strategy frames are closing, whether a compaction note
+    waits, and the version of the
+    turns (``None`` when the backend keeps none): while it holds, no turn was changed and no
+    other connection committed since it was read, so what the process knows of the newest turns
+    (those it appended) is still what they say."""
+
+    row: "ConversationRow"
+    max_seq: int | None
+    catalog_last_seq: int = 0
+    closing_frames: int = 0
+    version: object | None = None
+    #: whether a compaction note waits for the worker (``None``: not read)
+    note_waiting: bool | None = None
+
+
+@dataclass(frozen=True)
 class ConversationRow:
     """One stored conversation: its namespace, family and fork point (``parent_id`` and the last
     parent seq it inherits, ``fork_after_seq``; both ``None`` for a family's root)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from typing import Any, Iterable, Iterator
-from ..rows import ConversationRow, SummarizerFailure, Turn
+from ..rows import AppendPoint, ConversationRow, SummarizerFailure, Turn
 from .db import PostgresDB, marks
 from ..textsearch import tsvector_literal
 
@@ -83,6 +83,20 @@ class PostgresArchive:
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = %s", [conversation_id])
+    def append_point(self, conversation_id: str) -> AppendPoint | None:
+        """The row, newest own seq, catalog cover and closing frames of a conversation (spans
+        ``conversations``, ``turns``, ``catalog_items``, ``strategy_frames``); ``None`` when there
+        is no such conversation. A few statements here, and no version (``None``: the newest
+        turns are read each time); the SQLite backend reads it in one."""
+        row = self.conversation(conversation_id)
+        if row is None:
+            return None
+        cover = self.c.value("SELECT last_seq FROM catalog_items WHERE conversation_id = %s "
+                             "ORDER BY first_seq DESC LIMIT 1", [conversation_id], default=0)
+        closing = self.c.value("SELECT COUNT(*) FROM strategy_frames WHERE conversation_id = %s AND status = 'closing'",
+                               [conversation_id], default=0)
+        return AppendPoint(row=row, max_seq=self.max_seq(conversation_id), catalog_last_seq=cover,
+                           closing_frames=closing)
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],

@@ -80,6 +80,14 @@ class PostgresProtected:
         row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = %s{lock}", [record_id])
         return None if row is None else _record(row)
 
+    def get_many(self, record_ids: Iterable[int]) -> dict[int, ProtectedRecord]:
+        """The records with those ids that exist, by id (one statement, no row lock: a read)."""
+        ids = sorted(set(record_ids))
+        if not ids:
+            return {}
+        rows = self.c.all(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ANY(%s)", [ids])
+        return {r[0]: _record(r) for r in rows}
+
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = None) -> list[ProtectedRecord]:
         """Records in id order, filtered by every argument that is not ``None``."""
@@ -97,6 +105,11 @@ class PostgresProtected:
             [namespace, ids],
         )
         return [_record(r) for r in rows]
+
+    def version(self) -> object | None:
+        """``None``: no cheap version of the table here, so the channel is read on every
+        rendering (the SQLite backend versions it, issue 18, point 4)."""
+        return None
 
     def due_ids(self, at: float) -> list[int]:
         """Ids of active records whose ``due_at`` is at or before ``at``, in id order."""

@@ -194,6 +194,10 @@ class PostgresRecords:
         """Replace the labels of a memory record (the caller validates them and logs the change)."""
         self.c.run("UPDATE records SET labels = %s WHERE id = %s", [json.dumps(labels), record_id])
     # added by wt-runs (replay report reads)
+    def has_active(self, namespace: str) -> bool:
+        """True when ``namespace`` holds at least one active record (one indexed statement)."""
+        return self.c.one("SELECT 1 FROM records WHERE namespace = %s AND status = 'active' LIMIT 1",
+                          [namespace]) is not None
     def count_records(self, *, type: str | None = None, status: str | None = None) -> int:
         """How many records (every namespace) have this type and status (None: any)."""
         from .db import where_equal

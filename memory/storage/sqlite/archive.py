@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from typing import Any, Iterable, Iterator
-from ..rows import ConversationRow, SummarizerFailure, Turn
+from ..rows import AppendPoint, ConversationRow, SummarizerFailure, Turn
 from .db import SqliteDB
 
 #: the ``turns`` columns every turn read selects, in :func:`_turn` order
@@ -20,9 +20,12 @@ TURN_COLUMNS = (
     "created_at, tokens, sha256, labels, erased"
 )
 _CONVERSATION_COLUMNS = "id, namespace, family_id, parent_id, fork_after_seq, created_at, labels, metadata"
+_CONVERSATION_COLUMNS_C = ", ".join(f"c.{col}" for col in _CONVERSATION_COLUMNS.split(", "))
 _FAILURE_COLUMNS = "id, conversation_id, at, summarizer, depth, first_seq, last_seq, source_tokens, error"
 #: ids per ``IN (...)`` list, well under SQLite's parameter limit
 _BATCH = 500
+#: turns :meth:`SqliteArchive.turns` keeps in memory at most (a compile's hot tail is a few hundred)
+_KEPT_TURNS = 4096
 #: turns per page when :meth:`SqliteArchive.unerased_turns` walks the archive
 _PAGE = 1000
 
@@ -40,11 +43,19 @@ def _turn(row: tuple) -> Turn:
     )
 
 
+def _conversation(row: tuple) -> ConversationRow:
+    """A :class:`ConversationRow` from a row whose first columns are :data:`_CONVERSATION_COLUMNS`."""
+    return ConversationRow(id=row[0], namespace=row[1], family_id=row[2], parent_id=row[3],
+                           fork_after_seq=row[4], created_at=row[5], labels=tuple(json.loads(row[6])),
+                           metadata=json.loads(row[7]))
+
+
 class SqliteArchive:
     """conversations and turns, on one :class:`~memfold.memory.storage.sqlite.db.SqliteDB`."""
 
     def __init__(self, c: SqliteDB) -> None:
         self.c = c
+        self._kept_version: tuple[int, int] | None = None  # the version the kept turns were read at
 
     # added by wt-cards
     def turn_labels(self, turn_id: int) -> list[str] | None:
@@ -59,11 +70,7 @@ class SqliteArchive:
     def conversation(self, conversation_id: str) -> ConversationRow | None:
         """The conversation's row, or ``None`` if there is none."""
         row = self.c.one(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?", [conversation_id])
-        if row is None:
-            return None
-        return ConversationRow(id=row[0], namespace=row[1], family_id=row[2], parent_id=row[3],
-                               fork_after_seq=row[4], created_at=row[5], labels=tuple(json.loads(row[6])),
-                               metadata=json.loads(row[7]))
+        return None if row is None else _conversation(row)
     def insert_conversation(self, *, conversation_id: str, namespace: str, family_id: str, parent_id: str | None,
                             fork_after_seq: int | None, created_at: float, labels: list[str]) -> None:
         """Insert one conversation. :raises StorageConflict: if the id is taken."""
@@ -85,6 +92,24 @@ class SqliteArchive:
     def max_seq(self, conversation_id: str) -> int | None:
         """The largest seq among the conversation's own turns (``None`` when it has none)."""
         return self.c.value("SELECT MAX(seq) FROM turns WHERE conversation_id = ?", [conversation_id])
+    def append_point(self, conversation_id: str) -> AppendPoint | None:
+        """The row, newest own seq, catalog cover, closing frames, compaction note and turns'
+        version of a conversation, in one statement (spans ``conversations``, ``turns``,
+        ``catalog_items``, ``strategy_frames``, ``compaction_notes``); ``None`` when there is no such conversation. The version is
+        ``(PRAGMA data_version, SqliteDB.turn_changes)``: other connections' commits, this one's
+        changes of turns and rollbacks."""
+        row = self.c.one(
+            f"SELECT {_CONVERSATION_COLUMNS_C}, (SELECT MAX(seq) FROM turns WHERE conversation_id = c.id), "
+            "(SELECT last_seq FROM catalog_items WHERE conversation_id = c.id ORDER BY first_seq DESC LIMIT 1), "
+            "(SELECT COUNT(*) FROM strategy_frames WHERE conversation_id = c.id AND status = 'closing'), "
+            "(SELECT data_version FROM pragma_data_version), "
+            "EXISTS (SELECT 1 FROM compaction_notes WHERE conversation_id = c.id) FROM conversations c WHERE c.id = ?",
+            [conversation_id])
+        if row is None:
+            return None
+        return AppendPoint(row=_conversation(row), max_seq=row[8], catalog_last_seq=row[9] or 0,
+                           closing_frames=row[10] or 0, version=(row[11], self.c.turn_changes),
+                           note_waiting=bool(row[12]))
     def insert_turn(self, *, conversation_id: str, family_id: str, seq: int, role: str, content: str,
                     name: str | None, tool_call_id: str | None, tool_calls: list[dict[str, Any]] | None,
                     metadata: str, created_at: float, tokens: int, sha256: str, labels: list[str],
@@ -121,14 +146,34 @@ class SqliteArchive:
         row = self.c.one(f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", [turn_id])
         return None if row is None else _turn(row)
     def turns(self, turn_ids: Iterable[int]) -> list[Turn]:
-        """The turns with these ids (missing ids are simply absent), read in batches."""
-        ids = list(turn_ids)
-        out: list[Turn] = []
-        for start in range(0, len(ids), _BATCH):
-            chunk = ids[start:start + _BATCH]
-            marks = ",".join("?" * len(chunk))
-            out.extend(_turn(r) for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk))
-        return out
+        """The turns with these ids (missing ids are simply absent), by id, read in batches.
+
+        Turns read before are kept in memory (issue 18, point 4: a compile decoded every hot turn
+        again, each time) while the file's version says none changed: no other connection
+        committed (``PRAGMA data_version``) and this one ran no ``UPDATE turns`` (only erasure
+        and relabelling change a turn) nor rolled back (:attr:`SqliteDB.turn_changes`). A turn
+        appended since is simply not kept yet. One statement when every turn is kept."""
+        ids = sorted(set(turn_ids))
+        if not ids:
+            return []
+        with self.c.lock:
+            version = (self.c.one("PRAGMA data_version")[0], self.c.turn_changes)
+            kept = self.c.kept_turns
+            if version != self._kept_version:
+                kept.clear()
+                self._kept_version = version
+            missing = [i for i in ids if i not in kept]
+            for start in range(0, len(missing), _BATCH):
+                chunk = missing[start:start + _BATCH]
+                marks = ",".join("?" * len(chunk))
+                for r in self.c.all(f"SELECT {TURN_COLUMNS} FROM turns WHERE id IN ({marks})", chunk):
+                    # a turn with tool calls or metadata holds lists and dicts a caller may change
+                    # (a compiled context's messages share them): kept as its row, decoded afresh
+                    kept[r[0]] = _turn(r) if not r[8] and r[9] == "{}" else r
+            out = [t if isinstance(t, Turn) else _turn(t) for t in (kept[i] for i in ids if i in kept)]
+            if len(kept) > _KEPT_TURNS:
+                kept.clear()
+            return out
     def latest_system_turn(self, conversation_id: str, *, upto_seq: int | None = None) -> Turn | None:
         """The conversation's own newest ``system`` turn with ``seq <= upto_seq`` (no bound when
         ``None``), or ``None`` (the partial index ``turns_system`` of migration 20 answers it)."""

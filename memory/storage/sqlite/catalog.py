@@ -42,6 +42,14 @@ class SqliteCatalog:
         )
         return row[0], [(r[0], r[1]) for r in oversized], bool(row[1])
 
+    def cover(self, conversation_id: str) -> tuple[int, int | None]:
+        """The seq the catalog covers (0 when empty) and the newest seq of the conversation's own
+        turns (``None`` when none), in one statement (spans ``catalog_items`` and ``turns``)."""
+        row = self.c.one("SELECT (SELECT last_seq FROM catalog_items WHERE conversation_id = ? ORDER BY first_seq "
+                         "DESC LIMIT 1), (SELECT MAX(seq) FROM turns WHERE conversation_id = ?)",
+                         [conversation_id, conversation_id])
+        return (row[0] or 0, row[1])
+
     def last_seq(self, conversation_id: str) -> int:
         """The newest seq the conversation's catalog covers (0 when empty): the last item's, since
         the items are a contiguous cover in ``first_seq`` order (one step down the primary key,

@@ -57,6 +57,54 @@ class SqliteDB:
         self.lock = connection_lock(db)  #: shared by every wrapper of this connection
         self.statements = 0  #: statements run since open (tests and benchmarks read it)
 
+    # -- what this connection changed (issue 18, point 4) ------------------------------------
+    @property
+    def protected_changes(self) -> int:
+        """How many writing statements naming the ``protected`` table this connection ran, plus
+        its rollbacks (any rolled back write may have been one): with ``PRAGMA data_version``
+        (other connections' commits) it versions the protected channel. Kept on the connection
+        (like its lock), so every wrapper of it counts into the same number."""
+        return self._changes()[0]
+
+    @property
+    def turn_changes(self) -> int:
+        """How many ``UPDATE turns`` statements (erasure, relabelling: a turn is otherwise never
+        changed) this connection ran, plus its rollbacks; versions the turns kept in memory."""
+        return self._changes()[1]
+
+    @property
+    def rollbacks(self) -> int:
+        """How many write transactions (or savepoints) this connection rolled back: SQLite's
+        ``total_changes`` keeps counting rolled back rows, so a version made of it alone could
+        name a state that was never committed (the compiled-context cache, round 15)."""
+        return self._changes()[2]
+
+    def _changes(self) -> list[int]:
+        counts = getattr(self.db, "_memfold_changes", None)
+        if counts is None:
+            counts = self.db._memfold_changes = [0, 0, 0]  # type: ignore[attr-defined]
+        return counts
+
+    def _count_changes(self, sql: str | None) -> None:
+        """Count ``sql`` (``None``: a rollback, which counts for every table) before it runs: a
+        failed write only costs a re-read."""
+        counts = self._changes()
+        if sql is None:
+            counts[2] += 1
+        if sql is None or "protected" in sql:
+            counts[0] += 1
+        if sql is None or "UPDATE turns" in sql:
+            counts[1] += 1
+            self.kept_turns.clear()  # an erased turn's text leaves memory with the statement
+
+    @property
+    def kept_turns(self) -> dict:
+        """The turns :meth:`SqliteArchive.turns` keeps by id (on the connection, like the counts)."""
+        kept = getattr(self.db, "_memfold_kept_turns", None)
+        if kept is None:
+            kept = self.db._memfold_kept_turns = {}  # type: ignore[attr-defined]
+        return kept
+
     # -- statements --------------------------------------------------------------------
     def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple]:
         """Every row of one statement, fetched under the lock."""
@@ -85,6 +133,7 @@ class SqliteDB:
         """Run one writing statement; the cursor's ``lastrowid`` and ``rowcount`` stay readable."""
         with self.lock:
             self.statements += 1
+            self._count_changes(sql)
             try:
                 return self.conn.execute(sql, params)
             except sqlite3.DatabaseError as exc:
@@ -94,6 +143,7 @@ class SqliteDB:
         """Run one statement for each parameter row; returns the rows changed."""
         with self.lock:
             self.statements += 1
+            self._count_changes(sql)
             try:
                 return self.conn.executemany(sql, rows).rowcount
             except sqlite3.DatabaseError as exc:
@@ -107,8 +157,11 @@ class SqliteDB:
             try:
                 with write_transaction(self.db):
                     yield
-            except sqlite3.DatabaseError as exc:
-                raise _translate(exc, "COMMIT", self.conn) from exc
+            except BaseException as exc:
+                self._count_changes(None)  # rolled back: what was read inside may be gone
+                if isinstance(exc, sqlite3.DatabaseError):
+                    raise _translate(exc, "COMMIT", self.conn) from exc
+                raise
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:

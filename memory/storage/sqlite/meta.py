@@ -58,9 +58,12 @@ class SqliteMeta:
     def state_version(self) -> tuple[int, int]:
         """A value that changes whenever anything is committed to the file, by this connection
         (its count of changed rows) or another one (``PRAGMA data_version``); a cache key
-        (issue 15, point 6: the compiled-context cache). One statement."""
+        (issue 15, point 6: the compiled-context cache). One statement. A rollback moves it too
+        (:attr:`SqliteDB.rollbacks`; ``total_changes`` counts rolled back rows as well, so a
+        compile made inside a transaction that was then rolled back was served afterwards, round
+        15): both counts only grow, so their sum names each state once."""
         with self.c.lock:
-            return (self.c.one("PRAGMA data_version")[0], self.c.conn.total_changes)
+            return (self.c.one("PRAGMA data_version")[0], self.c.conn.total_changes + self.c.rollbacks)
 
     def only_own_commits(self, before: tuple[int, int], after: tuple[int, int]) -> bool:
         """``PRAGMA data_version`` moves only with other connections' commits; inside

@@ -79,6 +79,17 @@ class SqliteProtected:
         row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ?", [record_id])
         return None if row is None else _record(row)
 
+    def get_many(self, record_ids: Iterable[int]) -> dict[int, ProtectedRecord]:
+        """The records with those ids that exist, by id (one statement)."""
+        ids = sorted(set(record_ids))
+        out: dict[int, ProtectedRecord] = {}
+        for start in range(0, len(ids), 500):  # well under SQLite's bound on parameters
+            chunk = ids[start:start + 500]
+            rows = self.c.all(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id IN ({','.join('?' * len(chunk))})",
+                              chunk)
+            out.update((r[0], _record(r)) for r in rows)
+        return out
+
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = None) -> list[ProtectedRecord]:
         """Records in id order, filtered by every argument that is not ``None``."""
@@ -96,6 +107,14 @@ class SqliteProtected:
             [namespace, *ids],
         )
         return [_record(r) for r in rows]
+
+    def version(self) -> object | None:
+        """A value that changes whenever the ``protected`` table may have changed: another
+        connection's commit (``PRAGMA data_version``) or this connection's write to it, or
+        rollback (:attr:`SqliteDB.protected_changes`). One statement; the channel's rendering is
+        cached under it (issue 18, point 4)."""
+        with self.c.lock:
+            return (self.c.one("PRAGMA data_version")[0], self.c.protected_changes)
 
     def due_ids(self, at: float) -> list[int]:
         """Ids of active records whose ``due_at`` is at or before ``at``, in id order."""
