@@ -176,11 +176,11 @@ def test_two_stage_top_is_the_full_scan_on_minilm_vectors(monkeypatch):
         for key in sorted(k for k in conv if k.startswith("session_") and not k.endswith("date_time")):
             turns.extend(t["text"] for t in conv[key] if isinstance(t, dict) and t.get("text"))
         questions.extend(q["question"] for q in sample["qa"][:6])
-    turns = list(dict.fromkeys(turns))[:1500]
+    turns = list(dict.fromkeys(turns))[:900]  # (1,500 until round 16: MiniLM on 2 cores is most of this test)
     emb = make_embedder("default")
     v = emb.embed_batch(turns)
-    qv = emb.embed_batch(questions[:40])
-    monkeypatch.setattr(vs, "PROJECTION_MIN_ROWS", 1000)
+    qv = emb.embed_batch(questions[:30])
+    monkeypatch.setattr(vs, "PROJECTION_MIN_ROWS", 600)
     m = matrix_of(v)
     rows = m.rows(None)
     taken = 0
@@ -188,7 +188,7 @@ def test_two_stage_top_is_the_full_scan_on_minilm_vectors(monkeypatch):
         for limit in (5, 10, 20, 108):
             assert_same_top(m.top(q, rows, limit), full_top(m, q, rows, limit, monkeypatch))
             taken += limit < 100 and took_two_stages(m, q, None, limit)
-    assert taken >= 0.6 * 3 * len(qv)  # 86 of 108 (1,500 vectors: at 100K most of 108 are pruned too)
+    assert taken >= 0.6 * 3 * len(qv)  # 63 of 90 with 900 vectors (at 100K most of 108 are pruned too)
 
 
 def test_a_sampled_seed_gives_the_list_of_the_exact_seed(monkeypatch):

@@ -335,7 +335,7 @@ def test_four_writers_two_workers_and_a_reader(backend_target, tmp_path):
     with small_mf(db_path) as mf:
         for cid in ("shared", "w0", "w1", "w2", "w3"):
             mf.conversation(cid)
-    n = 48 if str(db_path).startswith("postgresql://") else 120  # PostgreSQL's round trips: fewer turns, same races
+    n = 32 if str(db_path).startswith("postgresql://") else 64  # PostgreSQL's round trips: fewer turns, same races
     stop = tmp_path / "stop"
     wargs = ["--budget", "160", "--reserve", "0", "--hot-turns", "4", "--fanin", "3", "--leaf-chunk", "20",
              "--card-target", "6", "--soft", "0.5", "--poll", "0.05", "--lease-seconds", "30"]
