@@ -23,12 +23,16 @@ from typing import Iterator
 import sqlite_utils
 
 from ...errors import OPENED_READ_ONLY, ClockError, StorageError
-from .migrations import apply_migrations
+from .migrations import MIGRATIONS, apply_migrations, check_not_too_new
 
 #: milliseconds SQLite waits on a lock before returning SQLITE_BUSY
 BUSY_TIMEOUT_MS = 30_000
 #: how long :func:`write_transaction` keeps retrying a busy database, in seconds
 BUSY_RETRY_SECONDS = 120.0
+
+#: milliseconds a read's access count waits on another connection's write lock before it is
+#: skipped (:meth:`.db.SqliteDB.run_if_free`): a reader is not held up for bookkeeping it does not need
+TOUCH_WAIT_MS = 2_000
 
 #: guards the creation of a connection's lock (:func:`connection_lock`)
 _LOCKS_GUARD = threading.Lock()
@@ -160,29 +164,76 @@ def open_database(
     db = path if isinstance(path, sqlite_utils.Database) else connect(path)
     where = "the database" if isinstance(path, sqlite_utils.Database) or path in (None, ":memory:") else str(path)
     try:
+        if _is_current(db, where, clock_kind, create=create):
+            return db  # nothing to write: no write lock taken, so a reader never waits on a writer
         with write_transaction(db):
-            tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
-            if "schema_version" not in tables:
-                if tables:
-                    raise StorageError(
-                        f"{where} is not a memfold database: it holds other tables ({', '.join(sorted(tables)[:5])}); "
-                        "give memfold a file of its own"
-                    )
-                if not create:
-                    raise StorageError(f"{where} is not a memfold database (it is empty): create it with 'memfold init {where}'")
+            _check_tables(db, where, create=create)
             apply_migrations(db)
             if clock_kind is not None:
                 row = db.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
                 if row is None:
                     db.execute("INSERT INTO meta(key, value) VALUES ('clock_kind', ?)", [clock_kind])
-                elif row[0] != clock_kind:
-                    raise ClockError(
-                        f"this database was written with a {row[0]} clock; open it with a "
-                        f"{row[0]} clock, not a {clock_kind} one"
-                    )
+                else:
+                    _check_clock(row[0], clock_kind)
     except sqlite3.DatabaseError as exc:
         raise StorageError(f"cannot use the database: {exc}") from exc
     return db
+
+
+def _check_tables(db: sqlite_utils.Database, where: str, *, create: bool) -> list[str]:
+    """The file's tables, after refusing another application's file, or an empty one when
+    ``create`` is False."""
+    tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
+    if "schema_version" not in tables:
+        if tables:
+            raise StorageError(
+                f"{where} is not a memfold database: it holds other tables ({', '.join(sorted(tables)[:5])}); "
+                "give memfold a file of its own"
+            )
+        if not create:
+            raise StorageError(f"{where} is not a memfold database (it is empty): create it with 'memfold init {where}'")
+    return tables
+
+
+def _check_clock(stored: str, clock_kind: str) -> None:
+    if stored != clock_kind:
+        raise ClockError(
+            f"this database was written with a {stored} clock; open it with a "
+            f"{stored} clock, not a {clock_kind} one"
+        )
+
+
+def _is_current(db: sqlite_utils.Database, where: str, clock_kind: str | None, *, create: bool) -> bool:
+    """Whether ``db`` needs nothing written on open: every known migration applied and the clock
+    kind recorded (and equal to ``clock_kind``), read without the write lock (issue 20, point 3).
+
+    A WAL reader is never blocked by another process's write transaction (``BEGIN IMMEDIATE`` or,
+    in WAL mode, ``BEGIN EXCLUSIVE``), so opening a current file to read answers at once. Only a
+    fresh or older file, or one whose clock kind is not recorded yet, takes the write lock (and
+    :func:`open_database` checks again inside it). All is read in one read transaction, so the
+    answer is one snapshot of the file.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        return False  # the caller's transaction: let the write path run inside it as before
+    conn.execute("BEGIN DEFERRED")
+    try:
+        tables = _check_tables(db, where, create=create)
+        if "schema_version" not in tables:
+            return False
+        done = {row[0] for row in conn.execute("SELECT version FROM schema_version")}
+        check_not_too_new(max(done, default=0))
+        if any(version not in done for version, _, _ in MIGRATIONS):
+            return False
+        if clock_kind is None:
+            return True
+        row = conn.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
+        if row is None:
+            return False
+        _check_clock(row[0], clock_kind)
+        return True
+    finally:
+        conn.execute("COMMIT")
 
 
 def stored_clock_kind(db: sqlite_utils.Database) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import sqlite_utils
 
 from ...errors import StorageConflict, StorageError
-from .connection import connection_lock, read_only_message, write_transaction
+from .connection import _is_busy, connection_lock, read_only_message, write_transaction
 
 
 #: SQLite's extended result codes for a broken uniqueness rule (the one :class:`StorageConflict`)
@@ -138,6 +138,28 @@ class SqliteDB:
                 return self.conn.execute(sql, params)
             except sqlite3.DatabaseError as exc:
                 raise _translate(exc, sql, self.conn) from exc
+
+    def run_if_free(self, sql: str, params: Sequence[Any] = (), *, wait_ms: int) -> bool:
+        """Run one writing statement a reader can go without (the access count of a read):
+        outside a transaction it waits at most ``wait_ms`` for another connection's write lock,
+        then gives up and returns False instead of failing, so a read never waits the whole busy
+        timeout for bookkeeping it does not need (issue 20, point 3). Inside a transaction (which
+        holds the write lock, or joins the caller's) it is :meth:`run`. True when it ran."""
+        with self.lock:
+            if self.conn.in_transaction:
+                self.run(sql, params)
+                return True
+            before = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            self.conn.execute(f"PRAGMA busy_timeout = {max(0, int(wait_ms))}")
+            try:
+                self.run(sql, params)
+                return True
+            except StorageError as exc:
+                if not _is_busy(exc.__cause__):
+                    raise
+                return False
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout = {int(before)}")
 
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row; returns the rows changed."""

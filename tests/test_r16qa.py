@@ -1,0 +1,117 @@
+"""Round 16, r16qa: the four defects round 15's new-user pass saw and did not fix (issue 20, points
+3 and 12). Each test failed on 7b2ffd7, before its fix."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memfold import LogicalClock, MemFold, StorageError
+from memfold.memory.storage.sqlite import connection
+
+NS = "acme/dana"
+
+
+def open_mf(path: Path) -> MemFold:
+    return MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
+
+
+def dump(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The real ``memfold`` command in its own process."""
+    return subprocess.run([sys.executable, "-c", "from memfold.cli import cli; cli()", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class LockHolder:
+    """Another program holding the write lock of ``path``: a real process that begins ``mode``
+    (IMMEDIATE or EXCLUSIVE), writes a row it never commits, says "held" on stdout once it holds
+    the lock (the condition waited on: no sleeps), and rolls back when its stdin closes."""
+
+    def __init__(self, path: Path, mode: str) -> None:
+        script = textwrap.dedent(f"""
+            import sqlite3, sys
+            conn = sqlite3.connect({str(path)!r}, isolation_level=None)
+            conn.execute("BEGIN {mode}")
+            conn.execute("INSERT INTO meta(key, value) VALUES ('held by another program', '1')")
+            print("held", flush=True)
+            sys.stdin.read()
+            conn.execute("ROLLBACK")
+            """)
+        self.proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def __enter__(self) -> "LockHolder":
+        line = self.proc.stdout.readline()  # blocks until the lock is held (or the process died)
+        assert line.strip() == "held", f"the lock holder did not start: {line!r}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+# -- 1. a reader is never blocked by another program's write lock -------------------------------
+@pytest.fixture
+def short_busy(monkeypatch):
+    """A write under another program's lock gives up after about half a second (the library has no
+    busy-timeout argument: the module's two limits are lowered for this process)."""
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(connection, "BUSY_RETRY_SECONDS", 0.3)
+    monkeypatch.setattr(connection, "TOUCH_WAIT_MS", 100, raising=False)  # new in round 16
+
+
+@pytest.mark.parametrize("mode", ["IMMEDIATE", "EXCLUSIVE"])
+def test_reads_answer_while_another_program_holds_the_write_lock_and_a_write_fails_clearly(tmp_path, short_busy,
+                                                                                            mode):
+    path = tmp_path / "agent.db"
+    with open_mf(path) as mf:
+        conv = mf.conversation("c", namespace=NS)
+        conv.append({"role": "user", "content": "hello about parcel 42"})
+        conv.append({"role": "assistant", "content": "parcel 42 is on its way"})
+        mf.remember(NS, "semantic", "The customer's parcel id is 42.")
+    before = dump(path)
+    with LockHolder(path, mode):
+        # WAL mode: neither BEGIN IMMEDIATE nor BEGIN EXCLUSIVE of another connection blocks a reader
+        with open_mf(path) as mf:  # on 7b2ffd7 opening took the write lock: "stayed locked for 0 s"
+            conv = mf.conversation("c", namespace=NS)
+            assert [t.content for t in conv.history()] == ["hello about parcel 42", "parcel 42 is on its way"]
+            assert "parcel 42" in "\n".join(m["content"] for m in conv.context(budget=200).messages)
+            assert [s.record.content for s in mf.memory.read(NS)] == ["The customer's parcel id is 42."]
+            assert conv.search("parcel")  # the access count it cannot write now is skipped, not waited for
+            with pytest.raises(StorageError, match="the database stayed locked"):  # a write waits, then one error
+                conv.append({"role": "user", "content": "a turn that cannot be written now"})
+        if mode == "EXCLUSIVE":  # the command round 15 saw wait 120 s and fail (one run: it costs a process start)
+            result = run_cli("history", str(path), "-c", "c")
+            assert result.returncode == 0 and "hello about parcel 42" in result.stdout, result.stderr
+    assert dump(path) == before  # the refused write wrote nothing; the holder rolled back
+
+
+def test_opening_still_writes_what_a_fresh_or_older_file_needs(tmp_path):
+    path = tmp_path / "agent.db"
+    with open_mf(path) as mf:
+        mf.conversation("c", namespace=NS).append({"role": "user", "content": "hi"})
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM meta WHERE key = 'clock_kind'")  # a file whose clock kind is not recorded yet
+    conn.execute("DELETE FROM schema_version WHERE version = 20")  # and one migration not applied
+    conn.execute("DROP INDEX turns_system")
+    conn.commit()
+    conn.close()
+    with open_mf(path) as mf:
+        assert [t.content for t in mf.conversation("c", namespace=NS).history()] == ["hi"]
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone() == ("logical",)
+    assert conn.execute("SELECT COUNT(*) FROM schema_version WHERE version = 20").fetchone() == (1,)
+    conn.close()
