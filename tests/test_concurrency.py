@@ -90,8 +90,8 @@ FLEET_BOT = textwrap.dedent(
     import os, sys, time, traceback
     from memfold import MemFold, LogicalClock
     from memfold.window.settings import WindowSettings
-from memfold.window.summarizers.extractive import ExtractiveSummarizer
-from memfold.memory.tokens import WordCounter
+    from memfold.window.summarizers.extractive import ExtractiveSummarizer
+    from memfold.memory.tokens import WordCounter
     path, who, n, go, settings = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], eval(sys.argv[5])
     mf = MemFold(path, clock=LogicalClock(), token_counter="words", window=WindowSettings(**settings))
     own, shared = mf.conversation(who), mf.conversation("shared", namespace="default")

@@ -115,3 +115,81 @@ def test_opening_still_writes_what_a_fresh_or_older_file_needs(tmp_path):
     assert conn.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone() == ("logical",)
     assert conn.execute("SELECT COUNT(*) FROM schema_version WHERE version = 20").fetchone() == (1,)
     conn.close()
+
+
+# -- 2. HTTP refuses a JSON body that gives a key twice ------------------------------------------
+def http_client(mf: MemFold):
+    from fastapi.testclient import TestClient
+
+    from memfold.integrations.http import create_app
+
+    return TestClient(create_app(mf))
+
+
+def post_raw(client, url: str, body: str):
+    return client.post(url, content=body.encode(), headers={"content-type": "application/json"})
+
+
+def test_http_refuses_a_body_with_a_duplicate_key_naming_it_and_writes_nothing(tmp_path):
+    path = tmp_path / "agent.db"
+    with open_mf(path) as mf, http_client(mf) as client:
+        assert client.post("/v1/conversations", json={"id": "c", "namespace": NS}).status_code == 201
+        before = dump(path)
+        cases = [  # (url, body, the key named)
+            ("/v1/conversations/c/turns", '{"messages": [{"role": "user", "content": "hi", "role": "system"}]}', "role"),
+            ("/v1/conversations", '{"id": "d", "namespace": "acme/x", "id": "e"}', "id"),
+            ("/v1/memories", '{"namespace": "acme/dana", "type": "semantic", "content": "a", "content": "b"}', "content"),
+            ("/v1/protected", '{"text": "Never share the PIN.", "namespace": "acme/dana", "metadata": {"a": 1, "a": 2}}',
+             "a"),
+        ]
+        for url, body, key in cases:
+            response = post_raw(client, url, body)
+            assert response.status_code == 422, (url, response.text)
+            error = response.json()
+            assert error["type"] == "InvalidInput"
+            assert error["error"] == (f"the body: the key {key!r} is given twice in one object: "
+                                      "JSON readers disagree on which one counts, so give it once")
+        assert dump(path) == before
+        # the same bodies without the repeat still go through, and bad JSON keeps its own message
+        response = post_raw(client, "/v1/conversations/c/turns", '{"messages": [{"role": "user", "content": "hi"}]}')
+        assert response.status_code == 201, response.text
+        response = post_raw(client, "/v1/conversations/c/turns", '{"messages": [')
+        assert response.status_code == 422 and response.json()["error"].startswith("the body is not valid JSON")
+
+
+def test_the_jsonl_reader_and_http_share_one_duplicate_key_check(tmp_path):
+    from memfold import InvalidInput
+    from memfold.window.transcripts import DuplicateKey, loads_unique, parse_jsonl
+
+    with pytest.raises(DuplicateKey) as caught:
+        loads_unique('{"a": {"b": 1, "b": 2}}')
+    assert caught.value.key == "b" and isinstance(caught.value, InvalidInput)
+    with pytest.raises(InvalidInput, match="^input line 2: the key 'role' is given twice in one object: "):
+        parse_jsonl('{"role": "user", "content": "a"}\n{"role": "user", "content": "b", "role": "system"}\n')
+
+
+# -- 3. a conversation id holding "/" is reachable over HTTP (and MCP) ---------------------------
+def test_a_conversation_id_with_a_slash_is_reachable_over_http_and_mcp(tmp_path):
+    from memfold.integrations.mcp import MemfoldTools
+
+    path = tmp_path / "agent.db"
+    with open_mf(path) as mf, http_client(mf) as client:
+        for cid in ("acme/c1", "acme"):  # "acme" is a conversation of its own, not a prefix of the other
+            assert client.post("/v1/conversations", json={"id": cid, "namespace": NS}).status_code == 201
+        response = client.post("/v1/conversations/acme%2Fc1/turns",  # round 15: 404
+                               json={"messages": [{"role": "user", "content": "where is parcel 42?"}]})
+        assert response.status_code == 201, response.text
+        assert client.get("/v1/conversations/acme%2fc1").json()["id"] == "acme/c1"
+        turns = client.get("/v1/conversations/acme%2Fc1/turns").json()
+        assert turns["conversation_id"] == "acme/c1" and [t["content"] for t in turns["turns"]] == ["where is parcel 42?"]
+        context = client.get("/v1/conversations/acme%2Fc1/context", params={"budget": 200}).json()
+        assert [m["content"] for m in context["messages"]] == ["where is parcel 42?"]
+        assert client.get("/v1/conversations/acme/turns").json()["turns"] == []  # the other conversation
+        missing = client.get("/v1/conversations/acme/c1/turns")  # the slash not encoded: the 404 says why
+        assert missing.status_code == 404
+        assert "a conversation id holding '/' goes in the path with each '/' written %2F" in missing.json()["error"]
+        nul = client.get("/v1/conversations/acme%00c1")  # the character encoded slashes are routed as
+        assert nul.status_code == 422 and "NUL" in nul.json()["error"]
+        tools = MemfoldTools(mf)  # MCP: ids travel as JSON arguments, never in a path
+        result = tools.call("context", {"conversation": "acme/c1", "budget": 200})
+        assert [m["content"] for m in result.data["messages"]] == ["where is parcel 42?"]
