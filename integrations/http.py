@@ -1072,7 +1072,7 @@ def add_protected(body: ProtectedBody, svc: Service = Svc, caller: Caller = Who)
         if body.namespace is not None:
             caller.check_namespace(body.namespace)
         fields = body.model_dump(exclude_unset=True)
-        return svc.memfold.protected.add(fields.pop("text"), **fields).to_dict()
+        return svc.memfold.protected.add(fields.pop("text"), **fields, fit=svc.memfold.window).to_dict()
 
 
 @router.get("/protected", response_model=ProtectedList, tags=["protected"],
@@ -1121,7 +1121,7 @@ def supersede_protected(record_id: int, body: SupersedeBody, svc: Service = Svc,
     with svc.lock:
         _readable_protected(svc, caller, record_id)
         return svc.memfold.protected.supersede(record_id, body.text, kind=body.kind, due_at=body.due_at,
-                                               cause=body.cause).to_dict()
+                                               cause=body.cause, fit=svc.memfold.window).to_dict()
 
 
 @router.post("/consolidate", response_model=ConsolidationOut, tags=["consolidation"],
