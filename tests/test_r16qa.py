@@ -193,3 +193,64 @@ def test_a_conversation_id_with_a_slash_is_reachable_over_http_and_mcp(tmp_path)
         tools = MemfoldTools(mf)  # MCP: ids travel as JSON arguments, never in a path
         result = tools.call("context", {"conversation": "acme/c1", "budget": 200})
         assert [m["content"] for m in result.data["messages"]] == ["where is parcel 42?"]
+
+
+# -- 4. protect() refuses a record the context could never show ----------------------------------
+def small_window_mf(path: Path) -> MemFold:
+    from memfold import WindowSettings
+
+    return MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None,
+                   window=WindowSettings(budget_tokens=100, output_reserve_tokens=20))  # usable: 80
+
+
+def words(n: int, word: str = "word") -> str:
+    return " ".join([word] * n)
+
+
+def test_protect_refuses_a_record_larger_than_the_usable_budget_naming_the_sizes(tmp_path):
+    from memfold import BudgetError, InvalidInput
+
+    path = tmp_path / "agent.db"
+    with small_window_mf(path) as mf:
+        conv = mf.conversation("c", namespace=NS)
+        conv.append({"role": "user", "content": "hello"})
+        before = dump(path)
+        # on 7b2ffd7 this was stored, and every later context() of the conversation failed
+        with pytest.raises(InvalidInput, match=r"^this protected record alone is 220 tokens in the channel \(its text "
+                                               r"200\) > usable budget 80 \(budget 100 - output reserve 20\): no "
+                                               r"context could show it, so nothing was written"):
+            mf.protect(words(200), conversation_id="c")
+        with pytest.raises(InvalidInput, match="alone is 220 tokens"):  # namespace-wide: the facade's settings too
+            mf.protect(words(200), namespace=NS)
+        assert dump(path) == before
+        first = mf.protect(words(40), conversation_id="c")  # 60 tokens with the header: fits
+        # fits alone, not beside the channel's other records: refused too (every context would fail)
+        before = dump(path)
+        with pytest.raises(BudgetError, match=r"^with this record \(60 tokens alone\) the protected channel of "
+                                              r"conversation 'c' would be 102 tokens \(2 active records\) > usable "
+                                              r"budget 80 .*nothing was written; satisfy, expire, revoke or supersede"):
+            mf.protect(words(40, "rule"), conversation_id="c")
+        with pytest.raises(BudgetError, match="the protected channel of conversation 'c' would be"):
+            mf.protect(words(40, "rule"), namespace=NS)  # a namespace-wide record joins conversation c's channel
+        with pytest.raises(InvalidInput, match="alone is"):  # the new line names the old text it replaces
+            mf.supersede_protected(first.id, words(70, "rule"))
+        assert dump(path) == before
+        assert conv.context().sections["protected"] == 60  # still compiles
+        replaced = mf.supersede_protected(first.id, words(5, "rule"))  # the old one no longer counts
+        assert replaced.state == "active" and mf.protected.get(first.id).state == "superseded"
+
+
+def test_http_protect_refuses_an_oversized_record_with_422_and_an_overfull_channel_with_409(tmp_path):
+    path = tmp_path / "agent.db"
+    with small_window_mf(path) as mf, http_client(mf) as client:
+        assert client.post("/v1/conversations", json={"id": "c", "namespace": NS}).status_code == 201
+        before = dump(path)
+        response = client.post("/v1/protected", json={"text": words(200), "conversation_id": "c"})
+        assert response.status_code == 422 and "alone is 220 tokens" in response.json()["error"], response.text
+        assert dump(path) == before
+        first = client.post("/v1/protected", json={"text": words(40), "conversation_id": "c"})
+        assert first.status_code == 201, first.text
+        response = client.post("/v1/protected", json={"text": words(40, "rule"), "namespace": NS})
+        assert response.status_code == 409 and response.json()["type"] == "BudgetError", response.text
+        response = client.post(f"/v1/protected/{first.json()['id']}/supersede", json={"text": words(70, "rule")})
+        assert response.status_code == 422 and "alone is" in response.json()["error"], response.text
