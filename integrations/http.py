@@ -77,6 +77,7 @@ from .. import (
 )
 from ..memory.storage.base import write_scope
 from ..memory.validation import check_name
+from ..window.protected_fit import add_fitting, supersede_fitting
 from ..window.transcripts import DuplicateKey, loads_unique
 
 API_PREFIX = "/v1"
@@ -1072,7 +1073,7 @@ def add_protected(body: ProtectedBody, svc: Service = Svc, caller: Caller = Who)
         if body.namespace is not None:
             caller.check_namespace(body.namespace)
         fields = body.model_dump(exclude_unset=True)
-        return svc.memfold.protected.add(fields.pop("text"), **fields, fit=svc.memfold.window).to_dict()
+        return add_fitting(svc.memfold.protected, svc.memfold.window, fields.pop("text"), **fields).to_dict()
 
 
 @router.get("/protected", response_model=ProtectedList, tags=["protected"],
@@ -1120,8 +1121,8 @@ _protected_action("revoke", "Revoke an active record")
 def supersede_protected(record_id: int, body: SupersedeBody, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
         _readable_protected(svc, caller, record_id)
-        return svc.memfold.protected.supersede(record_id, body.text, kind=body.kind, due_at=body.due_at,
-                                               cause=body.cause, fit=svc.memfold.window).to_dict()
+        return supersede_fitting(svc.memfold.protected, svc.memfold.window, record_id, body.text, kind=body.kind,
+                                 due_at=body.due_at, cause=body.cause).to_dict()
 
 
 @router.post("/consolidate", response_model=ConsolidationOut, tags=["consolidation"],

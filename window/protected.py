@@ -22,19 +22,16 @@ Invariants kept here (each one is a test):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..memory.clock import Clock
-from ..memory.errors import BudgetError, InvalidInput, ProtectedNotFound
+from ..memory.errors import InvalidInput, ProtectedNotFound
 from ..memory.events import log_event
 from ..memory.storage.base import Storage, write_scope
 from ..memory.storage.rows import ProtectedRecord
 from ..memory.tokens import TokenCounter
 from ..memory.validation import check_id, check_labels, check_name, check_provenance, check_text, metadata_json
 from .labels import Reader, as_reader, can_read
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .settings import WindowSettings
 
 #: what a protected record can be (issue 8, point 1)
 KINDS = ("obligation", "constraint", "permission", "deadline", "prerequisite", "approval", "evidence", "policy_state")
@@ -131,7 +128,6 @@ class ProtectedChannel:
         metadata: dict[str, Any] | None = None,
         cause: str = "add",
         state: str = "active",
-        fit: WindowSettings | None = None,
     ) -> ProtectedRecord:
         """Add one protected record (validated first; nothing is written on bad input).
 
@@ -145,13 +141,9 @@ class ProtectedChannel:
         :param labels: access labels a reader must hold to see it.
         :param state: ``active`` normally; the extractor records an already-replaced decision as
             ``superseded`` so the replacement can name it.
-        :param fit: window settings the record must fit (:meth:`check_fits`; the user's entry
-            points pass the facade's): ``None`` checks nothing (the extractor, forks).
         :returns: the stored record.
         :raises InvalidInput: for empty text, an unknown kind, a bad label, a namespace mismatch,
-            or neither namespace nor conversation given; for a record that alone cannot fit
-            ``fit``'s usable budget.
-        :raises BudgetError: when it fits alone but not beside the channel's other active records.
+            or neither namespace nor conversation given.
         :raises ConversationNotFound: if ``conversation_id`` does not exist.
         """
         check_text(text, "protected text")
@@ -183,52 +175,7 @@ class ProtectedChannel:
             log_event(self.storage, at=now, kind="protect", subject=f"protected:{rid}", namespace=namespace,
                       cause=cause, details={"kind": kind, "scope": conversation_id or "namespace",
                                             "state": state, "source": source})
-            record = self.get(rid)
-            if fit is not None:
-                self.check_fits(record, fit)  # inside the transaction: a refusal rolls the insert back
-            return record
-
-    def check_fits(self, record: ProtectedRecord, settings: WindowSettings) -> None:
-        """Refuse ``record`` (written, not yet committed) when the context could no longer show it
-        (issue 20, point 3): protected records never leave the context for size, so a channel over
-        the usable budget makes every later compile fail (:func:`~.context.check_protected_fits`).
-
-        * The record's own channel line (with the channel's header) over ``settings``'
-          ``usable_tokens``: :class:`InvalidInput`, it could never be shown.
-        * It fits alone, but a channel it joins goes over (as the owner sees it: for a
-          conversation's record, that conversation's channel, namespace-wide records included; for
-          a namespace-wide record, the namespace-wide records and the channel of every
-          conversation of the namespace with active records of its own): :class:`BudgetError`,
-          naming the largest channel's size; some must be satisfied, expired, revoked or
-          superseded first. The check uses the settings given (the facade's); a call's own
-          smaller ``budget=`` is checked when that context is compiled.
-
-        Called inside the writing transaction, so the caller's rollback leaves nothing written.
-        """
-        usable = settings.usable_tokens
-        sizes = (f"usable budget {usable} (budget {settings.budget_tokens} - output reserve "
-                 f"{settings.output_reserve_tokens})")
-        alone = self.token_counter.count(CHANNEL_HEADER + "\n" + render_line(record, self.clock))
-        if alone > usable:
-            raise InvalidInput(
-                f"this protected record alone is {alone} tokens in the channel (its text "
-                f"{self.token_counter.count(record.text)}) > {sizes}: no context could show it, so nothing "
-                "was written; shorten it, or raise the budget of the window settings"
-            )
-        if record.conversation_id is not None:
-            conversations = [record.conversation_id]
-        else:  # every conversation of the namespace shows it: those with records of their own show more
-            conversations = sorted({r.conversation_id for r in self.storage.protected.list(
-                namespace=record.namespace, conversation_id=None, state="active") if r.conversation_id is not None})
-        channels = [(f"namespace {record.namespace!r}", self._render(None, None, record.namespace, []))]  # type: ignore[arg-type]
-        channels += [(f"conversation {c!r}", self._render(c, None, None, None)) for c in conversations]
-        scope, channel = max(channels, key=lambda pair: pair[1].tokens)
-        if channel.tokens > usable:
-            raise BudgetError(
-                f"with this record ({alone} tokens alone) the protected channel of {scope} would be "
-                f"{channel.tokens} tokens ({len(channel.record_ids)} active records) > {sizes}: nothing was "
-                "written; satisfy, expire, revoke or supersede some first (memfold protect list), or raise the budget"
-            )
+            return self.get(rid)
 
     def _scope(self, record_id: int) -> tuple[str, ...] | None:
         """The write scope of a change to ``record_id``: its namespace's protected records
@@ -265,11 +212,9 @@ class ProtectedChannel:
 
     def supersede(self, record_id: int, text: str, *, kind: str | None = None, due_at: object = None,
                   provenance: Iterable[str] | None = None, labels: Iterable[str] | None = None,
-                  source: str = "manual", cause: str = "", fit: WindowSettings | None = None) -> ProtectedRecord:
+                  source: str = "manual", cause: str = "") -> ProtectedRecord:
         """Replace an active record with a new one in the same scope, linked both ways, in one
         transaction. The new record names the old text it replaces (rendered as "no longer in force").
-        With ``fit``, the new record (old text named) must fit as :meth:`add`'s does, the old one
-        no longer counted.
 
         :returns: the new record.
         :raises InvalidInput: if the old record is not active or the new text is bad.
@@ -286,10 +231,7 @@ class ProtectedChannel:
             )
             self.storage.protected.set_supersedes(new.id, old.id)
             self._transition(record_id, "superseded", cause, superseded_by=new.id)
-            new = self.get(new.id)
-            if fit is not None:
-                self.check_fits(new, fit)
-            return new
+            return self.get(new.id)
 
     def link_replaced(self, new_id: int, old_ids: list[int]) -> ProtectedRecord:
         """Record that ``new_id`` replaces already-inactive ``old_ids`` (used by the extractor when
