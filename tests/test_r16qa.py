@@ -99,6 +99,32 @@ def test_reads_answer_while_another_program_holds_the_write_lock_and_a_write_fai
     assert dump(path) == before  # the refused write wrote nothing; the holder rolled back
 
 
+def test_a_hybrid_search_under_another_programs_write_lock_answers_and_caches_its_vectors_later(tmp_path,
+                                                                                                short_busy):
+    from memfold import HashingEmbedder
+
+    path = tmp_path / "agent.db"
+    with open_mf(path) as mf:  # turns archived without vectors: the first hybrid search embeds them
+        conv = mf.conversation("c", namespace=NS)
+        conv.append({"role": "user", "content": "where is parcel 42?"})
+        conv.append({"role": "assistant", "content": "parcel 42 left the depot"})
+
+    def vectors() -> int:
+        conn = sqlite3.connect(path)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        finally:
+            conn.close()
+
+    with LockHolder(path, "IMMEDIATE"):
+        with MemFold(path, clock=LogicalClock(), token_counter="words", embedder=HashingEmbedder()) as mf:
+            hits = mf.conversation("c", namespace=NS).search("parcel 42")  # 7b2ffd7: "stayed locked"
+            assert hits and vectors() == 0  # ranked with the vectors it could not store
+    with MemFold(path, clock=LogicalClock(), token_counter="words", embedder=HashingEmbedder()) as mf:
+        assert mf.conversation("c", namespace=NS).search("parcel 42")
+    assert vectors() == 2  # stored by the first search after the lock was gone
+
+
 def test_opening_still_writes_what_a_fresh_or_older_file_needs(tmp_path):
     path = tmp_path / "agent.db"
     with open_mf(path) as mf:

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import sqlite_utils
 
-from ...errors import OPENED_READ_ONLY, ClockError, StorageError
+from ...errors import OPENED_READ_ONLY, ClockError, StorageError, WriteLockBusy
 from .migrations import MIGRATIONS, apply_migrations, check_not_too_new
 
 #: milliseconds SQLite waits on a lock before returning SQLITE_BUSY
@@ -264,7 +264,19 @@ def _is_busy(exc: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+def brief_busy_timeout(conn: sqlite3.Connection, wait_ms: int) -> Iterator[None]:
+    """SQLite's busy timeout lowered to ``wait_ms`` for the block (then restored): for the writes
+    a reader can go without, which give up instead of waiting :data:`BUSY_TIMEOUT_MS`."""
+    before = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {max(0, int(wait_ms))}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(before)}")
+
+
+@contextlib.contextmanager
+def write_transaction(db: sqlite_utils.Database, *, wait_ms: int | None = None) -> Iterator[sqlite_utils.Database]:
     """One atomic write: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or a savepoint when nested.
 
     Taking the write lock at the start means a reader never has to upgrade its lock (the case a
@@ -275,13 +287,15 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     Threads sharing the connection are serialised: the connection's lock
     (:func:`connection_lock`) is held for the whole transaction.
 
+    :param wait_ms: a write a reader can go without (a search's vector cache): wait at most this
+        long for another connection's write lock, then raise :class:`WriteLockBusy` (no retry).
     :raises StorageError: if the database stays locked past the retry window.
     """
     with connection_lock(db):  # held from BEGIN to COMMIT: threads never share a transaction
-        yield from _write_transaction(db)
+        yield from _write_transaction(db, wait_ms)
 
 
-def _write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+def _write_transaction(db: sqlite_utils.Database, wait_ms: int | None = None) -> Iterator[sqlite_utils.Database]:
     """The body of :func:`write_transaction`, run with the connection's lock held."""
     conn = db.conn
     if conn.in_transaction:
@@ -291,13 +305,19 @@ def _write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Datab
     deadline = time.monotonic() + BUSY_RETRY_SECONDS
     while True:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            if wait_ms is None:
+                conn.execute("BEGIN IMMEDIATE")
+            else:
+                with brief_busy_timeout(conn, wait_ms):
+                    conn.execute("BEGIN IMMEDIATE")
             break
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc).lower():
                 raise StorageError(read_only_message(exc, conn)) from exc
             if not _is_busy(exc):
                 raise StorageError(f"cannot start a write: {exc}") from exc
+            if wait_ms is not None:
+                raise WriteLockBusy(f"another connection held the write lock for {wait_ms} ms: {exc}") from exc
             if time.monotonic() > deadline:
                 raise StorageError(f"the database stayed locked for {BUSY_RETRY_SECONDS:.0f} s: {exc}") from exc
             time.sleep(random.uniform(0.005, 0.05))

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import sqlite_utils
 
 from ...errors import StorageConflict, StorageError
-from .connection import _is_busy, connection_lock, read_only_message, write_transaction
+from .connection import _is_busy, brief_busy_timeout, connection_lock, read_only_message, write_transaction
 
 
 #: SQLite's extended result codes for a broken uniqueness rule (the one :class:`StorageConflict`)
@@ -149,17 +149,14 @@ class SqliteDB:
             if self.conn.in_transaction:
                 self.run(sql, params)
                 return True
-            before = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
-            self.conn.execute(f"PRAGMA busy_timeout = {max(0, int(wait_ms))}")
             try:
-                self.run(sql, params)
+                with brief_busy_timeout(self.conn, wait_ms):
+                    self.run(sql, params)
                 return True
             except StorageError as exc:
                 if not _is_busy(exc.__cause__):
                     raise
                 return False
-            finally:
-                self.conn.execute(f"PRAGMA busy_timeout = {int(before)}")
 
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row; returns the rows changed."""
@@ -173,11 +170,12 @@ class SqliteDB:
 
     # -- transactions --------------------------------------------------------------------
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One atomic write (``BEGIN IMMEDIATE`` ... ``COMMIT``; a savepoint when nested)."""
+    def transaction(self, *, wait_ms: int | None = None) -> Iterator[None]:
+        """One atomic write (``BEGIN IMMEDIATE`` ... ``COMMIT``; a savepoint when nested).
+        ``wait_ms``: see :func:`~.connection.write_transaction`."""
         with self.lock:
             try:
-                with write_transaction(self.db):
+                with write_transaction(self.db, wait_ms=wait_ms):
                     yield
             except BaseException as exc:
                 self._count_changes(None)  # rolled back: what was read inside may be gone
