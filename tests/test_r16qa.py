@@ -13,26 +13,9 @@ import pytest
 
 from memfold import LogicalClock, MemFold, StorageError
 from memfold.memory.storage.sqlite import connection
+from test_r15qa import dump, open_mf, run_cli  # round 15's QA helpers: a facade on a file, its SQL dump, the CLI
 
 NS = "acme/dana"
-
-
-def open_mf(path: Path) -> MemFold:
-    return MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None)
-
-
-def dump(path: Path) -> str:
-    conn = sqlite3.connect(path)
-    try:
-        return "\n".join(conn.iterdump())
-    finally:
-        conn.close()
-
-
-def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """The real ``memfold`` command in its own process."""
-    return subprocess.run([sys.executable, "-c", "from memfold.cli import cli; cli()", *args],
-                          capture_output=True, text=True, timeout=timeout)
 
 
 class LockHolder:
