@@ -199,6 +199,13 @@ def test_a_conversation_id_with_a_slash_is_reachable_over_http_and_mcp(tmp_path)
         assert "a conversation id holding '/' goes in the path with each '/' written %2F" in missing.json()["error"]
         nul = client.get("/v1/conversations/acme%00c1")  # the character encoded slashes are routed as
         assert nul.status_code == 422 and "NUL" in nul.json()["error"]
+        from fastapi.testclient import TestClient
+
+        from memfold.integrations.viewer import VIEW_PREFIX, create_viewer_app
+
+        with TestClient(create_viewer_app(mf)) as viewer:  # the viewer quotes ids with safe='': it 404ed too
+            assert viewer.get("/conversation/acme%2Fc1").status_code == 200
+            assert viewer.get(f"{VIEW_PREFIX}/conversations/acme%2Fc1/tree").json()["conversation"]["id"] == "acme/c1"
         tools = MemfoldTools(mf)  # MCP: ids travel as JSON arguments, never in a path
         result = tools.call("context", {"conversation": "acme/c1", "budget": 200})
         assert [m["content"] for m in result.data["messages"]] == ["where is parcel 42?"]
