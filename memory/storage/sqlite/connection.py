@@ -30,8 +30,9 @@ BUSY_TIMEOUT_MS = 30_000
 #: how long :func:`write_transaction` keeps retrying a busy database, in seconds
 BUSY_RETRY_SECONDS = 120.0
 
-#: milliseconds a read's access count waits on another connection's write lock before it is
-#: skipped (:meth:`.db.SqliteDB.run_if_free`): a reader is not held up for bookkeeping it does not need
+#: milliseconds a write a reader can go without waits on another connection's write lock before
+#: it is skipped: the access count of a read (:meth:`.db.SqliteDB.run_if_free`) and a search's
+#: vector cache (``optional_transaction``): a reader is not held up for what it does not need
 TOUCH_WAIT_MS = 2_000
 
 #: guards the creation of a connection's lock (:func:`connection_lock`)
@@ -214,26 +215,27 @@ def _is_current(db: sqlite_utils.Database, where: str, clock_kind: str | None, *
     answer is one snapshot of the file.
     """
     conn = db.conn
-    if conn.in_transaction:
-        return False  # the caller's transaction: let the write path run inside it as before
-    conn.execute("BEGIN DEFERRED")
-    try:
-        tables = _check_tables(db, where, create=create)
-        if "schema_version" not in tables:
-            return False
-        done = {row[0] for row in conn.execute("SELECT version FROM schema_version")}
-        check_not_too_new(max(done, default=0))
-        if any(version not in done for version, _, _ in MIGRATIONS):
-            return False
-        if clock_kind is None:
+    with connection_lock(db):  # an opened storage may be shared by threads: its statements wait their turn
+        if conn.in_transaction:
+            return False  # the caller's transaction: let the write path run inside it as before
+        conn.execute("BEGIN DEFERRED")
+        try:
+            tables = _check_tables(db, where, create=create)
+            if "schema_version" not in tables:
+                return False
+            done = {row[0] for row in conn.execute("SELECT version FROM schema_version")}
+            check_not_too_new(max(done, default=0))
+            if any(version not in done for version, _, _ in MIGRATIONS):
+                return False
+            if clock_kind is None:
+                return True
+            row = conn.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
+            if row is None:
+                return False
+            _check_clock(row[0], clock_kind)
             return True
-        row = conn.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
-        if row is None:
-            return False
-        _check_clock(row[0], clock_kind)
-        return True
-    finally:
-        conn.execute("COMMIT")
+        finally:
+            conn.execute("COMMIT")
 
 
 def stored_clock_kind(db: sqlite_utils.Database) -> str | None:
