@@ -304,7 +304,8 @@ def _write_transaction(db: sqlite_utils.Database, wait_ms: int | None = None) ->
         with db.atomic():  # a savepoint inside the outer transaction
             yield db
         return
-    deadline = time.monotonic() + BUSY_RETRY_SECONDS
+    start = time.monotonic()
+    deadline = start + BUSY_RETRY_SECONDS
     while True:
         try:
             if wait_ms is None:
@@ -321,7 +322,8 @@ def _write_transaction(db: sqlite_utils.Database, wait_ms: int | None = None) ->
             if wait_ms is not None:
                 raise WriteLockBusy(f"another connection held the write lock for {wait_ms} ms: {exc}") from exc
             if time.monotonic() > deadline:
-                raise StorageError(f"the database stayed locked for {BUSY_RETRY_SECONDS:.0f} s: {exc}") from exc
+                raise StorageError(f"the database stayed locked for {time.monotonic() - start:.0f} s (another "
+                                   f"connection holds its write lock): nothing was written ({exc})") from exc
             time.sleep(random.uniform(0.005, 0.05))
     try:
         yield db
