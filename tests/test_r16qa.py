@@ -1,5 +1,7 @@
 """Round 16, r16qa: the four defects round 15's new-user pass saw and did not fix (issue 20, points
-3 and 12). Each test failed on 7b2ffd7, before its fix."""
+3 and 12). Each test failed on 7b2ffd7, before its fix, except
+``test_opening_still_writes_what_a_fresh_or_older_file_needs``: a guard that the lock-free open
+still migrates and records the clock when it must."""
 
 from __future__ import annotations
 
