@@ -87,6 +87,7 @@ from .window.constraints import (
 from .window import instruction_model
 from .window.conversation import Conversation
 from .window.parts import ConversationRef, WindowParts
+from .window.protected_fit import add_fitting, supersede_fitting
 from .window.cards import Card
 from .window.compactor import CompactionReport
 from .window.context import CompiledContext
@@ -864,10 +865,14 @@ class MemFold:
         :param due_at: a deadline's expiry time (clock units or an aware datetime).
         :param labels: access labels a reader must hold.
         :returns: the :class:`ProtectedRecord` as stored after the due check.
-        :raises InvalidInput: for bad text, kind, scope or due time (nothing is written).
+        :raises InvalidInput: for bad text, kind, scope or due time, or a record that alone cannot
+            fit the usable budget of :attr:`window` (nothing is written).
+        :raises BudgetError: when it fits alone but the protected channel it joins (the
+            conversation's, or the namespace-wide records) would then exceed that budget: every
+            later context would fail, so nothing is written (:mod:`memfold.window.protected_fit`).
         """
-        record = self.protected.add(text, kind=kind, conversation_id=conversation_id, namespace=namespace,
-                                    due_at=due_at, labels=None if labels is None else check_labels(labels))
+        record = add_fitting(self.protected, self.window, text, kind=kind, conversation_id=conversation_id,
+                             namespace=namespace, due_at=due_at, labels=None if labels is None else check_labels(labels))
         return self._after_due_check(record)
 
     def supersede_protected(self, record_id: int, text: str, *, kind: str | None = None, due_at: object = None,
@@ -881,9 +886,12 @@ class MemFold:
         :param cause: why, recorded in the event log.
         :returns: the new :class:`ProtectedRecord`.
         :raises ProtectedNotFound: if there is no such record.
-        :raises InvalidInput: if the old record is not active or the new text is bad.
+        :raises InvalidInput: if the old record is not active, the new text is bad, or the new
+            record alone cannot fit the usable budget of :attr:`window`.
+        :raises BudgetError: when the channel with it (the old one no longer counted) would exceed
+            that budget (as in :meth:`protect`; nothing is written).
         """
-        record = self.protected.supersede(record_id, text, kind=kind, due_at=due_at, cause=cause)
+        record = supersede_fitting(self.protected, self.window, record_id, text, kind=kind, due_at=due_at, cause=cause)
         return self._after_due_check(record)
 
     def _after_due_check(self, record: ProtectedRecord) -> ProtectedRecord:

@@ -41,13 +41,16 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Coroutine, Iterable, Literal
+from urllib.parse import unquote
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import (
@@ -74,6 +77,8 @@ from .. import (
 )
 from ..memory.storage.base import write_scope
 from ..memory.validation import check_name
+from ..window.protected_fit import add_fitting, supersede_fitting
+from ..window.transcripts import DuplicateKey, loads_unique
 
 API_PREFIX = "/v1"
 #: the environment variable that may hold the API keys (the same JSON as a keys file)
@@ -727,6 +732,66 @@ def _conversation_out(mf: MemFold, conversation_id: str, created: bool = False) 
     return {**mf.archive.conversation_row(conversation_id), "created": created}
 
 
+# -- conversation ids holding "/" (issue 20, point 3) ---------------------------------------------
+#: what an encoded slash (``%2F``) inside a path segment becomes while the path is routed: NUL,
+#: which no conversation id holds (:func:`~memfold.memory.validation.check_name` refuses it)
+SLASH_IN_SEGMENT = "\x00"
+
+
+class _ConversationIdConvertor(Convertor):
+    """The ``{conversation_id:conversation_id}`` path parameter: one path segment, in which
+    :class:`EncodedSlashes` turned each ``%2F`` into :data:`SLASH_IN_SEGMENT`; it is a ``/``
+    again in the id the route receives. So ``/v1/conversations/a%2Fb/turns`` reads conversation
+    ``a/b`` (round 15: 404), and an id is never mistaken for a longer route."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value.replace(SLASH_IN_SEGMENT, "/")
+
+    def to_string(self, value: str) -> str:
+        return str(value).replace("/", SLASH_IN_SEGMENT)
+
+
+register_url_convertor("conversation_id", _ConversationIdConvertor())
+
+
+class EncodedSlashes:
+    """ASGI middleware keeping ``%2F`` inside a path segment apart from the ``/`` between segments.
+
+    Servers decode the path before routing (``a%2Fb`` arrives as ``a/b``), so a conversation id
+    holding ``/`` could not be reached. From the undecoded ``raw_path`` this routes each segment's
+    encoded slashes as :data:`SLASH_IN_SEGMENT`, turned back by the id's convertor. A path that
+    already holds that character (``%00``) is refused with 422: no id holds it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            path = scope.get("path", "")
+            if SLASH_IN_SEGMENT in path:
+                response = _error(422, "the path holds NUL (%00): no conversation id or name holds it", "InvalidInput")
+                await response(scope, receive, send)
+                return
+            raw = scope.get("raw_path") or b""
+            if b"%2f" in raw.lower():
+                routed = _split_encoded_slashes(raw)
+                if routed is not None and routed.replace(SLASH_IN_SEGMENT, "/") == path:
+                    scope = {**scope, "path": routed}
+        await self.app(scope, receive, send)
+
+
+def _split_encoded_slashes(raw: bytes) -> str | None:
+    """``raw`` (an undecoded path) decoded segment by segment, each encoded slash within a segment
+    as :data:`SLASH_IN_SEGMENT`; ``None`` when it is not UTF-8 (left to the server's decoding)."""
+    try:
+        text = raw.split(b"?", 1)[0].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "/".join(unquote(segment).replace("/", SLASH_IN_SEGMENT) for segment in text.split("/"))
+
+
 # -- routes --------------------------------------------------------------------------------------
 _ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in (
     (401, "A missing or unknown API key."), (403, "PermissionDenied: the key lacks a namespace or a label."),
@@ -734,7 +799,35 @@ _ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in 
     (409, "BudgetError or StorageConflict."), (422, "InvalidInput, or a body or parameter that does not validate."),
     (503, "StorageError: the database is busy, locked or cannot be written."))}
 
-router = APIRouter(prefix=API_PREFIX, responses=_ERRORS)
+
+
+class _StrictJSONRoute(APIRoute):
+    """A route whose JSON body refuses a key given twice (422 naming the key), as the JSONL
+    reader does (:func:`~memfold.window.transcripts.loads_unique`): FastAPI's own parse keeps the
+    last value silently (round 15: ``{"role": "user", "role": "system"}`` was a system turn). The
+    body is parsed once: the result is what FastAPI then reads (Starlette caches
+    ``Request.json()`` in ``_json``). A body that is not valid JSON is left to FastAPI's own
+    error."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict_handler(request: Request) -> Response:
+            body = await request.body()
+            kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+            if body and (kind == "application/json" or kind.endswith("+json")):
+                try:
+                    request._json = loads_unique(body)  # the parse FastAPI's handler reads next
+                except DuplicateKey as exc:
+                    raise InvalidInput(f"the body: {exc}") from None
+                except (ValueError, RecursionError):
+                    pass  # not JSON: FastAPI's handler reports it as before
+            return await handler(request)
+
+        return strict_handler
+
+
+router = APIRouter(prefix=API_PREFIX, responses=_ERRORS, route_class=_StrictJSONRoute)
 Svc = Depends(_service)
 Who = Depends(_caller)
 
@@ -777,7 +870,7 @@ def create_conversation(body: ConversationBody, response: Response, svc: Service
         return _conversation_out(mf, conv.id, created=True)
 
 
-@router.get("/conversations/{conversation_id}", response_model=ConversationOut, tags=["conversations"],
+@router.get("/conversations/{conversation_id:conversation_id}", response_model=ConversationOut, tags=["conversations"],
             summary="One conversation")
 def get_conversation(conversation_id: str, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
@@ -785,7 +878,7 @@ def get_conversation(conversation_id: str, svc: Service = Svc, caller: Caller = 
         return _conversation_out(svc.memfold, conv.id)
 
 
-@router.post("/conversations/{conversation_id}/turns", response_model=AppendOut, status_code=201,
+@router.post("/conversations/{conversation_id:conversation_id}/turns", response_model=AppendOut, status_code=201,
              tags=["conversations"],
              summary="Append turns (OpenAI chat messages); 201 when written, 200 when every one was a retry")
 def append_turns(conversation_id: str, body: AppendBody, response: Response, svc: Service = Svc,
@@ -811,7 +904,7 @@ def append_turns(conversation_id: str, body: AppendBody, response: Response, svc
             "refs": [f"t{i}" for i in outcome.turn_ids], "replayed": list(outcome.replayed)}
 
 
-@router.get("/conversations/{conversation_id}/turns", response_model=History, tags=["conversations"],
+@router.get("/conversations/{conversation_id:conversation_id}/turns", response_model=History, tags=["conversations"],
             summary="The history in append order (turns the key's reader may not see are left out)")
 def history(conversation_id: str, after_seq: int = Query(0, ge=0, le=MAX_INT),
             limit: int | None = Query(None, ge=1, le=MAX_INT),
@@ -822,7 +915,7 @@ def history(conversation_id: str, after_seq: int = Query(0, ge=0, le=MAX_INT),
         return {"conversation_id": conversation_id, "turns": [_turn(t) for t in turns]}
 
 
-@router.get("/conversations/{conversation_id}/context", response_model=ContextOut, tags=["window"],
+@router.get("/conversations/{conversation_id:conversation_id}/context", response_model=ContextOut, tags=["window"],
             summary="The compiled context for the next model call (compacts first when it must)")
 def context(conversation_id: str, budget: int | None = Query(None, ge=1, description="budget_tokens"),
             output_reserve: int | None = Query(None, ge=0, description="output_reserve_tokens"),
@@ -834,7 +927,7 @@ def context(conversation_id: str, budget: int | None = Query(None, ge=1, descrip
         return conv.context(budget, output_reserve, reader=caller.reader, **NO_FOLD_CARD).to_dict()
 
 
-@router.post("/conversations/{conversation_id}/compact", response_model=CompactionOut, tags=["window"],
+@router.post("/conversations/{conversation_id:conversation_id}/compact", response_model=CompactionOut, tags=["window"],
              summary="Fold old turns into summary cards now")
 def compact(conversation_id: str, body: CompactBody | None = None, svc: Service = Svc,
             caller: Caller = Who) -> dict[str, Any]:
@@ -844,14 +937,14 @@ def compact(conversation_id: str, body: CompactBody | None = None, svc: Service 
         return conv.compact(target_tokens=target, reader=caller.reader).to_dict()
 
 
-@router.get("/conversations/{conversation_id}/cards/{ref}", response_model=dict[str, Any], tags=["window"],
+@router.get("/conversations/{conversation_id:conversation_id}/cards/{ref}", response_model=dict[str, Any], tags=["window"],
             summary="Describe a card (c12) or turn (t5): depth, span, children, tokens, labels")
 def describe(conversation_id: str, ref: str, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
         return svc.conversation(caller, conversation_id).describe(ref, reader=caller.reader)
 
 
-@router.get("/conversations/{conversation_id}/cards/{ref}/expand", response_model=ExpandOut, tags=["window"],
+@router.get("/conversations/{conversation_id:conversation_id}/cards/{ref}/expand", response_model=ExpandOut, tags=["window"],
             summary="A card's children, or with to_turns every verbatim turn under it")
 def expand(conversation_id: str, ref: str, to_turns: bool = False, svc: Service = Svc,
            caller: Caller = Who) -> dict[str, Any]:
@@ -860,7 +953,7 @@ def expand(conversation_id: str, ref: str, to_turns: bool = False, svc: Service 
         return {"ref": ref, "items": [_item(i) for i in items]}
 
 
-@router.get("/conversations/{conversation_id}/protected", response_model=ProtectedList, tags=["protected"],
+@router.get("/conversations/{conversation_id:conversation_id}/protected", response_model=ProtectedList, tags=["protected"],
             summary="The protected records in force for a conversation")
 def protected_in_force(conversation_id: str, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
@@ -980,7 +1073,7 @@ def add_protected(body: ProtectedBody, svc: Service = Svc, caller: Caller = Who)
         if body.namespace is not None:
             caller.check_namespace(body.namespace)
         fields = body.model_dump(exclude_unset=True)
-        return svc.memfold.protected.add(fields.pop("text"), **fields).to_dict()
+        return add_fitting(svc.memfold.protected, svc.memfold.window, fields.pop("text"), **fields).to_dict()
 
 
 @router.get("/protected", response_model=ProtectedList, tags=["protected"],
@@ -1028,8 +1121,8 @@ _protected_action("revoke", "Revoke an active record")
 def supersede_protected(record_id: int, body: SupersedeBody, svc: Service = Svc, caller: Caller = Who) -> dict[str, Any]:
     with svc.lock:
         _readable_protected(svc, caller, record_id)
-        return svc.memfold.protected.supersede(record_id, body.text, kind=body.kind, due_at=body.due_at,
-                                               cause=body.cause).to_dict()
+        return supersede_fitting(svc.memfold.protected, svc.memfold.window, record_id, body.text, kind=body.kind,
+                                 due_at=body.due_at, cause=body.cause).to_dict()
 
 
 @router.post("/consolidate", response_model=ConsolidationOut, tags=["consolidation"],
@@ -1135,11 +1228,12 @@ def create_app(memfold: MemFold, *, keys: list[ApiKey] | None = None,
                     "Errors are {\"error\", \"type\"} objects.",
     )
     app.state.memfold_service = Service(memfold, keys or None)
+    app.add_middleware(EncodedSlashes)
     if routes is None:
         app.include_router(router)
     else:
         subset = APIRouter(responses=_ERRORS)
-        subset.routes.extend(r for r in router.routes if any((m, r.path) in routes for m in r.methods))
+        subset.routes.extend(r for r in router.routes if any((m, r.path_format) in routes for m in r.methods))
         app.include_router(subset)
 
     @app.exception_handler(MemfoldError)
@@ -1157,7 +1251,11 @@ def create_app(memfold: MemFold, *, keys: list[ApiKey] | None = None,
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         names = {404: "NotFound", 405: "MethodNotAllowed"}
-        return _error(exc.status_code, str(exc.detail), names.get(exc.status_code, "HTTPError"),
+        message = str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found" and request.url.path.startswith(f"{API_PREFIX}/conversations/"):
+            message = (f"no route {request.method} {request.url.path}: a conversation id holding '/' goes in the "
+                       "path with each '/' written %2F (conversation 'a/b' is /v1/conversations/a%2Fb)")
+        return _error(exc.status_code, message, names.get(exc.status_code, "HTTPError"),
                       getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)

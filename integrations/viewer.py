@@ -156,7 +156,7 @@ def namespaces(svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, 
         return {"namespaces": sorted(n for n in names if caller.may(n))}
 
 
-@router.get("/conversations/{conversation_id}/tree", summary="The strip (the catalog) and the top of the card tree")
+@router.get("/conversations/{conversation_id:conversation_id}/tree", summary="The strip (the catalog) and the top of the card tree")
 def tree(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
          hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
@@ -192,7 +192,7 @@ def tree(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: in
         }
 
 
-@router.get("/conversations/{conversation_id}/children/{ref}", summary="A card's children as tree nodes (dimmed: folded)")
+@router.get("/conversations/{conversation_id:conversation_id}/children/{ref}", summary="A card's children as tree nodes (dimmed: folded)")
 def children(conversation_id: str, ref: str, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     with svc.lock:
         conv = svc.conversation(caller, conversation_id)
@@ -200,7 +200,7 @@ def children(conversation_id: str, ref: str, svc: ViewerService = Svc, caller: C
         return {"ref": ref, "children": [_node(i, svc.memfold.clock, in_window=False) for i in items]}
 
 
-@router.get("/conversations/{conversation_id}/search", summary="The recall tool's search, with each hit's path in the tree")
+@router.get("/conversations/{conversation_id:conversation_id}/search", summary="The recall tool's search, with each hit's path in the tree")
 def search(conversation_id: str, q: str = Query(..., min_length=1), k: int = Query(10, ge=1, le=100),
            svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     reader = _labels(caller)
@@ -220,7 +220,7 @@ def search(conversation_id: str, q: str = Query(..., min_length=1), k: int = Que
         return {"query": q, "hits": hits}
 
 
-@router.get("/conversations/{conversation_id}/context", summary="The compiled context now, by section (no write)")
+@router.get("/conversations/{conversation_id:conversation_id}/context", summary="The compiled context now, by section (no write)")
 def context(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
             hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
@@ -234,7 +234,7 @@ def context(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve:
                                                            "the viewer never folds)"}
 
 
-@router.get("/conversations/{conversation_id}/at/{seq}", summary="The compiled context right after turn SEQ")
+@router.get("/conversations/{conversation_id:conversation_id}/at/{seq}", summary="The compiled context right after turn SEQ")
 def context_at(conversation_id: str, seq: int, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
                hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     if seq < 1:
@@ -246,7 +246,7 @@ def context_at(conversation_id: str, seq: int, budget: int | None = Q_BUDGET, ou
         return {"settings": s, **conv.context_at(seq, *args, reader=_labels(caller), **extra)}
 
 
-@router.get("/conversations/{conversation_id}/growth", summary="The strip after every turn, for the growth demo")
+@router.get("/conversations/{conversation_id:conversation_id}/growth", summary="The strip after every turn, for the growth demo")
 def growth(conversation_id: str, budget: int | None = Q_BUDGET, output_reserve: int | None = Q_RESERVE,
            hot_turns: int | None = Q_HOT, svc: ViewerService = Svc, caller: Caller = Reading) -> dict[str, Any]:
     s = _settings(svc, budget, output_reserve, hot_turns)
@@ -427,11 +427,11 @@ def create_viewer_app(memfold: MemFold, *, reader: list[str] | None = None, keys
     def memories_page(namespace: str | None = None) -> HTMLResponse:
         return HTMLResponse(page("memories", namespace=namespace))
 
-    @app.get("/conversation/{conversation_id}", include_in_schema=False)
+    @app.get("/conversation/{conversation_id:conversation_id}", include_in_schema=False)
     def tree_page(conversation_id: str) -> HTMLResponse:
         return HTMLResponse(page("tree", conversation=conversation_id))
 
-    @app.get("/conversation/{conversation_id}/{view}", include_in_schema=False)
+    @app.get("/conversation/{conversation_id:conversation_id}/{view}", include_in_schema=False)
     def conversation_page(conversation_id: str, view: str) -> HTMLResponse:
         if view not in ("context", "growth"):
             return HTMLResponse(page("index"), status_code=404)

@@ -49,7 +49,7 @@ import numpy as np
 
 from .bert import BertEncoder, load_encoder  # numpy only: safetensors and tokenizers load with a model
 from .embeddings_blas import limit_blas_threads
-from .errors import EmbeddingError, InvalidInput, MemfoldError
+from .errors import EmbeddingError, InvalidInput, MemfoldError, WriteLockBusy
 from .storage.base import Storage
 from .storage.sqlite.vectors import blob_to_vector, vector_to_blob  # noqa: F401  (the stored byte format, re-exported)
 
@@ -948,8 +948,11 @@ class EmbeddingIndex:
             done += self.store_live("turn", [i for i, _ in chunk], vectors, model_id=embedder.model_id)
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
-        with self.storage.transaction():
-            meta.set(TURN_TEXT_KEY, TURN_TEXT_FORM)
+        try:
+            with self.storage.optional_transaction():  # another program's write lock: record it next time
+                meta.set(TURN_TEXT_KEY, TURN_TEXT_FORM)
+        except WriteLockBusy:
+            return done
         self._turn_form_ok = not self.storage.in_transaction  # a caller's transaction may roll the form back
         return done
 
@@ -1105,9 +1108,14 @@ class SearchEmbedding:
         vectors = self._vectors if self._vectors is not None else self._embed([])  # checked by embed_checked
         if self._todo and not self._stored:
             items = self._item_vectors(vectors[:len(self._rest)])
-            self._index.store_items(self._todo, items, model_id=self._embedder.model_id)
-            for kind, mark in self._marks.items():
-                self._index.scanned_up_to(kind, mark)
+            try:  # a cache: under another program's write lock the search ranks with them unstored
+                with self._index.storage.optional_transaction():
+                    self._index.store_items(self._todo, items, model_id=self._embedder.model_id)
+            except WriteLockBusy:
+                pass  # no scan mark recorded: a later search finds them unembedded and stores them
+            else:
+                for kind, mark in self._marks.items():
+                    self._index.scanned_up_to(kind, mark)
             self._stored = True
             if self._progress is not None:
                 self._progress(len(self._todo), len(self._todo))

@@ -113,6 +113,12 @@ OPENED_READ_ONLY = ("the memory was opened read-only (MemFold(..., read_only=Tru
                     "command other than view)")
 
 
+class WriteLockBusy(StorageError):
+    """Another connection held the write lock past the short wait of a write a reader can go
+    without (a search's vector cache, :meth:`Storage.optional_transaction`): nothing was written,
+    and the caller goes on without it."""
+
+
 class StorageConflict(StorageError):
     """A write broke a uniqueness rule of the storage (a row that may exist only once already
     does); the transaction it ran in rolls back. Storage backends raise it in place of their

@@ -225,6 +225,10 @@ class RecordingStorage:
         self.calls.add("transaction")
         return self.inner.transaction(scope)
 
+    def optional_transaction(self):
+        self.calls.add("optional_transaction")
+        return self.inner.optional_transaction()
+
     def snapshot(self):
         self.calls.add("snapshot")
         return self.inner.snapshot()
@@ -2487,3 +2491,20 @@ def test_records_has_active(storage):
     with storage.transaction():
         storage.records.set_status(rid, "retired")
     assert not storage.records.has_active("ns")
+
+
+# --- round 16 (issue 20, point 3): a write a reader can go without ----------------------------------------------------
+@covers("optional_transaction", "archive.insert_conversation", "archive.conversation_ids")
+def test_an_optional_transaction_commits_rolls_back_and_joins_like_a_transaction(storage):
+    with storage.optional_transaction():
+        add_conversation(storage, "kept")
+    with pytest.raises(Boom):
+        with storage.optional_transaction():
+            add_conversation(storage, "dropped")
+            raise Boom("the caller failed")
+    with pytest.raises(Boom):
+        with storage.transaction():
+            with storage.optional_transaction():  # nested: joins the outer one, rolled back with it
+                add_conversation(storage, "inner")
+            raise Boom("outer")
+    assert storage.archive.conversation_ids() == ["kept"]

@@ -36,8 +36,13 @@ CLOCK = "clock"
 CLOCK_KINDS = ("logical", "system")
 
 
-class _DuplicateKey(Exception):
-    """A key given twice in one JSON object (its name is the argument)."""
+class DuplicateKey(InvalidInput):
+    """A key given twice in one JSON object (:func:`loads_unique`; its name is :attr:`key`)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"the key {key!r} is given twice in one object: "
+                         "JSON readers disagree on which one counts, so give it once")
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -46,8 +51,18 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
-        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+        raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
     return obj
+
+
+def loads_unique(text: str | bytes) -> Any:
+    """``json.loads`` refusing a key given twice in any object: what the JSONL reader and the
+    HTTP API's bodies use (issue 20, points 3 and 12).
+
+    :raises DuplicateKey: an :class:`InvalidInput` naming the key.
+    :raises json.JSONDecodeError, ValueError, RecursionError: as ``json.loads`` does.
+    """
+    return json.loads(text, object_pairs_hook=_unique_keys)
 
 
 def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
@@ -62,14 +77,13 @@ def parse_jsonl(text: str, *, source: str = "input") -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line, object_pairs_hook=_unique_keys)
+            obj = loads_unique(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{source} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
         except RecursionError:  # json's decoder recurses once per nesting level
             raise InvalidInput(f"{source} line {number}: nested too deeply to read") from None
-        except _DuplicateKey as exc:
-            raise InvalidInput(f"{source} line {number}: the key {exc.args[0]!r} is given twice in one object: "
-                               f"JSON readers disagree on which one counts, so give it once") from None
+        except DuplicateKey as exc:
+            raise InvalidInput(f"{source} line {number}: {exc}") from None
         except ValueError as exc:  # a number past Python's 4,300-digit limit (round 15: a traceback)
             why = "a number has more digits than can be read (at most 4,300)" if "digits" in str(exc) else str(exc)
             raise InvalidInput(f"{source} line {number}: not valid JSON ({why})") from None

@@ -828,6 +828,12 @@ class Storage(Protocol):
             joins the outer one's; a nested scope adds its locks.
         """
 
+    def optional_transaction(self) -> ContextManager[None]:
+        """A :meth:`transaction` a reader can go without (a search's vector cache, issue 20 point
+        3): SQLite waits only briefly for another connection's write lock, then raises
+        :class:`~memfold.memory.errors.WriteLockBusy` with nothing written, so the reader goes on
+        without the write instead of waiting the whole busy timeout."""
+
     def snapshot(self) -> ContextManager[None]:
         """One consistent read of committed state (a read transaction), taking no write lock."""
 

@@ -54,6 +54,12 @@ class PostgresStorage:
         conversations run side by side (see :mod:`.db`); ``None``: the whole database."""
         return self.c.transaction(scope)
 
+    def optional_transaction(self) -> contextlib.AbstractContextManager[None]:
+        """A :meth:`transaction` a reader can go without (a search's vector cache): here a plain
+        one, as before (PostgreSQL readers never wait on another program's writes, and memfold's
+        writers hold their locks briefly)."""
+        return self.c.transaction(None)
+
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """One consistent read of committed state (``REPEATABLE READ``), taking no lock."""
         return self.c.snapshot()

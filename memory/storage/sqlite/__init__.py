@@ -13,6 +13,7 @@ from typing import Iterator
 
 import sqlite_utils
 
+from . import connection
 from .archive import SqliteArchive
 from .cards import SqliteCards
 from .catalog import SqliteCatalog
@@ -54,6 +55,12 @@ class SqliteStorage:
         writes (:func:`~memfold.memory.storage.base.write_scope`), ignored: SQLite has one
         writer at a time (``BEGIN IMMEDIATE``) whatever is written."""
         return self.c.transaction()
+
+    def optional_transaction(self) -> contextlib.AbstractContextManager[None]:
+        """A :meth:`transaction` a reader can go without: it waits at most
+        :data:`~.connection.TOUCH_WAIT_MS` for another connection's write lock, then raises
+        :class:`~memfold.memory.errors.WriteLockBusy` (nothing written)."""
+        return self.c.transaction(wait_ms=connection.TOUCH_WAIT_MS)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """One consistent read of committed state, taking no write lock."""

@@ -22,13 +22,18 @@ from typing import Iterator
 
 import sqlite_utils
 
-from ...errors import OPENED_READ_ONLY, ClockError, StorageError
-from .migrations import apply_migrations
+from ...errors import OPENED_READ_ONLY, ClockError, StorageError, WriteLockBusy
+from .migrations import MIGRATIONS, apply_migrations, check_not_too_new
 
 #: milliseconds SQLite waits on a lock before returning SQLITE_BUSY
 BUSY_TIMEOUT_MS = 30_000
 #: how long :func:`write_transaction` keeps retrying a busy database, in seconds
 BUSY_RETRY_SECONDS = 120.0
+
+#: milliseconds a write a reader can go without waits on another connection's write lock before
+#: it is skipped: the access count of a read (:meth:`.db.SqliteDB.run_if_free`) and a search's
+#: vector cache (``optional_transaction``): a reader is not held up for what it does not need
+TOUCH_WAIT_MS = 2_000
 
 #: guards the creation of a connection's lock (:func:`connection_lock`)
 _LOCKS_GUARD = threading.Lock()
@@ -160,29 +165,77 @@ def open_database(
     db = path if isinstance(path, sqlite_utils.Database) else connect(path)
     where = "the database" if isinstance(path, sqlite_utils.Database) or path in (None, ":memory:") else str(path)
     try:
+        if _is_current(db, where, clock_kind, create=create):
+            return db  # nothing to write: no write lock taken, so a reader never waits on a writer
         with write_transaction(db):
-            tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
-            if "schema_version" not in tables:
-                if tables:
-                    raise StorageError(
-                        f"{where} is not a memfold database: it holds other tables ({', '.join(sorted(tables)[:5])}); "
-                        "give memfold a file of its own"
-                    )
-                if not create:
-                    raise StorageError(f"{where} is not a memfold database (it is empty): create it with 'memfold init {where}'")
+            _check_tables(db, where, create=create)
             apply_migrations(db)
             if clock_kind is not None:
                 row = db.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
                 if row is None:
                     db.execute("INSERT INTO meta(key, value) VALUES ('clock_kind', ?)", [clock_kind])
-                elif row[0] != clock_kind:
-                    raise ClockError(
-                        f"this database was written with a {row[0]} clock; open it with a "
-                        f"{row[0]} clock, not a {clock_kind} one"
-                    )
+                else:
+                    _check_clock(row[0], clock_kind)
     except sqlite3.DatabaseError as exc:
         raise StorageError(f"cannot use the database: {exc}") from exc
     return db
+
+
+def _check_tables(db: sqlite_utils.Database, where: str, *, create: bool) -> list[str]:
+    """The file's tables, after refusing another application's file, or an empty one when
+    ``create`` is False."""
+    tables = [t for t in db.table_names() if not t.startswith("sqlite_")]
+    if "schema_version" not in tables:
+        if tables:
+            raise StorageError(
+                f"{where} is not a memfold database: it holds other tables ({', '.join(sorted(tables)[:5])}); "
+                "give memfold a file of its own"
+            )
+        if not create:
+            raise StorageError(f"{where} is not a memfold database (it is empty): create it with 'memfold init {where}'")
+    return tables
+
+
+def _check_clock(stored: str, clock_kind: str) -> None:
+    if stored != clock_kind:
+        raise ClockError(
+            f"this database was written with a {stored} clock; open it with a "
+            f"{stored} clock, not a {clock_kind} one"
+        )
+
+
+def _is_current(db: sqlite_utils.Database, where: str, clock_kind: str | None, *, create: bool) -> bool:
+    """Whether ``db`` needs nothing written on open: every known migration applied and the clock
+    kind recorded (and equal to ``clock_kind``), read without the write lock (issue 20, point 3).
+
+    A WAL reader is never blocked by another process's write transaction (``BEGIN IMMEDIATE`` or,
+    in WAL mode, ``BEGIN EXCLUSIVE``), so opening a current file to read answers at once. Only a
+    fresh or older file, or one whose clock kind is not recorded yet, takes the write lock (and
+    :func:`open_database` checks again inside it). All is read in one read transaction, so the
+    answer is one snapshot of the file.
+    """
+    conn = db.conn
+    with connection_lock(db):  # an opened storage may be shared by threads: its statements wait their turn
+        if conn.in_transaction:
+            return False  # the caller's transaction: let the write path run inside it as before
+        conn.execute("BEGIN DEFERRED")
+        try:
+            tables = _check_tables(db, where, create=create)
+            if "schema_version" not in tables:
+                return False
+            done = {row[0] for row in conn.execute("SELECT version FROM schema_version")}
+            check_not_too_new(max(done, default=0))
+            if any(version not in done for version, _, _ in MIGRATIONS):
+                return False
+            if clock_kind is None:
+                return True
+            row = conn.execute("SELECT value FROM meta WHERE key = 'clock_kind'").fetchone()
+            if row is None:
+                return False
+            _check_clock(row[0], clock_kind)
+            return True
+        finally:
+            conn.execute("COMMIT")
 
 
 def stored_clock_kind(db: sqlite_utils.Database) -> str | None:
@@ -213,7 +266,19 @@ def _is_busy(exc: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+def brief_busy_timeout(conn: sqlite3.Connection, wait_ms: int) -> Iterator[None]:
+    """SQLite's busy timeout lowered to ``wait_ms`` for the block (then restored): for the writes
+    a reader can go without, which give up instead of waiting :data:`BUSY_TIMEOUT_MS`."""
+    before = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {max(0, int(wait_ms))}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(before)}")
+
+
+@contextlib.contextmanager
+def write_transaction(db: sqlite_utils.Database, *, wait_ms: int | None = None) -> Iterator[sqlite_utils.Database]:
     """One atomic write: ``BEGIN IMMEDIATE`` ... ``COMMIT``, or a savepoint when nested.
 
     Taking the write lock at the start means a reader never has to upgrade its lock (the case a
@@ -224,31 +289,41 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     Threads sharing the connection are serialised: the connection's lock
     (:func:`connection_lock`) is held for the whole transaction.
 
+    :param wait_ms: a write a reader can go without (a search's vector cache): wait at most this
+        long for another connection's write lock, then raise :class:`WriteLockBusy` (no retry).
     :raises StorageError: if the database stays locked past the retry window.
     """
     with connection_lock(db):  # held from BEGIN to COMMIT: threads never share a transaction
-        yield from _write_transaction(db)
+        yield from _write_transaction(db, wait_ms)
 
 
-def _write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+def _write_transaction(db: sqlite_utils.Database, wait_ms: int | None = None) -> Iterator[sqlite_utils.Database]:
     """The body of :func:`write_transaction`, run with the connection's lock held."""
     conn = db.conn
     if conn.in_transaction:
         with db.atomic():  # a savepoint inside the outer transaction
             yield db
         return
-    deadline = time.monotonic() + BUSY_RETRY_SECONDS
+    start = time.monotonic()
+    deadline = start + BUSY_RETRY_SECONDS
     while True:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            if wait_ms is None:
+                conn.execute("BEGIN IMMEDIATE")
+            else:
+                with brief_busy_timeout(conn, wait_ms):
+                    conn.execute("BEGIN IMMEDIATE")
             break
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc).lower():
                 raise StorageError(read_only_message(exc, conn)) from exc
             if not _is_busy(exc):
                 raise StorageError(f"cannot start a write: {exc}") from exc
+            if wait_ms is not None:
+                raise WriteLockBusy(f"another connection held the write lock for {wait_ms} ms: {exc}") from exc
             if time.monotonic() > deadline:
-                raise StorageError(f"the database stayed locked for {BUSY_RETRY_SECONDS:.0f} s: {exc}") from exc
+                raise StorageError(f"the database stayed locked for {time.monotonic() - start:.0f} s (another "
+                                   f"connection holds its write lock): nothing was written ({exc})") from exc
             time.sleep(random.uniform(0.005, 0.05))
     try:
         yield db

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import sqlite_utils
 
 from ...errors import StorageConflict, StorageError
-from .connection import connection_lock, read_only_message, write_transaction
+from .connection import _is_busy, brief_busy_timeout, connection_lock, read_only_message, write_transaction
 
 
 #: SQLite's extended result codes for a broken uniqueness rule (the one :class:`StorageConflict`)
@@ -139,6 +139,25 @@ class SqliteDB:
             except sqlite3.DatabaseError as exc:
                 raise _translate(exc, sql, self.conn) from exc
 
+    def run_if_free(self, sql: str, params: Sequence[Any] = (), *, wait_ms: int) -> bool:
+        """Run one writing statement a reader can go without (the access count of a read):
+        outside a transaction it waits at most ``wait_ms`` for another connection's write lock,
+        then gives up and returns False instead of failing, so a read never waits the whole busy
+        timeout for bookkeeping it does not need (issue 20, point 3). Inside a transaction (which
+        holds the write lock, or joins the caller's) it is :meth:`run`. True when it ran."""
+        with self.lock:
+            if self.conn.in_transaction:
+                self.run(sql, params)
+                return True
+            try:
+                with brief_busy_timeout(self.conn, wait_ms):
+                    self.run(sql, params)
+                return True
+            except StorageError as exc:
+                if not _is_busy(exc.__cause__):
+                    raise
+                return False
+
     def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement for each parameter row; returns the rows changed."""
         with self.lock:
@@ -151,11 +170,12 @@ class SqliteDB:
 
     # -- transactions --------------------------------------------------------------------
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One atomic write (``BEGIN IMMEDIATE`` ... ``COMMIT``; a savepoint when nested)."""
+    def transaction(self, *, wait_ms: int | None = None) -> Iterator[None]:
+        """One atomic write (``BEGIN IMMEDIATE`` ... ``COMMIT``; a savepoint when nested).
+        ``wait_ms``: see :func:`~.connection.write_transaction`."""
         with self.lock:
             try:
-                with write_transaction(self.db):
+                with write_transaction(self.db, wait_ms=wait_ms):
                     yield
             except BaseException as exc:
                 self._count_changes(None)  # rolled back: what was read inside may be gone

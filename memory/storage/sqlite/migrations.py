@@ -72,6 +72,19 @@ def current_version(db: sqlite_utils.Database) -> int:
     return row[0] or 0
 
 
+def check_not_too_new(have: int) -> None:
+    """Refuse a file whose schema version ``have`` is newer than this memfold knows.
+
+    :raises SchemaTooNew: naming both versions.
+    """
+    newest = latest_version()
+    if have > newest:
+        raise SchemaTooNew(
+            f"this database has schema version {have}, but this memfold knows only up to version {newest}: "
+            "upgrade memfold (pip install -U memfold) to open it"
+        )
+
+
 def apply_migrations(db: sqlite_utils.Database) -> list[int]:
     """Apply every migration newer than the file's version; call inside a write transaction.
 
@@ -79,13 +92,7 @@ def apply_migrations(db: sqlite_utils.Database) -> list[int]:
     :raises SchemaTooNew: if the file's version is newer than :func:`latest_version`.
     """
     db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-    have = current_version(db)
-    newest = latest_version()
-    if have > newest:
-        raise SchemaTooNew(
-            f"this database has schema version {have}, but this memfold knows only up to version {newest}: "
-            "upgrade memfold (pip install -U memfold) to open it"
-        )
+    check_not_too_new(current_version(db))
     done = {row[0] for row in db.execute("SELECT version FROM schema_version")}
     applied = []
     for version, name, fn in MIGRATIONS:

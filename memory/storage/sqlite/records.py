@@ -9,11 +9,15 @@ row per ``(namespace, type)`` store that was given a policy.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Iterable, Sequence
 
 from ..rows import MemoryRecord, ScoreRow, StoredPolicy
+from . import connection
 from .connection import where_equal
 from .db import SqliteDB
+
+logger = logging.getLogger("memfold.storage")
 
 #: the columns :func:`_record` reads, in its order
 RECORD_COLUMNS = (
@@ -94,15 +98,22 @@ class SqliteRecords:
         self.c.run("UPDATE records SET pinned = ? WHERE id = ?", [int(pinned), record_id])
 
     def touch(self, record_ids: Sequence[int], at: float) -> None:
-        """Count one read of each record: ``access_count + 1`` and ``last_access_at = at``."""
+        """Count one read of each record: ``access_count + 1`` and ``last_access_at = at``.
+
+        While another connection holds the write lock for longer than
+        :data:`~.connection.TOUCH_WAIT_MS`, the count is skipped (logged on ``memfold.storage``):
+        the read answers instead of waiting the whole busy timeout for bookkeeping."""
         ids = list(record_ids)
         if not ids:
             return
-        self.c.run(
+        counted = self.c.run_if_free(
             f"UPDATE records SET access_count = access_count + 1, last_access_at = ? "
             f"WHERE id IN ({', '.join('?' * len(ids))})",
-            [at, *ids],
+            [at, *ids], wait_ms=connection.TOUCH_WAIT_MS,
         )
+        if not counted:
+            logger.info("another connection held the write lock for %d ms: %d record access(es) not counted",
+                        connection.TOUCH_WAIT_MS, len(ids))
 
     # -- supersession links --------------------------------------------------------------
     def set_supersedes(self, record_id: int, predecessor: int | None) -> None:
