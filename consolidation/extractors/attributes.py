@@ -1439,7 +1439,7 @@ _COMMENT_R16 = (r"to this day|arguably|admittedly|unquestionably|undeniably|indi
 _LEAD_COMMENT_R16 = re.compile(r"^(?:(?:" + _COMMENT_R16 + r")\b[\s,:;—-]*)+", re.I)
 _TRAIL_COMMENT_R16 = re.compile(r"(?:[\s,;—-]+(?:to this day|bar none|no contest|first and foremost|without fail|"
                                 r"for my money|in my book|if you ask me|by some distance|by miles))+\s*$", re.I)
-_PAREN_R16 = re.compile(r",\s*(?:" + _COMMENT_R16 + r"|(?:ever\s+)?since\s+(?:my\s+[a-z]+(?:\s+[a-z]+)?|"
+_PAREN_R16 = re.compile(r",\s*(?:" + _COMMENT_R16.replace("admittedly|", "") + r"|(?:ever\s+)?since\s+(?:my\s+[a-z]+(?:\s+[a-z]+)?|"
                         r"i\s+was\s+[a-z]+(?:\s+[a-z]+){0,2}|childhood|uni|university|college|school|forever|"
                         r"the\s+[a-z]+s))\s*,", re.I)
 #: a capitalised "-ing" word opening a value, then a capitalised word or "by" and a name, is a
