@@ -1494,11 +1494,12 @@ def _as_written_r16(sentence: str) -> str:
 #: "Zumba is no longer for me", "Spotify doesn't do it for me anymore"): the slot holding it retires
 #: (family ``attr_value_rejected_r16``); "X isn't for me" alone is a dislike or a gift ("the cake
 #: isn't for me, it's for Sam") and retires nothing
+#: words that may open a round-16 retirement ("So Aldi is dead to me", "Honestly, not watching ...")
+_OPENING_R16 = r"^(?:(?:so|well|yeah|honestly|sadly|and|but|ok|okay|nah|tbh)[\s,]+)*"
 _SUBJECT_R16 = r"(?P<v>(?!it\b|that\b|this\b|he\b|she\b|they\b|you\b|we\b|i\b|there\b)[^,;:.!?]+?)"
-_REJECTED_R16 = re.compile(r"^(?:(?:so|well|yeah|honestly|sadly|and|but|ok|okay|nah|tbh)[\s,]+)*" + _SUBJECT_R16 +
-                           r"(?:\s+is|\s+are|'s|’s)\s+(?:(?:now|officially|basically|completely|totally|dead)\s+)*dead to me\b|"
-                           r"^(?:(?:so|well|yeah|honestly|sadly|and|but|ok|okay|nah|tbh)[\s,]+)*"
-                           + _SUBJECT_R16.replace("?P<v>", "?P<v2>") +
+_REJECTED_R16 = re.compile(_OPENING_R16 + _SUBJECT_R16 +
+                           r"(?:\s+is|\s+are|'s|’s)\s+(?:(?:now|officially|basically|completely|totally)\s+)*dead to me\b|"
+                           + _OPENING_R16 + _SUBJECT_R16.replace("?P<v>", "?P<v2>") +
                            r"(?:(?:\s+isn't|\s+isn’t|\s+is not|\s+aren't|\s+aren’t|\s+are not|'s not|’s not)\s+(?:really\s+)?for me\s+"
                            r"(?:any ?more|any longer|now|these days|nowadays)\b|"
                            r"(?:\s+is|\s+are|'s|’s)\s+no longer\s+(?:really\s+)?for me\b|"
@@ -1521,7 +1522,7 @@ _GAVE_UP_FOR_R16 = re.compile(r"\bi(?:'ve|’ve| have)?\s+(?:gave up|given up|qu
 #: "Not playing FIFA anymore", "I'm not watching Love Island any more", "no longer drinking Monster
 #: these days": an activity with an object stopped retires the slot holding the object (family
 #: ``attr_not_doing_anymore_r16``); without "anymore" ("not playing FIFA tonight") it is one time
-_NOT_DOING_R16 = re.compile(r"(?:\bi(?:'m|’m| am)\s+|^(?:(?:so|well|yeah|honestly|sadly|and|but|ok|okay|nah|tbh)[\s,]+)*)"
+_NOT_DOING_R16 = re.compile(r"(?:\bi(?:'m|’m| am)\s+|" + _OPENING_R16 + r")"
                             r"(?:not|no longer)\s+(?:really\s+)?(?P<verb>[a-z]{2,}ing)\s+(?P<v>[^.;!?,]+?)\s+"
                             r"(?:any ?more|any longer|these days|nowadays)\b", re.I)
 
