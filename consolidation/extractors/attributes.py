@@ -928,7 +928,8 @@ def _read_sentence(sentence: str) -> list[AttributeStatement]:
         s = _PAREN_R15.sub(" ", s)
     if families.on(F_FILLER_R16):
         s = _PAREN_R16.sub(" ", s)
-    if families.on(F_EMBEDDED_Q_R16) and _EMBEDDED_Q_R16.search(s):
+    if families.on(F_EMBEDDED_Q_R16) and re.search(r"\b(?:what|which|who|whether|if|how) (?:my|our)\b", s, re.I) \
+            and _EMBEDDED_Q_R16.search(s):
         return []  # "A customer asked me what my favourite product is": a question about it, no value
     if families.on(F_NOT_A_VALUE_R9) and _COUNTERFACTUAL.search(s) and re.search(r"\b(?:favou?rite|fave|preferred|go-to)\b", s, re.I):
         return []
@@ -1527,10 +1528,18 @@ _NOT_DOING_R16 = re.compile(r"(?:\bi(?:'m|’m| am)\s+|" + _OPENING_R16 + r")"
                             r"(?:any ?more|any longer|these days|nowadays)\b", re.I)
 
 
+#: a word each round-16 retirement needs (most sentences have none of them: one search, not four)
+_MAY_RETIRE_R16 = re.compile(r"for me|dead to me|sw[oa]r[en] off|renounced|turned my back|goodbye|farewell|cut out|\bback\b|"
+                             r"any ?more|any longer|these days|nowadays")
+_RETIREMENTS_R16 = ((F_REJECTED_R16, _REJECTED_R16), (F_SWORN_OFF_R16, _SWORN_OFF_R16),
+                    (F_GAVE_UP_FOR_R16, _GAVE_UP_FOR_R16), (F_NOT_DOING_R16, _NOT_DOING_R16))
+
+
 def _retirements_r16(s: str) -> list[AttributeStatement]:
     """The round-16 "no longer" forms (see the patterns above): the slot holding the value retires."""
-    for flag, pattern in ((F_REJECTED_R16, _REJECTED_R16), (F_SWORN_OFF_R16, _SWORN_OFF_R16),
-                          (F_GAVE_UP_FOR_R16, _GAVE_UP_FOR_R16), (F_NOT_DOING_R16, _NOT_DOING_R16)):
+    if not _MAY_RETIRE_R16.search(s.lower()):
+        return []
+    for flag, pattern in _RETIREMENTS_R16:
         if families.on(flag) and (m := pattern.search(s)):
             value = clean_value(m.group("v") or m.groupdict().get("v2") or "")
             if value:
