@@ -36,6 +36,7 @@ CLASSES = [
     # "back" after a side or a part of a team is a position
     (a.F_BACK_NOUN_R16, ["My preferred position is right back now."], {"user.preferred.position": "right back"}),
     (a.F_BACK_NOUN_R16, ["My favourite position to play is centre back."], {"user.favourite.position": "centre back"}),
+    (a.F_BACK_NOUN_R16, ["My preferred position is left-back these days."], {"user.preferred.position": "left-back"}),
     # a contact word before a time noun says when
     (a.F_CONTACT_TIME_R16, ["My preferred contact hours are 9-11am GMT."], {"user.preferred.contact_hour": "9-11am GMT"}),
     (a.F_CONTACT_TIME_R16, ["My preferred communication window is Tuesday afternoons."],

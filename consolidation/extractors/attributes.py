@@ -538,9 +538,9 @@ def clean_value(raw: str, *, copula: bool = False) -> str | None:
     ``attr_back_compound_noun_r16``: "left back" is a position, its "back" no filler word)."""
     if not (families.on(F_BACK_NOUN_R16) and _BACK_NOUN_R16.search(raw)):
         return _clean_value(raw, copula=copula)
-    held = _BACK_NOUN_R16.sub(lambda m: m.group(1) + (_HELD_SPACE if m.group(2).strip() == "" else "-") + m.group(3), raw)
+    held = _BACK_NOUN_R16.sub(lambda m: m.group(1) + (_HELD_HYPHEN if m.group(2).strip() else _HELD_SPACE) + m.group(3), raw)
     value = _clean_value(held, copula=copula)
-    return value.replace(_HELD_SPACE, " ") if value else value
+    return value.replace(_HELD_SPACE, " ").replace(_HELD_HYPHEN, "-") if value else value
 
 
 def _clean_value(raw: str, *, copula: bool = False) -> str | None:
@@ -928,7 +928,7 @@ def _read_sentence(sentence: str) -> list[AttributeStatement]:
         s = _PAREN_R15.sub(" ", s)
     if families.on(F_FILLER_R16):
         s = _PAREN_R16.sub(" ", s)
-    if families.on(F_EMBEDDED_Q_R16) and re.search(r"\b(?:what|which|who|whether|if|how) (?:my|our)\b", s, re.I) \
+    if families.on(F_EMBEDDED_Q_R16) and re.search(r"\b(?:what|which|who|whether|if|how)\s+(?:my|our)\b", s, re.I) \
             and _EMBEDDED_Q_R16.search(s):
         return []  # "A customer asked me what my favourite product is": a question about it, no value
     if families.on(F_NOT_A_VALUE_R9) and _COUNTERFACTUAL.search(s) and re.search(r"\b(?:favou?rite|fave|preferred|go-to)\b", s, re.I):
@@ -1433,7 +1433,8 @@ _EMBEDDED_Q_R16 = re.compile(r"\b(?:what|which|who|whether|if|how)\s+(?:my|our)\
                              + r"(?:favou?rite|fave|fav|preferred|go-to|usual)\b", re.I)
 #: words that comment on a value, opening it ("is to this day Kyoto", "arguably Counterspell",
 #: "admittedly Lidl"), set off by commas ("is, no contest, Dairy Milk", "is, since my schooldays,
-#: Brahms") or after it ("Kyoto bar none"): no part of the value (family ``attr_comment_words_r16``)
+#: Brahms") or after it ("Kyoto bar none"): no part of the value (family ``attr_comment_words_r16``);
+#: ", admittedly," between commas is round 15's (``attr_filler_r15``)
 _COMMENT_R16 = (r"to this day|arguably|admittedly|unquestionably|undeniably|indisputably|no contest|bar none|"
                 r"first and foremost|without fail|for my money|in my book|in my opinion|if you ask me|far and away|"
                 r"by some distance|by miles")
@@ -1452,6 +1453,7 @@ _TITLE_ING_R16 = re.compile(r"^(?-i:[A-Z][a-z]+ing)\s+(?:(?-i:[A-Z])|by\s+(?-i:[
 #: back", "centre back", "running back"), no filler word (family ``attr_back_compound_noun_r16``)
 _BACK_NOUN_R16 = re.compile(r"\b(left|right|full|centre|center|wing|half|running|quarter|defensive)(\s+|-)(back)\b", re.I)
 _HELD_SPACE = "\u2060"  # WORD JOINER holds a compound's space while the value is cleaned
+_HELD_HYPHEN = "\u2011"  # NON-BREAKING HYPHEN holds its hyphen ("left-back")
 #: a contact word before a time noun says when, not how ("contact time", "contact hours",
 #: "communication window"): an attribute like any other, no contact channel (family
 #: ``attr_contact_time_r16``)
