@@ -238,7 +238,7 @@ class ProtectedChannel:
         a user reverses an earlier decision): the new record then names their text when rendered."""
         with self.storage.transaction(self._scope(new_id)):
             new = self.get(new_id)
-            olds = [self.get(i) for i in old_ids]
+            olds = self._get_each(old_ids)
             meta = dict(new.metadata)
             meta["replaces"] = sorted(set(meta.get("replaces", [])) | {o.id for o in olds})
             meta["replaces_text"] = list(meta.get("replaces_text", [])) + [o.text for o in olds
@@ -273,6 +273,20 @@ class ProtectedChannel:
         if record is None:
             raise ProtectedNotFound(f"no protected record with id {record_id}")
         return record
+
+    def _get_each(self, record_ids: Sequence[int]) -> list[ProtectedRecord]:
+        """``[self.get(i) for i in record_ids]`` in one statement (issue 18, point 4: a decision
+        that replaces the one in force names its whole chain, which grows with the conversation:
+        it was one read per record). Raises as :meth:`get` would, for the first bad or unknown id."""
+        try:
+            for i in record_ids:
+                check_id(i, "protected record id")
+        except InvalidInput:
+            return [self.get(i) for i in record_ids]  # the first bad id raises as before
+        found = self.storage.protected.get_many(record_ids)
+        if any(i not in found for i in record_ids):
+            return [self.get(i) for i in record_ids]  # the first unknown id raises as before
+        return [found[i] for i in record_ids]
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = "active", reader: object = None) -> list[ProtectedRecord]:
