@@ -48,3 +48,60 @@ def test_an_override_reads_the_chain_it_replaces_in_one_statement(tmp_path):
     finally:
         short.close()
         long.close()
+
+
+TURNS_READ = re.compile(r"^SELECT id, conversation_id, family_id, seq\b.*\bFROM turns WHERE conversation_id = '(\w+)' AND seq > (\d+)")
+
+
+def long_chat(path, filler: int):
+    """A conversation whose decision is stated among its six newest user turns, after ``filler``
+    turns of chat, with no decision in force: an override looks back at those turns for it."""
+    mf = MemFold(path, clock=LogicalClock(), token_counter="words", embedder=None,
+                 window=WindowSettings(budget_tokens=100_000, output_reserve_tokens=200, hot_turns=8))
+    conv = mf.conversation("c", namespace="ns")
+    conv.append({"role": "user", "content": "We should take the train to Leeds."})  # too far back
+    conv.append_many([{"role": "assistant", "content": f"note {i}"} for i in range(filler)])
+    conv.append({"role": "user", "content": "We should take the coach to York."})
+    for i in range(5):  # more user turns: the override reads back to the sixth
+        conv.append({"role": "assistant", "content": "Sure."})
+        conv.append({"role": "user", "content": f"The weather is grey today, part {i}."})
+    return mf, conv
+
+
+def test_an_override_with_no_decision_in_force_reads_only_the_newest_turns(tmp_path):
+    mf, conv = long_chat(tmp_path / "long.db", 400)
+    try:
+        _, statements = traced(mf, lambda: conv.append(
+            {"role": "user", "content": "Scratch that, let's take the plane instead."}))
+        reads = [int(m.group(2)) for s in statements if (m := TURNS_READ.match(s))]
+        assert reads and min(reads) > 300  # the newest turns only, not all 400 (it read from seq 0)
+        superseded = [r.text for r in mf.protected.list(state="superseded")]
+        assert superseded == ["We should take the coach to York."]  # the newest earlier decision
+        active = [r for r in mf.protected.list(state="active") if r.kind == "policy_state"]
+        assert active[0].metadata["replaces_text"] == ["We should take the coach to York."]
+    finally:
+        mf.close()
+
+
+def test_an_override_looks_back_at_six_user_turns_past_assistant_turns_erasures_and_a_fork(tmp_path):
+    # the window widens until it holds six user turns (here through 60 assistant turns, an erased
+    # user turn and the parent's turns a fork shares): the same turns the whole history gave
+    mf = MemFold(tmp_path / "f.db", clock=LogicalClock(), token_counter="words", embedder=None,
+                 window=WindowSettings(budget_tokens=100_000, output_reserve_tokens=200, hot_turns=8))
+    try:
+        conv = mf.conversation("p", namespace="ns")
+        conv.append({"role": "user", "content": "Let's meet at the library."})  # the sixth user turn back
+        erased = conv.append({"role": "user", "content": "I had pasta for lunch."})
+        conv.append_many([{"role": "assistant", "content": f"note {i}"} for i in range(60)])
+        fork = conv.fork("f")
+        for i in range(4):
+            fork.append({"role": "user", "content": f"The weather is grey today, part {i}."})
+        fork.append_many([{"role": "assistant", "content": f"reply {i}"} for i in range(30)])
+        fork.append({"role": "user", "content": "My sister called."})
+        mf.erase(turn_ids=[erased])
+        fork.append({"role": "user", "content": "Scratch that, let's meet at the park instead."})
+        superseded = [r.text for r in mf.protected.list(state="superseded")]
+        # six user turns back from the override: the fork's five and the parent's first
+        assert superseded == ["Let's meet at the library."]
+    finally:
+        mf.close()
