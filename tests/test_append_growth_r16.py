@@ -105,3 +105,21 @@ def test_an_override_looks_back_at_six_user_turns_past_assistant_turns_erasures_
         assert superseded == ["Let's meet at the library."]
     finally:
         mf.close()
+
+
+def test_an_override_chain_on_each_backend(backend_target):
+    # the chain's records read in one statement (locked inside the write on PostgreSQL, as one
+    # get per record was): each earlier decision superseded by the one after it, the newest named
+    mf = MemFold(backend_target, clock=LogicalClock(), token_counter="words", embedder=None)
+    try:
+        conv = mf.conversation("c", namespace="ns")
+        for colour in COLOURS[:4]:
+            conv.append({"role": "user", "content": f"Scratch that, let's go with the {colour} tent instead."})
+        records = sorted(mf.protected.list(namespace="ns", state=None), key=lambda r: r.id)
+        assert [r.state for r in records] == ["superseded"] * 3 + ["active"]
+        assert [r.superseded_by for r in records[:3]] == [records[1].id, records[2].id, records[3].id]
+        assert records[3].metadata["replaces"] == [r.id for r in records[:3]]
+        # the one in force first, then the chain it carried
+        assert records[3].metadata["replaces_text"] == [records[2].text, records[0].text, records[1].text]
+    finally:
+        mf.close()

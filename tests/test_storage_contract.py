@@ -2452,6 +2452,9 @@ def test_protected_get_many_and_version(storage):
     b = add_protected(storage, "call on tuesdays")
     got = storage.protected.get_many([b, a, 999, a])
     assert sorted(got) == [a, b] and got[a] == storage.protected.get(a) and storage.protected.get_many([]) == {}
+    with storage.transaction():  # inside a write, locked as get() locks (round 16: link_replaced)
+        assert storage.protected.get_many([b, a, 999], lock=True) == got
+        assert storage.protected.get_many([], lock=True) == {}
     before = storage.protected.version()
     if before is None:  # a backend without a cheap version: every rendering reads the table
         return

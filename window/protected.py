@@ -283,7 +283,7 @@ class ProtectedChannel:
                 check_id(i, "protected record id")
         except InvalidInput:
             return [self.get(i) for i in record_ids]  # the first bad id raises as before
-        found = self.storage.protected.get_many(record_ids)
+        found = self.storage.protected.get_many(record_ids, lock=True)  # locked as get() locks them
         if any(i not in found for i in record_ids):
             return [self.get(i) for i in record_ids]  # the first unknown id raises as before
         return [found[i] for i in record_ids]

@@ -80,12 +80,14 @@ class PostgresProtected:
         row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = %s{lock}", [record_id])
         return None if row is None else _record(row)
 
-    def get_many(self, record_ids: Iterable[int]) -> dict[int, ProtectedRecord]:
-        """The records with those ids that exist, by id (one statement, no row lock: a read)."""
+    def get_many(self, record_ids: Iterable[int], *, lock: bool = False) -> dict[int, ProtectedRecord]:
+        """The records with those ids that exist, by id (one statement; no row lock unless
+        ``lock`` inside a write, then ``FOR UPDATE`` as :meth:`get`)."""
         ids = sorted(set(record_ids))
         if not ids:
             return {}
-        rows = self.c.all(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ANY(%s)", [ids])
+        tail = " ORDER BY id FOR UPDATE" if lock and self.c.in_write else ""  # locked in id order
+        rows = self.c.all(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ANY(%s){tail}", [ids])
         return {r[0]: _record(r) for r in rows}
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,

@@ -79,8 +79,9 @@ class SqliteProtected:
         row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ?", [record_id])
         return None if row is None else _record(row)
 
-    def get_many(self, record_ids: Iterable[int]) -> dict[int, ProtectedRecord]:
-        """The records with those ids that exist, by id (one statement)."""
+    def get_many(self, record_ids: Iterable[int], *, lock: bool = False) -> dict[int, ProtectedRecord]:
+        """The records with those ids that exist, by id (one statement; ``lock`` changes nothing
+        here: a SQLite write holds the whole file)."""
         ids = sorted(set(record_ids))
         out: dict[int, ProtectedRecord] = {}
         for start in range(0, len(ids), 500):  # well under SQLite's bound on parameters
