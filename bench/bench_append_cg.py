@@ -13,7 +13,9 @@ For each ``--db`` (a file ``bench/bench_scale.py`` built, e.g.
 ``--warmup`` turns and compiles after each (first-use work of the extractor and caches), then
 appends ``--pairs`` user and assistant turns, each followed by a compile. It prints per role:
 
-* thread CPU (``time.thread_time``) p50 of the appends, in a plain run;
+* thread CPU (``time.thread_time``) p50 of the appends, in a plain run (a fresh process per
+  file: the extractor remembers sentences per process, so a second file would read the same turns
+  from that memory);
 * with ``--callgrind``: the median instructions of each append (and of the compile after it),
   the run repeated under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``), one dump per step
   split by a ``binascii.crc_hqx`` call made before each step.
@@ -73,14 +75,28 @@ def run_steps(db: Path, copy: Path, start: int, warmup: int, pairs: int, marks: 
     return out
 
 
+def child(db: Path, start: int, warmup: int, pairs: int, valgrind: bool) -> list[tuple[str, float]]:
+    """The steps run in a fresh process (the extractor's per-sentence memory is per process: a
+    second file in the same process would read the same turns from it), under callgrind when
+    ``valgrind`` (its dumps left in the current folder); (phase, thread CPU seconds) per step."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(db), "--start", str(start), "--warmup", str(warmup),
+           "--pairs", str(pairs), "--phases", "phases.json"]
+    if valgrind:
+        cmd = ["valgrind", "--tool=callgrind", "--dump-before=binascii_crc_hqx", "--callgrind-out-file=cg.out", *cmd]
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [tuple(x) for x in json.loads(Path("phases.json").read_text())]
+
+
 def callgrind(db: Path, start: int, warmup: int, pairs: int) -> dict[str, float]:
     """Median instructions per phase, the steps run under callgrind in a child process."""
+    here = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        cmd = ["valgrind", "--tool=callgrind", "--dump-before=binascii_crc_hqx",
-               f"--callgrind-out-file={tmp}/cg.out", sys.executable, __file__, "--child", str(db),
-               "--start", str(start), "--warmup", str(warmup), "--pairs", str(pairs), "--phases", f"{tmp}/phases.json"]
-        subprocess.run(cmd, check=True, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.chdir(tmp)
+        try:
+            child(db, start, warmup, pairs, valgrind=True)
+        finally:
+            os.chdir(here)
         phases = [p for p, _ in json.loads(Path(f"{tmp}/phases.json").read_text())]
         files = sorted(glob.glob(f"{tmp}/cg.out.*"), key=lambda f: int(f.rsplit(".", 1)[1]))
         totals = [int(re.search(r"^totals: (\d+)", Path(f).read_text(), re.M).group(1)) for f in files]
@@ -106,15 +122,20 @@ def main() -> None:
             steps = run_steps(args.child, Path(tmp) / "m.db", args.start, args.warmup, args.pairs, marks=True)
         Path(args.phases).write_text(json.dumps(steps))
         return
+    here = os.getcwd()
     for db in args.db or parser.error("give --db"):
         with tempfile.TemporaryDirectory() as tmp:
-            steps = run_steps(db, Path(tmp) / "m.db", args.start, args.warmup, args.pairs, marks=False)
+            os.chdir(tmp)
+            try:
+                steps = child(db.resolve(), args.start, args.warmup, args.pairs, valgrind=False)
+            finally:
+                os.chdir(here)
         load = os.getloadavg()[0]
         cpu: dict[str, list[float]] = {}
         for phase, sec in steps:
             cpu.setdefault(phase, []).append(sec)
         print(f"{db.name}: {args.pairs} pairs from LoCoMo turn {args.start} (load average {load:.2f})")
-        counts = callgrind(db, args.start, args.warmup, args.pairs) if args.callgrind else {}
+        counts = callgrind(db.resolve(), args.start, args.warmup, args.pairs) if args.callgrind else {}
         for phase in ("append-user", "append-assistant", "compile"):
             line = f"  {phase:17s} thread CPU p50 {statistics.median(cpu[phase]) * 1000:7.3f} ms"
             if phase in counts:
