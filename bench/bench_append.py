@@ -8,6 +8,8 @@ prints per append: wall time p50/p95 (``time.perf_counter``), CPU time of the ap
 p50/p95 (``time.thread_time``, which does not count time spent waiting for a core, so it holds
 under load) and its p50 for user and for assistant turns apart (a user turn runs the rule
 extractor, an assistant turn does not), and SQL statements (``set_trace_callback``; ``BEGIN``/``COMMIT`` counted apart).
+Each scale file appends other LoCoMo turns (those after its build), and the extractor's cost follows
+the text: to compare scales, ``bench/bench_append_cg.py`` appends the same turns on each (round 16).
 ``--profile FILE`` also writes a cProfile of the appends (a second, separate pass).
 ``--json`` prints the figures as one JSON object.
 Run: ``python bench/bench_append.py --db /tmp/memfold-bench-scale/one-100000.db [--appends 300]``.

@@ -2452,10 +2452,21 @@ def test_the_recording_wrapper_sees_calls(tmp_path):
 # --- round 15 (issue 18, point 4): the hot path's reads ---------------------------------------------------------------
 @covers("protected.get_many", "protected.version")
 def test_protected_get_many_and_version(storage):
+    import dataclasses
+
     a = add_protected(storage, "call on mondays")
     b = add_protected(storage, "call on tuesdays")
     got = storage.protected.get_many([b, a, 999, a])
     assert sorted(got) == [a, b] and got[a] == storage.protected.get(a) and storage.protected.get_many([]) == {}
+    with storage.transaction():  # inside a write, locked as get() locks (round 16: link_replaced)
+        assert storage.protected.get_many([b, a, 999], lock=True) == got
+        assert storage.protected.get_many([], lock=True) == {}
+    # metadata left unread: the same records with {} (round 16: a replaced record's chain)
+    with storage.transaction():
+        storage.protected.set_metadata(a, {"replaces_text": ["x" * 50]})
+    brief = storage.protected.get_many([a, b], metadata=False)
+    assert brief[a].metadata == {} and brief[a] == dataclasses.replace(storage.protected.get(a), metadata={})
+    assert brief[b] == got[b] and storage.protected.get_many([], metadata=False) == {}
     before = storage.protected.version()
     if before is None:  # a backend without a cheap version: every rendering reads the table
         return

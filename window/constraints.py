@@ -1175,11 +1175,7 @@ class ConstraintTracker:
                 self.channel._transition(old.id, "superseded", f"turn:{turn.id}", superseded_by=rec.id)
                 chain = [old.id] + list(old.metadata.get("replaces", []))
                 return self.channel.link_replaced(rec.id, chain)
-        archive = self.channel._archive()
-        earlier = [t for t in archive.history(turn.conversation_id, lineage=scope.lineage)
-                   if t.seq < turn.seq and t.role == "user"
-                   and not t.erased and t.metadata.get("quoted_from") is None][-self.lookback_turns:]
-        for t in reversed(earlier):
+        for t in reversed(self._earlier_user_turns(turn, scope)):
             text = _readable(t)  # an earlier secret turn is named only masked, never verbatim
             if text is not None and _DECISION.search(text):
                 old = self.channel.add(text.strip(), kind="policy_state", conversation_id=turn.conversation_id,
@@ -1188,6 +1184,24 @@ class ConstraintTracker:
                                        metadata={"rule": "decision"}, cause="replaced_decision", state="superseded")
                 return self.channel.link_replaced(rec.id, [old.id])
         return rec
+
+    def _earlier_user_turns(self, turn: "Turn", scope: "_Scope") -> list["Turn"]:
+        """The newest :attr:`lookback_turns` user turns before ``turn`` (not erased, not quoted),
+        oldest first: the turns a decision override looks back at. Read from the end of the
+        lineage in widening windows (issue 18, point 4: the whole history was read, 100K turns
+        in a 100K-turn conversation): every turn after the window's start is read, so once the
+        window holds enough of them they are the newest ones of the whole history."""
+        archive = self.channel._archive()
+        want = self.lookback_turns
+        span = 8 * max(1, want)
+        while True:
+            after = max(0, turn.seq - 1 - span)
+            earlier = [t for t in archive.history(turn.conversation_id, after_seq=after, lineage=scope.lineage)
+                       if t.seq < turn.seq and t.role == "user"
+                       and not t.erased and t.metadata.get("quoted_from") is None]
+            if (want > 0 and len(earlier) >= want) or after == 0:
+                return earlier[-want:]  # as the whole history's list was cut (0: every one)
+            span *= 4
 
 
 #: how many restating turns a protected record names in its metadata (``restated_by``)

@@ -238,7 +238,7 @@ class ProtectedChannel:
         a user reverses an earlier decision): the new record then names their text when rendered."""
         with self.storage.transaction(self._scope(new_id)):
             new = self.get(new_id)
-            olds = [self.get(i) for i in old_ids]
+            olds = self._get_each(old_ids, metadata=False)  # their ids, texts and links only
             meta = dict(new.metadata)
             meta["replaces"] = sorted(set(meta.get("replaces", [])) | {o.id for o in olds})
             meta["replaces_text"] = list(meta.get("replaces_text", [])) + [o.text for o in olds
@@ -273,6 +273,22 @@ class ProtectedChannel:
         if record is None:
             raise ProtectedNotFound(f"no protected record with id {record_id}")
         return record
+
+    def _get_each(self, record_ids: Sequence[int], *, metadata: bool = True) -> list[ProtectedRecord]:
+        """``[self.get(i) for i in record_ids]`` in one statement (issue 18, point 4: a decision
+        that replaces the one in force names its whole chain, which grows with the conversation:
+        it was one read per record). Raises as :meth:`get` would, for the first bad or unknown id.
+        ``metadata=False``: the records' metadata is left unread (``{}``; each replaced decision
+        carries its own chain)."""
+        try:
+            for i in record_ids:
+                check_id(i, "protected record id")
+        except InvalidInput:
+            return [self.get(i) for i in record_ids]  # the first bad id raises as before
+        found = self.storage.protected.get_many(record_ids, lock=True, metadata=metadata)  # locked as get() locks
+        if any(i not in found for i in record_ids):
+            return [self.get(i) for i in record_ids]  # the first unknown id raises as before
+        return [found[i] for i in record_ids]
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = "active", reader: object = None) -> list[ProtectedRecord]:
@@ -405,7 +421,7 @@ class ProtectedChannel:
         # what a reader may see of each record's replaced texts (issue 15, point 2) is part of the line
         # every replaced record of every line read in one statement (issue 18, point 4: it was one
         # read per replaced record, an N+1 that grew with the channel's history)
-        olds = self.storage.protected.get_many(i for r in records for i in _replaced_ids(r))
+        olds = self.storage.protected.get_many((i for r in records for i in _replaced_ids(r)), metadata=False)
         replaced = [tuple(self.replaced_texts(r, reader, olds=olds)) for r in records]
         # the channel's version: what a line shows of each record (issue 18, point 4). A compile,
         # its pressure check and the compactor's re-measures render the same channel once.
@@ -439,14 +455,15 @@ class ProtectedChannel:
         (older metadata) is shown only to the owner (``reader=None``).
 
         :param olds: the replaced records by id when the caller read them already (a rendering
-            reads those of every line at once); read here otherwise."""
+            reads those of every line at once); read here otherwise. Only their text, state and
+            labels are read (their metadata may be left unread: ``get_many(metadata=False)``)."""
         ids = _replaced_ids(record)
         texts = list(record.metadata.get("replaces_text") or [])
         if not ids and not texts:
             return []
         rdr = as_reader(reader)
         if olds is None:
-            olds = self.storage.protected.get_many(ids)
+            olds = self.storage.protected.get_many(ids, metadata=False)  # their text, state and labels
         olds = [olds.get(i) for i in ids]
         out: list[str] = []
         for old in olds:

@@ -298,9 +298,14 @@ class ProtectedStorage(Protocol):
     def get(self, record_id: int) -> ProtectedRecord | None:
         """The record with ``record_id``, or ``None``."""
 
-    def get_many(self, record_ids: Iterable[int]) -> "dict[int, ProtectedRecord]":
+    def get_many(self, record_ids: Iterable[int], *, lock: bool = False,
+                 metadata: bool = True) -> "dict[int, ProtectedRecord]":
         """The records with those ids that exist, by id, in one statement (issue 18, point 4: a
-        rendering reads every replaced record at once, not one by one)."""
+        rendering reads every replaced record at once, not one by one). ``lock``: inside a write,
+        lock the rows read until the commit as :meth:`get` does (PostgreSQL's ``FOR UPDATE``; a
+        SQLite write holds the whole file already). ``metadata=False``: each record's metadata
+        is left unread (``{}``): a replaced record's own chain of replaced texts, which grows
+        with the conversation, is not decoded where only its text, state and labels are read."""
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,
              state: str | None = None) -> "list[ProtectedRecord]":

@@ -20,6 +20,9 @@ PROTECTED_COLUMNS = (
     "changed_at, supersedes, superseded_by, metadata"
 )
 
+#: :data:`PROTECTED_COLUMNS` without the metadata, read as ``'{}'`` (``get_many(metadata=False)``)
+BRIEF_COLUMNS = PROTECTED_COLUMNS.replace("superseded_by, metadata", "superseded_by, '{}'")
+
 
 def _record(row: tuple) -> ProtectedRecord:
     """A :class:`ProtectedRecord` from a row selected with :data:`PROTECTED_COLUMNS`."""
@@ -80,12 +83,17 @@ class PostgresProtected:
         row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = %s{lock}", [record_id])
         return None if row is None else _record(row)
 
-    def get_many(self, record_ids: Iterable[int]) -> dict[int, ProtectedRecord]:
-        """The records with those ids that exist, by id (one statement, no row lock: a read)."""
+    def get_many(self, record_ids: Iterable[int], *, lock: bool = False,
+                 metadata: bool = True) -> dict[int, ProtectedRecord]:
+        """The records with those ids that exist, by id (one statement; no row lock unless
+        ``lock`` inside a write, then ``FOR UPDATE`` as :meth:`get`; ``metadata=False``:
+        metadata left unread, ``{}``)."""
         ids = sorted(set(record_ids))
         if not ids:
             return {}
-        rows = self.c.all(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ANY(%s)", [ids])
+        tail = " ORDER BY id FOR UPDATE" if lock and self.c.in_write else ""  # locked in id order
+        columns = PROTECTED_COLUMNS if metadata else BRIEF_COLUMNS
+        rows = self.c.all(f"SELECT {columns} FROM protected WHERE id = ANY(%s){tail}", [ids])
         return {r[0]: _record(r) for r in rows}
 
     def list(self, *, namespace: str | None = None, conversation_id: str | None = None,

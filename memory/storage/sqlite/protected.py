@@ -20,6 +20,9 @@ PROTECTED_COLUMNS = (
     "changed_at, supersedes, superseded_by, metadata"
 )
 
+#: :data:`PROTECTED_COLUMNS` without the metadata, read as ``'{}'`` (``get_many(metadata=False)``)
+BRIEF_COLUMNS = PROTECTED_COLUMNS.replace("superseded_by, metadata", "superseded_by, '{}'")
+
 
 def _record(row: tuple) -> ProtectedRecord:
     """A :class:`ProtectedRecord` from a row selected with :data:`PROTECTED_COLUMNS`."""
@@ -79,13 +82,16 @@ class SqliteProtected:
         row = self.c.one(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id = ?", [record_id])
         return None if row is None else _record(row)
 
-    def get_many(self, record_ids: Iterable[int]) -> dict[int, ProtectedRecord]:
-        """The records with those ids that exist, by id (one statement)."""
+    def get_many(self, record_ids: Iterable[int], *, lock: bool = False,
+                 metadata: bool = True) -> dict[int, ProtectedRecord]:
+        """The records with those ids that exist, by id (one statement; ``lock`` changes nothing
+        here: a SQLite write holds the whole file; ``metadata=False``: metadata left unread, ``{}``)."""
         ids = sorted(set(record_ids))
         out: dict[int, ProtectedRecord] = {}
+        columns = PROTECTED_COLUMNS if metadata else BRIEF_COLUMNS
         for start in range(0, len(ids), 500):  # well under SQLite's bound on parameters
             chunk = ids[start:start + 500]
-            rows = self.c.all(f"SELECT {PROTECTED_COLUMNS} FROM protected WHERE id IN ({','.join('?' * len(chunk))})",
+            rows = self.c.all(f"SELECT {columns} FROM protected WHERE id IN ({','.join('?' * len(chunk))})",
                               chunk)
             out.update((r[0], _record(r)) for r in rows)
         return out
