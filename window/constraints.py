@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, directives_r13, directives_r14, directives_r15, instruction_model, prefilter
+from . import directives, directives_r13, directives_r14, directives_r15, directives_r16, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -382,6 +382,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
             return self._with_model(text, sents, Extraction([ConstraintProposal(listed[0], text.strip(), listed[1])], []),
                                     now, clock) if self.model else Extraction(
                 [ConstraintProposal(listed[0], text.strip(), listed[1])], [])
+        if not about and (st := _structured_r16(text)) is not None:  # round 16: a table or a YAML block
+            return self._with_model(text, sents, st, now, clock) if self.model and st.proposals else st
+        if directives_r16.code_question_r16(text):  # round 16: "```...``` is this valid YAML?"
+            return Extraction([], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
             form, old, _new = rep
             if form == "plan":
@@ -462,6 +466,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r15[1], sent, content_terms(r15[0]), min_overlap=1))
                 i += 1
                 continue
+            if what is None and (r16 := _withdrawn_r16(probe)) is not None:
+                # a round-16 form ("As GM I'm lifting the phone ban", "The rule with the car park, this is not more valid")
+                withdrawals.append(Withdrawal(r16[1], sent, content_terms(r16[0]), min_overlap=1))
+                i += 1
+                continue
             if what is not None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
@@ -490,6 +499,9 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             elif what is None and directives_r15.condition_met_r15(sent):
                 # round 15: "Sunil has given the go-ahead on the quote", "we hit 50 RSVPs"
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives_r16.condition_met_r16(sent):
+                # round 16: "Last permission slip handed in today", "EUR/GBP just hit 0.872"
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)
@@ -583,7 +595,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if (quoted := directives_r15.adopted_quote_r15(sent)) is not None:  # round 15: "...: 'X must ...' Follow that."
             found = self._classify(quoted, now, clock)
             return ConstraintProposal("constraint", sent, "adopted_quote") if found is None else replace(found, text=sent)
-        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent):  # "From the API docs: '...'"
+        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent) \
+                or directives_r16.reported_r16(sent):  # "From the API docs: '...'", "My colleague has a rule: ..."
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
@@ -622,6 +635,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_r14(sent, norm, now, clock)
         if found is None:
             found = self._classify_r15(sent, norm, now, clock)
+        if found is None:
+            found = self._classify_r16(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -687,6 +702,23 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 return replace(found, text=sent)
         return None
 
+    def _classify_r16(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 16 (:mod:`.directives_r16`, from ``fresh12``): the sentence's own classes, then its
+        readings (a dialect's words plain, a clause without its number, a rule under a lead of
+        authority as its imperative, an answer without its lead), each read by every earlier
+        round's rules; the record keeps ``sent``."""
+        fixed = directives_r13.fix_typos(norm)
+        for rest in (fixed, *directives_r16.rewrites_r16(fixed)):
+            if (r16 := directives_r16.classify_r16(rest)) is not None:
+                return ConstraintProposal(r16[0], sent, r16[1])
+            if rest is fixed or directives.not_a_directive(rest):
+                continue
+            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock) \
+                or self._classify_r14(rest, rest, now, clock) or self._classify_r15(rest, rest, now, clock)
+            if found is not None:
+                return replace(found, text=sent)
+        return None
+
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
             return None
@@ -722,6 +754,32 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return None
 
 
+def _withdrawn_r16(probe: str) -> tuple[str, str] | None:
+    """``(what, action)`` of a round-16 withdrawal (:func:`.directives_r16.withdrawn_r16`), or of an
+    earlier round's form read in a round-16 reading (an answer without its lead, a dialect's words)."""
+    if (r16 := directives_r16.withdrawn_r16(probe)) is not None:
+        return r16
+    for rest in directives_r16.readings_r16(probe):
+        for form in (directives_r15.withdrawn_r15, directives_r14.withdrawn_r14, directives_r13.withdrawn_r13,
+                     directives.withdrawn_r10):
+            if (got := form(rest)) is not None:
+                return got
+    return None
+
+
+def _structured_r16(text: str) -> Extraction | None:
+    """A table or a YAML-like block as one record, a withdrawal or a reset
+    (:func:`.directives_r16.structured_r16`), or None."""
+    st = directives_r16.structured_r16(text)
+    if st is None:
+        return None
+    if st[0] == "reset":
+        return Extraction([ConstraintProposal("policy_state", text.strip(), "structured_reset", replaces_previous=True)], [])
+    if st[0] == "withdraw":
+        return Extraction([], [Withdrawal(st[1], text.strip(), content_terms(st[2]), min_overlap=1)])
+    return Extraction([ConstraintProposal(st[1], text.strip(), st[2])], [])
+
+
 def _is_override(text: str) -> bool:
     """``text`` throws away the plan in force: a decision override ("scratch that, let's instead
     ...", "go with option B") or a reset of the plan, not small talk ("Scratch that, I'm rambling")."""
@@ -731,7 +789,7 @@ def _is_override(text: str) -> bool:
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
                  or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text))
-                 or (reset8 := directives_r15.reset_r15(text)))
+                 or (reset8 := directives_r15.reset_r15(text)) or (reset8 := directives_r16.reset_r16(text)))
                 and not directives.reset_is_small_talk(text, override or reset8)) or (
         # round 13: a misspelled reset ("scratch evrything we said about the rota")
         (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
