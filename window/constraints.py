@@ -370,8 +370,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
-        sents = [s for s in directives_r15.merge_r15(text, directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))))
-                 if len(s) <= MAX_RECORD_CHARS]
+        sents = [s for s in directives_r16.merge_r16(text, directives_r15.merge_r15(
+            text, directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))))) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
@@ -425,6 +425,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # again, no need to stick to nonstop": both halves name what is withdrawn)
                 what = r5[0] if what is None else f"{what} {r5[0]}"
                 explicit_r5 = r5[1]
+            if what is not None and (r16 := _withdrawn_r16(probe)) is not None:
+                # round 16: a form an earlier clause pattern reads only in part ("Lieferando you may
+                # again use, the problem with them is solved"): its words named too
+                what, explicit_r5 = f"{what} {r16[0]}", True
             if (r8 := directives.withdrawn_r8(probe)) is not None:
                 # a round-8 form ("I've changed my mind about Ryanair", "That $500 expense cap no
                 # longer applies"): it names what it ends
@@ -588,6 +592,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
     def _classify_sentence(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         """:meth:`_classify` itself, every rule read."""
+        if (answered := self._answer_r16(sent, now, clock)) is not None:  # round 16: "You asked if ... — no, never ..."
+            return answered
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
@@ -702,6 +708,16 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 return replace(found, text=sent)
         return None
 
+    def _answer_r16(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """An answer to the assistant's question read as the answer (family ``answer_lead_r16``),
+        before the question's "You asked ..." reads as a report; the record keeps ``sent``."""
+        if (own := directives_r16.answer_class_r16(sent)) is not None:
+            return ConstraintProposal(own[0], sent, own[1])
+        for rest in directives_r16.answer_r16(sent):
+            if (found := self._classify(rest, now, clock)) is not None:
+                return replace(found, text=sent)
+        return None
+
     def _classify_r16(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         """Round 16 (:mod:`.directives_r16`, from ``fresh12``): the sentence's own classes, then its
         readings (a dialect's words plain, a clause without its number, a rule under a lead of
@@ -789,8 +805,10 @@ def _is_override(text: str) -> bool:
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
                  or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text))
-                 or (reset8 := directives_r15.reset_r15(text)) or (reset8 := directives_r16.reset_r16(text)))
+                 or (reset8 := directives_r15.reset_r15(text)) )
                 and not directives.reset_is_small_talk(text, override or reset8)) or (
+        # round 16: "Chef's binned the whole wedding menu. It's now ...": read to its end already
+        directives_r16.reset_r16(text) is not None and not directives_r16.reset_small_talk_r16(text)) or (
         # round 13: a misspelled reset ("scratch evrything we said about the rota")
         (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
 

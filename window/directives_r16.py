@@ -83,7 +83,7 @@ import re
 
 from ..memory import families
 from ..memory.families import family
-from . import directives
+from . import directives, directives_r15
 
 F_STRUCTURED_R16 = family("structured_r16", {"fresh12"})
 F_CONTRACT_R16 = family("contract_register_r16", {"fresh12"})
@@ -238,6 +238,8 @@ def dialect_r16(sentence: str) -> str | None:
     out = _DIALECT_TAIL.sub(".", out)
     out = re.sub(r"\bmind and\s+", "", out, flags=re.I)
     out = _cap(out)
+    if m and m.group(0).strip(" ,:;.!?—–-").lower().startswith(("negative on", "heard", "be advised", "copy", "roger")):
+        out = _you_form(out) or out  # "Negative on weekend deploys — you do not push ...": the order given
     return None if out == s else out
 
 
@@ -248,6 +250,10 @@ _CLAUSE_NO = re.compile(r"^(?:(?:clause|section|article|amendment|schedule|para(
 _HEADING_LINE = re.compile(r"^\d+(?:\.\d+)*\s+[A-Z][\w ]{2,40}\.?\s*\n\s*(?:\([a-z0-9]{1,3}\)\s+)?(?=\S)")
 _ASSISTANT = re.compile(r"^the\s+(?:assistant|agent|bot|service provider|contractor)\b(?:\s*,\s*at\s+its\s+(?:sole\s+)?discretion\s*,)?",
                         re.I)
+_DISCRETION = re.compile(r",\s*at\s+(?:its|their|your)\s+(?:sole\s+|own\s+)?discretion\s*,", re.I)
+#: "(<clause number>) The Assistant may / must / shall ...": the modal gives the kind
+_ASSISTANT_MODAL = re.compile(r"^(?:\S{1,12}\s+)?(?:\([a-z0-9]{1,3}\)\s+)?the\s+(?:assistant|agent|bot|service provider|contractor)\s+"
+                              r"(?P<modal>may|must|shall|will|is to)\b(?P<rest>.{3,200})$", re.I | re.S)
 _SHALL_BY = re.compile(r"\bshall\s+be\s+[a-z]+(?:ed|en|t)\s+(?:no later than|not later than|by|before|on or before)\s+(?:\d|the\s+\d|"
                        r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)", re.I)
 _AGREED = re.compile(r"^the\s+parties\s+(?:have\s+)?(?:agreed|agree|resolved|decided)\s+that\s+.{3,200}\bshall\b", re.I)
@@ -268,6 +274,7 @@ def contract_r16(sentence: str) -> str | None:
     a = _ASSISTANT.match(out)
     if a:
         out = "You" + out[a.end():]
+        out = _DISCRETION.sub("", out)
     out = _cap(out)
     return None if out == s or len(out.split()) < 3 else out
 
@@ -275,10 +282,15 @@ def contract_r16(sentence: str) -> str | None:
 def contract_class_r16(sentence: str) -> tuple[str, str] | None:
     """A contract clause's own kind: "X shall be delivered no later than <date>" (deadline), "The
     Parties have agreed that X shall be Y" (decision)."""
-    if not families.on(F_CONTRACT_R16) or "shall" not in sentence.lower():
+    if not families.on(F_CONTRACT_R16) or _words(sentence).isdisjoint(_W_CONTRACT):
         return None
     if _SHALL_BY.search(sentence):
         return "deadline", "shall_by"
+    if (m := _ASSISTANT_MODAL.match(sentence.strip())) is not None:
+        modal = m.group("modal").lower()
+        if modal == "may":
+            return ("constraint" if _NEGATIVE.search(m.group("rest")[:20]) else "permission"), "assistant_may"
+        return ("constraint" if _NEGATIVE.search(m.group("rest")[:20]) else "obligation"), "assistant_shall"
     if _AGREED.search(sentence):
         return "policy_state", "parties_agreed"
     return None
@@ -289,7 +301,7 @@ _DET = r"(?:the|a|an|my|our|your|his|her|their|this|these|those|all|every|each|a
 _TOPIC = re.compile(r"^(?P<obj>[^,]{3,60}),\s+(?:this|these|that|those|them|it)\s+(?P<who>you|one|we)\s+(?P<modal>must|may|can|should|"
                     r"need to|need not|have to|are allowed to)\s+(?P<rest>[^.?!]{2,100})", re.I)
 _MODAL_OBJ = re.compile(r"\b(?:you|one)\s+(?P<modal>must|may|can|should)\s+(?:not\s+)?" + _DET + r"\s+(?P<rest>[^.?!]{3,100})", re.I)
-_MODAL_LAST = re.compile(r"\byou\s+(?!(?:must|may|can|should|will|need|have)\b)" + _DET + r"?\s*[^,.?!]{2,80}?\s+(?P<modal>must|may|"
+_MODAL_LAST = re.compile(r"\byou\s+" + _DET + r"\s+[^,.?!]{2,80}?\s+(?P<modal>must|may|"
                          r"can|should)\s+(?P<verb>[a-z]+)\s*[.!]?\s*$", re.I)
 _PLEASE_OBJ = re.compile(r"(?:^|,\s*)please\s+(?:" + _DET + r"|maximum|max|minimum|only|never|at most|no more than)\s+[^.?!]{3,120}?"
                          r"\s+(?P<verb>[a-z]+)\s*(?:[,.!]|$)", re.I)
@@ -415,12 +427,61 @@ _AUTH_LEAD = re.compile(
     r"in\s+(?:my|our|this|the)\s+(?:classroom|class|house|home|kitchen|office|shop|team|department|ward|clinic|restaurant|car|studio)"
     r"\s*,?\s*(?=you\b)|"
     r"as\s+(?:my|our|the)?\s*[\w'’ -]{2,30}?\s*(?:assistant|helper|delegate|deputy|co-gm|gm|second|stand-in)\s*,\s*|"
-    r"from\s+(?:tonight|today|now on|this week|tomorrow|monday|next week)\s*,?\s*(?=you\b))", re.I)
-_YOU_VERB = re.compile(r"^you\s+(?P<neg>never|don't|do not|dont|always|must|can|may|are allowed to|are to|will)?\s*(?P<rest>\S.*)$", re.I | re.S)
+    r"from\s+(?:tonight|today|now on|this week|tomorrow|monday|next week)\s*,?\s*(?=you\b)|"
+    r"(?:while|when|whenever)\s+i(?:'m| am)\s+(?:out|away|off|gone|on leave|travelling|abroad)(?:\s+[\w ]{2,20}?)?\s*,?\s*(?=you\b))", re.I)
+_YOU_VERB = re.compile(r"^you\s+(?P<neg>never|don't|do not|dont|always|must|can|may|are allowed to|are to|will|need to|have to)?\s*(?P<rest>\S.*)$", re.I | re.S)
 _W_AUTHORITY = frozenset("per rule rules orders instructions policy protocol order in as from chef coach boss management manager "
                          "gm captain skipper teacher head director legal hr ops client doctor matron sarge sergeant landlord owner".split())
 _NOT_YOU_VERB = frozenset("""know see think guess feel look are were have had need want like love hate get got mean said say
 could would should might ever only just really also""".split())
+
+
+def _you_form(rest: str) -> str | None:
+    """A rule said as "you <verb> ..." as its imperative (see :func:`authority_r16`), or None."""
+    y = _YOU_VERB.match(rest)
+    if y is None:
+        return None
+    neg, body = (y.group("neg") or "").lower(), y.group("rest")
+    first = body.split()[0].lower().strip(",")
+    if neg in ("can", "may", "are allowed to"):
+        return _cap(rest)
+    if neg in ("never", "always"):
+        return _cap(f"{neg} {body}")
+    if neg in ("don't", "do not", "dont"):
+        return _cap(f"don't {body}")
+    if neg in ("must", "are to", "will", "need to", "have to"):
+        return _cap(body)
+    if first in _NOT_YOU_VERB or first.endswith(("ed", "ing")):
+        return None
+    return _cap(body)
+
+
+def authority_class_r16(sentence: str) -> tuple[str, str] | None:
+    """``(kind, rule)`` of a rule under a lead of authority (family ``authority_lead_r16``): the lead
+    says the rest is a rule, so an imperative of any verb is a duty ("Table rule for you as co-GM:
+    roll initiative openly ..."), "you can / may X" a permission ("As our classroom helper, you can
+    award house points ...")."""
+    if not families.on(F_AUTHORITY_R16) or _QUESTION.search(sentence):
+        return None
+    s = sentence.strip()
+    if _words(s[:60]).isdisjoint(_W_AUTHORITY):
+        return None
+    m = _AUTH_LEAD.match(s)
+    if m is None:
+        return None
+    rest = s[m.end():].strip()
+    if len(rest.split()) < 3:
+        return None
+    if re.match(r"you\s+(?:can|may|are allowed to|are free to)\s+[a-z]+", rest, re.I):
+        return "permission", "authority_permission"
+    form = _you_form(rest) or rest
+    first = form.split()[0].lower().strip(",")
+    if first in ("never", "don't", "no"):
+        return "constraint", "authority_rule"
+    if first == "always" or (first.isalpha() and first not in directives_r15._NOT_IMPERATIVE
+                             and not first.endswith(("ed", "ing", "s", "ly"))):
+        return "obligation", "authority_rule"
+    return None
 
 
 def authority_r16(sentence: str) -> str | None:
@@ -439,22 +500,9 @@ def authority_r16(sentence: str) -> str | None:
     rest = s[m.end():].strip()
     if len(rest.split()) < 3:
         return None
-    y = _YOU_VERB.match(rest)
-    if y is None:
+    if _YOU_VERB.match(rest) is None:
         return _cap(rest)
-    neg, body = (y.group("neg") or "").lower(), y.group("rest")
-    first = body.split()[0].lower().strip(",")
-    if neg in ("can", "may", "are allowed to"):
-        return _cap(rest)
-    if neg in ("never", "always"):
-        return _cap(f"{neg} {body}")
-    if neg in ("don't", "do not", "dont"):
-        return _cap(f"don't {body}")
-    if neg in ("must", "are to", "will"):
-        return _cap(body)
-    if first in _NOT_YOU_VERB or first.endswith(("ed", "ing")):
-        return None
-    return _cap(body)
+    return _you_form(rest)
 
 
 # -- bare_rule_r16 -----------------------------------------------------------------------------
@@ -640,12 +688,80 @@ def code_question_r16(text: str) -> bool:
 
 
 # -- the sentence's own classes and readings ---------------------------------------------------
+# -- forms_r16: the other shapes of fresh12's misses, each of one family --------------------------
+_FORMS_R16 = (
+    # bare_rule_r16
+    (F_BARE_R16, "deadline", "needs_doing_by", re.compile(
+        r"\b(?:needs?|want|wants)\s+[a-z]+ing\s+(?:by|before|no later than)\s+(?:the\s+)?(?:\d|end of|(?:mon|tues|wednes|thurs|fri|satur|sun)day)",
+        re.I)),
+    (F_BARE_R16, "constraint", "only_verb", re.compile(
+        r"^only\s+(?:let|give|use|send|book|allow|serve|buy|order|pay|accept|take|post|show|share|offer)\s+(?:the|a|an|my|our|them|him|her|us|"
+        r"people|customers|guests|kids|children|staff)\b", re.I)),
+    (F_BARE_R16, "constraint", "one_per", re.compile(
+        r"^(?:just|only)\s+(?:the\s+)?(?:one|two|three|\d+)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:per|a|each)\s+(?:person|head|day|week|table|"
+        r"customer|guest|kid|child|month|order|visit)\b", re.I)),
+    # approval_forms (fresh12): "X approved, let Y ...", "has signed off X — go ahead and ...", "that's approved — get ..."
+    (F_AUTHORITY_R16, "approval", "approved_then_do", re.compile(
+        r"^(?:[\w'’£$€.-]+\s+){0,5}(?:approved|signed off|okayed|authori[sz]ed)\s*[,;—–-]+\s*(?:let|go ahead|book|you can|please|get|"
+        r"put|tell|send|order|pay|add)\b|"
+        r"\bha(?:s|ve)\s+(?:signed off|approved|okayed|authori[sz]ed)\b[^.?!]{2,80}?[—–,;]\s*(?:go ahead|please|you can|book)\b|"
+        r"^(?:that's|that is|it's|it is|this is)\s+(?:approved|signed off)\s*[—–,;-]+\s*(?:get|go ahead|book|please|you can|put|send|"
+        r"order)\b", re.I)),
+    (F_AUTHORITY_R16, "permission", "say_so", re.compile(
+        r"\byou(?:'ve| have)\s+(?:got\s+)?my\s+(?:say-so|blessing|permission|ok|okay|go-ahead|authority)\s+to\s+[a-z]+", re.I)),
+    (F_AUTHORITY_R16, "policy_state", "decision_label", re.compile(
+        r"^(?:[\w'’-]+\s+){0,2}(?:decision|ruling)\s*(?:,\s*(?:copy|over|noted))?\s*:\s+(?:the|we|our|all|it|from)\b", re.I)),
+    # evidence: a document or record that shows / says a thing happened
+    (F_CONTRACT_R16, "evidence", "record_shows", re.compile(
+        r"^(?:the\s+|an?\s+|my\s+|our\s+)?(?:[\w'’-]+\s+){0,2}(?:exhibit|photo|letter|page|log|receipt|statement|report|screenshot|"
+        r"email|invoice|footage|meter|tracker|record|certificate|notice|scan|printout|label)\b[^.?!]{0,60}?\s+(?:shows|says|states|"
+        r"confirms|proves)\s+(?:that\s+)?(?:the|a|an|it|its|our|your|their|his|her)\s+[^.?!]{0,60}?"
+        r"\b(?:was|were|'s been|has been|have been|had been|'s|has|have)\s+(?:[a-z]+ly\s+)?[a-z]{3,}(?:ed|en|t|n)\b", re.I)),
+)
+_W_FORMS_R16 = frozenset("""need needs want wants only just approved signed okayed authorised authorized that's that it's it this
+have you've decision ruling exhibit photo letter page log receipt statement report screenshot email invoice footage meter
+tracker record certificate notice scan printout label""".split())
+
+
+def forms_r16(sentence: str) -> tuple[str, str] | None:
+    """``(kind, rule)`` of the shapes of :data:`_FORMS_R16` (the family named beside each)."""
+    s = sentence.strip()
+    if _QUESTION.search(s) or _words(s).isdisjoint(_W_FORMS_R16):
+        return None
+    for fam, kind, rule, pat in _FORMS_R16:
+        if families.on(fam) and pat.search(s):
+            return kind, rule
+    return None
+
+
 def classify_r16(sentence: str) -> tuple[str, str] | None:
     """The round-16 classes that make a record of a sentence read as it is (``(kind, rule)``)."""
     s = sentence.strip()
     if not s:
         return None
-    return verb_final_r16(s) or bare_rule_r16(s) or contract_class_r16(s) or answer_class_r16(s)
+    return (verb_final_r16(s) or bare_rule_r16(s) or contract_class_r16(s) or answer_class_r16(s)
+            or authority_class_r16(s) or forms_r16(s))
+
+
+def reset_small_talk_r16(text: str) -> bool:
+    """A round-16 reset that throws away nothing of the task: an exclamation about nothing concrete
+    ("I binned the whole plan for the weekend, so lazy!")."""
+    return text.rstrip().endswith("!") and not directives.concrete(text)
+
+
+_FRAGMENT_LEAD = re.compile(r"^(?:heard|copy|roger|aye|right|listen|look|ok|okay|so)\s*[?!.,]*$", re.I)
+
+
+def merge_r16(text: str, sents: list[str]) -> list[str]:
+    """A one-word call before a sentence ("Heard?", "Copy.", "Aye.") joined to it (family
+    ``dialect_register_r16``); each result a verbatim span of ``text``."""
+    if len(sents) < 2 or not families.on(F_DIALECT_R16) or not _FRAGMENT_LEAD.match(sents[0]):
+        return sents
+    start = text.find(sents[0])
+    nxt = text.find(sents[1], start + len(sents[0]))
+    if start < 0 or nxt < 0:
+        return sents
+    return [text[start:nxt + len(sents[1])], *sents[2:]]
 
 
 def rewrites_r16(sentence: str) -> list[str]:
