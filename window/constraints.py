@@ -425,10 +425,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # again, no need to stick to nonstop": both halves name what is withdrawn)
                 what = r5[0] if what is None else f"{what} {r5[0]}"
                 explicit_r5 = r5[1]
-            if what is not None and (r16 := _withdrawn_r16(probe)) is not None:
+            r16w = _withdrawn_r16(probe) if what is not None else None
+            if r16w is not None:
                 # round 16: a form an earlier clause pattern reads only in part ("Lieferando you may
                 # again use, the problem with them is solved"): its words named too
-                what, explicit_r5 = f"{what} {r16[0]}", True
+                what, explicit_r5 = f"{what} {r16w[0]}", True
             if (r8 := directives.withdrawn_r8(probe)) is not None:
                 # a round-8 form ("I've changed my mind about Ryanair", "That $500 expense cap no
                 # longer applies"): it names what it ends
@@ -475,7 +476,7 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r16[1], sent, content_terms(r16[0]), min_overlap=1))
                 i += 1
                 continue
-            if what is not None and (label := directives.topic_label_r9(probe)):
+            if what is not None and r16w is None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
                 what = f"{what} {head}"  # "The price rise is public, so the ban on mentioning it is lifted"
@@ -492,6 +493,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
             if what is None and directives.condition_met(sent):
                 # "Payment cleared overnight": a record waiting until that happens is released
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives_r16.condition_met_r16(sent):
+                # round 16: "Last permission slip handed in today", "It's stopped raining" (one word of
+                # the condition besides the event's verb, read before round 10's two-word form)
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             elif what is None and directives.condition_met_r10(sent):
                 # "We exchanged contracts this afternoon": two words of the condition wanted
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=2))
@@ -503,9 +508,6 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             elif what is None and directives_r15.condition_met_r15(sent):
                 # round 15: "Sunil has given the go-ahead on the quote", "we hit 50 RSVPs"
-                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
-            elif what is None and directives_r16.condition_met_r16(sent):
-                # round 16: "Last permission slip handed in today", "EUR/GBP just hit 0.872"
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             if what is not None:
                 terms = content_terms(what)

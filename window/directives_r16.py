@@ -377,6 +377,9 @@ _ANSWER = re.compile(r"^(?:you asked (?P<q>(?:if|whether|how|which|what|when|who
 _YES_NO = re.compile(r"^(?:(?:yes|yeah|yep|no|nope|nah|sure|ok|okay)\b[,.!]?\s*)+", re.I)
 _TO_VERB = re.compile(r"\b(?:which|what)\s+[\w'’ -]{2,40}?\s+to\s+(?P<verb>[a-z]+)\b", re.I)
 _WENT_FOR = re.compile(r"^(?:which|what)\b[^—–]{2,80}\b(?:went for|chose|picked|decided on|booked|go with|went with|settled on)\b", re.I)
+_LIMIT_ANSWER = re.compile(r"^(?:keep\s+(?:it|them|that|each|the\s+\w+)\s+(?:under|below|within|to|at)|no more than|not more than|"
+                           r"at most|max(?:imum)?|up to|under|below)\s+\S*\d", re.I)
+_YES = re.compile(r"^(?:yes|yeah|yep|sure|of course)\b", re.I)
 _ITS_X = re.compile(r"^(?:it's|it is|we're going with|we went with)\s+[^,.]{2,60}", re.I)
 
 
@@ -411,8 +414,15 @@ def answer_class_r16(sentence: str) -> tuple[str, str] | None:
     m = _ANSWER.match(sentence.strip())
     if m is None or not m.group("q"):
         return None
-    if _WENT_FOR.match(m.group("q")) and _ITS_X.match(_YES_NO.sub("", m.group("a")).strip()):
+    q, a = m.group("q"), m.group("a").strip()
+    bare = _YES_NO.sub("", a).strip()
+    if _WENT_FOR.match(q) and _ITS_X.match(bare):
         return "policy_state", "answer_choice"
+    if re.match(r"^how\s+(?:much|many|long|far|often|big|late)\b", q, re.I) and _LIMIT_ANSWER.match(bare):
+        return "constraint", "answer_limit"  # "You asked how much you can spend — keep it under €40."
+    if re.match(r"^(?:if|whether)\s+(?:you|i)\s+(?:can|could|may|might|should)\b", q, re.I) and _YES.match(a) \
+            and re.match(r"^(?:you\s+(?:can|may)|go ahead|feel free|sure|please do|do)\b", bare, re.I):
+        return "permission", "answer_yes"  # "You asked if you can reply to him — yes, you can, go ahead ..."
     return None
 
 
@@ -430,7 +440,7 @@ _AUTH_LEAD = re.compile(
     r"from\s+(?:tonight|today|now on|this week|tomorrow|monday|next week)\s*,?\s*(?=you\b)|"
     r"(?:while|when|whenever)\s+i(?:'m| am)\s+(?:out|away|off|gone|on leave|travelling|abroad)(?:\s+[\w ]{2,20}?)?\s*,?\s*(?=you\b))", re.I)
 _YOU_VERB = re.compile(r"^you\s+(?P<neg>never|don't|do not|dont|always|must|can|may|are allowed to|are to|will|need to|have to)?\s*(?P<rest>\S.*)$", re.I | re.S)
-_W_AUTHORITY = frozenset("per rule rules orders instructions policy protocol order in as from chef coach boss management manager "
+_W_AUTHORITY = frozenset("while when whenever per rule rules orders instructions policy protocol order in as from chef coach boss management manager "
                          "gm captain skipper teacher head director legal hr ops client doctor matron sarge sergeant landlord owner".split())
 _NOT_YOU_VERB = frozenset("""know see think guess feel look are were have had need want like love hate get got mean said say
 could would should might ever only just really also""".split())
