@@ -254,7 +254,7 @@ _DISCRETION = re.compile(r",\s*at\s+(?:its|their|your)\s+(?:sole\s+|own\s+)?disc
 #: "(<clause number>) The Assistant may / must / shall ...": the modal gives the kind
 _ASSISTANT_MODAL = re.compile(r"^(?:\S{1,12}\s+)?(?:\([a-z0-9]{1,3}\)\s+)?the\s+(?:assistant|agent|bot|service provider|contractor)\s+"
                               r"(?P<modal>may|must|shall|will|is to)\b(?P<rest>.{3,200})$", re.I | re.S)
-_SHALL_BY = re.compile(r"\bshall\s+be\s+[a-z]+(?:ed|en|t)\s+(?:no later than|not later than|by|before|on or before)\s+(?:\d|the\s+\d|"
+_SHALL_BY = re.compile(r"\bshall\s+be\s+[a-z]+(?:ed|en|t)(?:\s+(?:over|in|out|up|back|across|to\s+\w+))?\s+(?:no later than|not later than|by|before|on or before)\s+(?:\d|the\s+\d|"
                        r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)", re.I)
 _AGREED = re.compile(r"^the\s+parties\s+(?:have\s+)?(?:agreed|agree|resolved|decided)\s+that\s+.{3,200}\bshall\b", re.I)
 _W_CONTRACT = frozenset("clause section article amendment schedule para paragraph assistant agent bot shall parties".split())
@@ -431,8 +431,7 @@ _ROLE = (r"(?:chef|coach|the coach|head chef|the boss|boss|management|the manage
          r"the teacher|the head|the director|legal|hr|ops|the client|the doctor|matron|sarge|the sergeant|the landlord|the owner)")
 _AUTH_LEAD = re.compile(
     r"^(?:per\s+(?:the\s+)?(?:[\w'’-]+\s+){0,2}(?:protocol|policy|rules?|guidelines|procedure|sop|handbook|contract|orders)\s*,\s*|"
-    r"(?:[\w'’-]+\s+){0,3}(?:rule|rules|orders|instructions|policy|protocol|standing order)(?:\s+for\s+(?:you|the\s+\w+|this\s+\w+|"
-    r"the\s+\w+\s+\w+)(?:\s+as\s+[\w'’ -]{2,30}?)?)?\s*:\s*|"
+    r"(?:[\w'’-]+\s+){0,3}(?:rule|rules|orders|instructions|policy|protocol|standing order)(?:\s+for\s+[^:.?!]{2,40}?)?\s*:\s*|"
     + _ROLE + r"(?:'s)?\s+(?:says|said|wants|orders)\s*:?\s*(?=you\b)|"
     r"in\s+(?:my|our|this|the)\s+(?:classroom|class|house|home|kitchen|office|shop|team|department|ward|clinic|restaurant|car|studio)"
     r"\s*,?\s*(?=you\b)|"
@@ -455,14 +454,12 @@ def _you_form(rest: str) -> str | None:
     first = body.split()[0].lower().strip(",")
     if neg in ("can", "may", "are allowed to"):
         return _cap(rest)
+    if first in _NOT_YOU_VERB or first.endswith(("ed", "ing")):
+        return None  # "you never know ...", "you always said ..."
     if neg in ("never", "always"):
         return _cap(f"{neg} {body}")
     if neg in ("don't", "do not", "dont"):
         return _cap(f"don't {body}")
-    if neg in ("must", "are to", "will", "need to", "have to"):
-        return _cap(body)
-    if first in _NOT_YOU_VERB or first.endswith(("ed", "ing")):
-        return None
     return _cap(body)
 
 
@@ -520,10 +517,10 @@ _BARE_NO = re.compile(r"^no\s+(?!(?:problem|problems|worries|way|idea|doubt|wond
                       r"one|thanks|thank|big deal|biggie|sweat|joke|shame|surprise|luck|chance|time|reason|comment|kidding|lie|"
                       r"questions?|fair|harm|love|fun|bother|dramas|stress|hard feelings|excuses)\b)(?P<thing>[a-z][\w'’-]*(?:\s+[\w'’-]+){0,3}?)"
                       r"\s+(?P<prep>before|after|until|till|at|on|in|during|inside|near|past)\s+(?P<rest>[^,;!?]{2,60})\.?$", re.I)
-_DONT_LET = re.compile(r"^(?:don't|do not|never)\s+let\s+(?:anyone|anybody|no one|nobody|the\s+(?:dog|dogs|cat|cats|kids|children|"
-                       r"puppy|kitten|boys|girls|guests|visitors|public|players|team))\s+(?:but|except|other than)?\s*"
-                       r"(?:[\w'’ ]{0,30}?\s+)?(?:in|into|near|on|play|use|take|collect|see|have|drive|borrow|touch|enter|sit|go|sleep|eat)\b"
-                       r"(?![^!?]*\b(?:you|down|stop|get to|tell you)\b)[^!?]{2,60}\.?$", re.I)
+_DONT_LET = re.compile(r"^(?:don't|do not|never)\s+let\s+(?:(?:anyone|anybody|no one|nobody)(?:\s+(?:but|except|other than)\s+[\w'’ ]{2,30}?)?\s+"
+                       r"[a-z]+|the\s+(?:dog|dogs|cat|cats|kids|children|puppy|kitten|boys|girls|guests|visitors|public|players|team)\s+"
+                       r"(?:in|into|near|on|onto|upstairs|out|up)\b)"
+                       r"(?![^!?]*\b(?:you|your|yourself|down|stop|get to|tell you)\b)[^!?]{2,60}\.?$", re.I)
 _W_BARE = frozenset("no don't do never".split())
 
 
