@@ -698,14 +698,25 @@ class RuleConstraintExtractor(ConstraintExtractor):
         """Round 15 (:mod:`.directives_r15`, from ``fresh11``): the sentence's own classes, then its
         readings (without a label or a register's lead, a request as its imperative, a buried
         clause), each read by every earlier round's rules; the record keeps ``sent``."""
+        return self._classify_later(sent, norm, now, clock, directives_r15.rewrites_r15, directives_r15.classify_r15,
+                                    (self._classify_r13, self._classify_r14))
+
+    def _classify_later(self, sent: str, norm: str, now: float | None, clock: "Clock | None", rewrites: Any,
+                        classify: Any, earlier: tuple[Any, ...]) -> ConstraintProposal | None:
+        """A later round's reading of a sentence: its own classes (``classify``) on the sentence and
+        on each of its readings (``rewrites``), each reading read also by the base rules and the
+        ``earlier`` rounds' classifiers; the record keeps ``sent``."""
         fixed = directives_r13.fix_typos(norm)
-        for rest in (fixed, *directives_r15.rewrites_r15(fixed)):
-            if (r15 := directives_r15.classify_r15(rest)) is not None:
-                return ConstraintProposal(r15[0], sent, r15[1])
+        for rest in (fixed, *rewrites(fixed)):
+            if (own := classify(rest)) is not None:
+                return ConstraintProposal(own[0], sent, own[1])
             if rest is fixed or directives.not_a_directive(rest):
                 continue
-            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock) \
-                or self._classify_r14(rest, rest, now, clock)
+            found = self._classify_read(rest, now, clock)
+            for reader in earlier:
+                if found is not None:
+                    break
+                found = reader(rest, rest, now, clock)
             if found is not None:
                 return replace(found, text=sent)
         return None
@@ -725,17 +736,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         readings (a dialect's words plain, a clause without its number, a rule under a lead of
         authority as its imperative, an answer without its lead), each read by every earlier
         round's rules; the record keeps ``sent``."""
-        fixed = directives_r13.fix_typos(norm)
-        for rest in (fixed, *directives_r16.rewrites_r16(fixed)):
-            if (r16 := directives_r16.classify_r16(rest)) is not None:
-                return ConstraintProposal(r16[0], sent, r16[1])
-            if rest is fixed or directives.not_a_directive(rest):
-                continue
-            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock) \
-                or self._classify_r14(rest, rest, now, clock) or self._classify_r15(rest, rest, now, clock)
-            if found is not None:
-                return replace(found, text=sent)
-        return None
+        return self._classify_later(sent, norm, now, clock, directives_r16.rewrites_r16, directives_r16.classify_r16,
+                                    (self._classify_r13, self._classify_r14, self._classify_r15))
 
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"

@@ -97,16 +97,9 @@ F_REVOKE_R16 = family("revoke_forms_r16", {"fresh12"})
 F_CONDITION_R16 = family("condition_met_r16", {"fresh12"})
 F_REPORTED_R16 = family("reported_r16", {"fresh12"})
 
-_QUESTION = re.compile(r"\?\s*[\"')\]]*\s*$")
-
-
-def _words(s: str) -> frozenset[str]:
-    return directives._words(s.lower())
-
-
-def _cap(s: str) -> str:
-    s = s.strip()
-    return s[:1].upper() + s[1:]
+_QUESTION = directives_r15._QUESTION
+_words = directives_r15._words
+_cap = directives_r15._cap
 
 
 # -- structured_r16 ------------------------------------------------------------------------------
@@ -463,21 +456,24 @@ def _you_form(rest: str) -> str | None:
     return _cap(body)
 
 
-def authority_class_r16(sentence: str) -> tuple[str, str] | None:
-    """``(kind, rule)`` of a rule under a lead of authority (family ``authority_lead_r16``): the lead
-    says the rest is a rule, so an imperative of any verb is a duty ("Table rule for you as co-GM:
-    roll initiative openly ..."), "you can / may X" a permission ("As our classroom helper, you can
-    award house points ...")."""
-    if not families.on(F_AUTHORITY_R16) or _QUESTION.search(sentence):
+def _authority_rest(sentence: str) -> str | None:
+    """What follows a lead of authority (:data:`_AUTH_LEAD`), at least three words, or None."""
+    if not families.on(F_AUTHORITY_R16):
         return None
     s = sentence.strip()
     if _words(s[:60]).isdisjoint(_W_AUTHORITY):
         return None
     m = _AUTH_LEAD.match(s)
-    if m is None:
-        return None
-    rest = s[m.end():].strip()
-    if len(rest.split()) < 3:
+    rest = s[m.end():].strip() if m else ""
+    return rest if len(rest.split()) >= 3 else None
+
+
+def authority_class_r16(sentence: str) -> tuple[str, str] | None:
+    """``(kind, rule)`` of a rule under a lead of authority (family ``authority_lead_r16``): the lead
+    says the rest is a rule, so an imperative of any verb is a duty ("Table rule for you as co-GM:
+    roll initiative openly ..."), "you can / may X" a permission ("As our classroom helper, you can
+    award house points ...")."""
+    if _QUESTION.search(sentence) or (rest := _authority_rest(sentence)) is None:
         return None
     if re.match(r"you\s+(?:can|may|are allowed to|are free to)\s+[a-z]+", rest, re.I):
         return "permission", "authority_permission"
@@ -496,16 +492,7 @@ def authority_r16(sentence: str) -> str | None:
     "Coach's orders: you log every ..." -> "Log every ...", "House rule: you never reveal X" ->
     "Never reveal X", "In my classroom you don't use X" -> "Don't use X", "Chef says you can X" ->
     "You can X"; the lead alone off when an imperative follows ("Per clinic protocol, always ...")."""
-    if not families.on(F_AUTHORITY_R16):
-        return None
-    s = sentence.strip()
-    if _words(s[:60]).isdisjoint(_W_AUTHORITY):
-        return None
-    m = _AUTH_LEAD.match(s)
-    if m is None:
-        return None
-    rest = s[m.end():].strip()
-    if len(rest.split()) < 3:
+    if (rest := _authority_rest(sentence)) is None:
         return None
     if _YOU_VERB.match(rest) is None:
         return _cap(rest)
