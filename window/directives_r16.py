@@ -614,7 +614,7 @@ def readings_r16(sentence: str) -> list[str]:
     its lead, a dialect's words, a clause without its number)."""
     s = sentence.strip()
     out: list[str] = []
-    for r in (dialect_r16(s), contract_r16(s), authority_r16(s), *answer_r16(s)):
+    for r in (dialect_r16(s), contract_r16(s), *answer_r16(s)):  # (not a lead of authority: "From now on you can skip X" is a permission)
         if r is not None and r != s and r not in out:
             out.append(r)
     return out
