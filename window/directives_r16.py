@@ -80,6 +80,7 @@ a set of words one of which it needs (speed only).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..memory import families
 from ..memory.families import family
@@ -217,6 +218,12 @@ _W_DIALECT = frozenset(list(_DIALECT_WORDS) + "aye ah sure look och heard be cop
 
 
 def dialect_r16(sentence: str) -> str | None:
+    """See :func:`_dialect_r16` (remembered per sentence and family state: speed only)."""
+    return _dialect_r16(sentence, families.off_key())
+
+
+@lru_cache(maxsize=4096)
+def _dialect_r16(sentence: str, _off: frozenset) -> str | None:
     """The sentence with a dialect's or a radio's leads, tails and words written plainly (family
     ``dialect_register_r16``), or None when nothing changes."""
     if not families.on(F_DIALECT_R16):
@@ -254,6 +261,12 @@ _W_CONTRACT = frozenset("clause section article amendment schedule para paragrap
 
 
 def contract_r16(sentence: str) -> str | None:
+    """See :func:`_contract_r16` (remembered per sentence and family state: speed only)."""
+    return _contract_r16(sentence, families.off_key())
+
+
+@lru_cache(maxsize=4096)
+def _contract_r16(sentence: str, _off: frozenset) -> str | None:
     """The clause without its number, "The Assistant" read as "You" (family ``contract_register_r16``)."""
     if not families.on(F_CONTRACT_R16):
         return None
@@ -377,17 +390,23 @@ _ITS_X = re.compile(r"^(?:it's|it is|we're going with|we went with)\s+[^,.]{2,60
 
 
 def answer_r16(sentence: str) -> list[str]:
+    """See :func:`_answer_r16` (remembered per sentence and family state: speed only)."""
+    return list(_answer_r16(sentence, families.off_key()))
+
+
+@lru_cache(maxsize=4096)
+def _answer_r16(sentence: str, _off: frozenset) -> tuple[str, ...]:
     """The readings of an answer to the assistant's question (family ``answer_lead_r16``): the answer
     without its "yes," / "no,", and "<Verb> only X" for an "only X" answer to "which X to <verb>"."""
     if not families.on(F_ANSWER_R16):
-        return []
+        return ()
     s = sentence.strip()
     low = s[:40].lower()
     if "asked" not in low and "question" not in low:
-        return []
+        return ()
     m = _ANSWER.match(s)
     if m is None:
-        return []
+        return ()
     q = m.group("q") or m.group("q2") or ""
     a = m.group("a").strip()
     out = []
@@ -396,7 +415,7 @@ def answer_r16(sentence: str) -> list[str]:
         out.append(_cap(bare))
     if bare.lower().startswith("only ") and (v := _TO_VERB.search(q)) is not None:
         out.append(_cap(f"{v.group('verb')} {bare}"))
-    return out
+    return tuple(out)
 
 
 def answer_class_r16(sentence: str) -> tuple[str, str] | None:
