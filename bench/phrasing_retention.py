@@ -69,7 +69,7 @@ HALVES = ("tune", "heldout")
 #: the sets measured when no --set is given, in column order ("original" is the first set with its
 #: tuning and held-out halves; the others are named by their files' suffix)
 DEFAULT_SETS = ("original", "fresh", "fresh2", "r4own", "r4own2", "fresh3", "r5own", "r5own2", "fresh4", "fresh5",
-                "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11")
+                "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12")
 
 
 def load(name: str) -> list[dict[str, Any]]:

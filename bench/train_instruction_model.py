@@ -2,10 +2,10 @@
 
 Inputs, named:
 
-* the protected phrasing sets in ``tests/data`` listed in :data:`TRAIN_SETS` (the blind set of round 15,
-  ``fresh12``, is never read: :func:`set_items` refuses it; ``fresh10``, round 13's, is trained on since round 14,
-  ``fresh11``, round 14's, since round 15; ``train15a`` and ``train15b``, 480 items each, were written in round 15
-  for training only, by a helper who read no code): each message's sentences, labelled with the kind of the record
+* the protected phrasing sets in ``tests/data`` listed in :data:`TRAIN_SETS` (the blind set of round 16,
+  ``fresh13``, is never read: :func:`set_items` refuses it; ``fresh10``, round 13's, is trained on since round 14,
+  ``fresh11``, round 14's, since round 15, ``fresh12``, round 15's, since round 16; ``train15a`` and ``train15b``,
+  480 items each, were written in round 15 for training only, by a helper who read no code): each message's sentences, labelled with the kind of the record
   the item expects (the sentences holding its text), ``revoke`` / ``satisfy`` / ``plan_reset`` for
   the acts, ``none`` for near misses and the other sentences of a message;
 * LoCoMo small talk, ``../shared/data/locomo/locomo_dev.json`` (every turn's sentences, ``none``);
@@ -57,11 +57,11 @@ DATA = ROOT / "tests" / "data"
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 STAR = ROOT.parent / "shared" / "data" / "star" / "dialogues.tar.xz"
 ABCD = ROOT.parent / "shared" / "data" / "abcd" / "abcd_sample.json"
-#: the blind set no script here may read (round 15)
-BLIND = "fresh12"
+#: the blind set no script here may read (round 16)
+BLIND = "fresh13"
 #: the phrasing sets trained on ("tune" and "heldout" are the original set's halves)
 TRAIN_SETS = ("tune", "heldout", "fresh", "fresh2", "r4own", "r4own2", "fresh3", "r5own", "r5own2", "fresh4",
-              "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "train15a", "train15b")
+              "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "train15a", "train15b")
 DIM = 1 << 15
 CHAR_N = 4
 C = 4.0
@@ -87,7 +87,7 @@ def set_items(name: str) -> list[dict[str, Any]]:
         items = json.loads((DATA / "protected_paraphrases.json").read_text(encoding="utf-8"))["items"]
         return [i for i in items if i.get("split") == name]
     if BLIND in name:
-        raise ValueError(f"{BLIND} is the blind set of round 15: never read, never trained on")
+        raise ValueError(f"{BLIND} is the blind set of round 16: never read, never trained on")
     return json.loads((DATA / f"protected_paraphrases_{name}.json").read_text(encoding="utf-8"))["items"]
 
 

@@ -35,18 +35,19 @@ def _say(mf, *texts, cid="c"):
 
 
 def with_later(*names):
-    """The named families and every round-10, round-13, round-14 and round-15 family
-    (``families.motivated_by`` ``"fresh6"``, ``"fresh9"``, ``"fresh10"``, ``"fresh11"``): written later, from those sets' misses, as grammar,
+    """The named families and every round-10, round-13, round-14, round-15 and round-16 family
+    (``families.motivated_by`` ``"fresh6"``, ``"fresh9"``, ``"fresh10"``, ``"fresh11"``, ``"fresh12"``): written later, from those sets' misses, as grammar,
     they read some sentences an earlier family's test uses, so "this family off -> not retained"
     holds with them all off."""
     import memfold.window.directives  # noqa: F401 (registers the families)
     import memfold.window.directives_r13  # noqa: F401
     import memfold.window.directives_r14  # noqa: F401
     import memfold.window.directives_r15  # noqa: F401
+    import memfold.window.directives_r16  # noqa: F401
 
     return [*names, *families.motivated_by("fresh6"), *families.motivated_by("round8_qa"),
             *families.motivated_by("fresh9"), *families.motivated_by("fresh10"),
-            *families.motivated_by("fresh11")]
+            *families.motivated_by("fresh11"), *families.motivated_by("fresh12")]
 
 
 def check_withdrawal(mf, off, rule, other, withdrawal):

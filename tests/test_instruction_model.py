@@ -50,7 +50,7 @@ def _say(mf, *texts, cid="c"):
 
 
 def _texts() -> list[str]:
-    """Every user message of the phrasing sets the model was trained on (never the blind fresh12)."""
+    """Every user message of the phrasing sets the model was trained on (never the blind fresh13)."""
     spec = importlib.util.spec_from_file_location("train_instruction_model", ROOT / "bench" / "train_instruction_model.py")
     tm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tm)  # type: ignore[union-attr]
@@ -207,6 +207,6 @@ def test_a_long_run_of_keywords_is_never_read_but_a_sentence_is():
 
 def test_the_training_script_refuses_the_blind_set_before_reading_it():
     _, tm = _texts()
-    assert tm.BLIND == "fresh12" and tm.BLIND not in tm.TRAIN_SETS and "fresh11" in tm.TRAIN_SETS
+    assert tm.BLIND == "fresh13" and tm.BLIND not in tm.TRAIN_SETS and "fresh12" in tm.TRAIN_SETS
     with pytest.raises(ValueError, match="blind"):
         tm.set_items(tm.BLIND)

@@ -53,7 +53,9 @@ STANDING = [
 def test_each_round9_class_is_protected_and_only_with_its_family(mf, family, text, kind):
     _say(mf, text)
     assert _active(mf) == {text: kind}
-    with families.off([family]):
+    import memfold.window.directives_r16  # noqa: F401 (round 16's bare_rule_r16 reads "Don't let anyone ..." too)
+
+    with families.off([family, *families.motivated_by("fresh12")]):
         _say(mf, text, cid="off")
         assert _active(mf, "off") != {text: kind}
 

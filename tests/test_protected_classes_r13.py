@@ -47,7 +47,9 @@ STANDING = [
 def test_each_round13_class_is_protected_and_only_with_its_family(mf, family, text, kind):
     _say(mf, text)
     assert _active(mf) == {text: kind}
-    with families.off([family]):
+    import memfold.window.directives_r16  # noqa: F401 (round 16's authority_lead_r16 reads "Standing order for you: ..." too)
+
+    with families.off([family, *families.motivated_by("fresh12")]):
         _say(mf, text, cid="off")
         assert _active(mf, "off") != {text: kind}
 

@@ -16,6 +16,7 @@ import pytest
 from memfold.memory import families
 from memfold.window import directives_r14 as r14
 from memfold.window import directives_r15 as r15
+from memfold.window import directives_r16 as r16
 from phrasing_support import _active, _say, _states, check_withdrawal, mf  # noqa: F401 (mf: a fixture)
 
 
@@ -61,7 +62,7 @@ def test_a_list_of_rules_under_a_header_is_one_record(mf):
     text = "House rules for the shared inbox:\n- reply within 4 hours\n- only the duty agent closes tickets"
     _say(mf, text)
     assert _active(mf) == {text: "constraint"}
-    with families.off([r14.F_LIST_R14, r15.F_LABEL_R15]):  # round 15 reads "House rules ...:" as a label lead too
+    with families.off([r14.F_LIST_R14, r15.F_LABEL_R15, r16.F_AUTHORITY_R16]):  # rounds 15 and 16 read "House rules ...:" as a lead too
         _say(mf, text, cid="off")
         assert text not in _active(mf, "off")
 

@@ -38,7 +38,7 @@ from ..memory.errors import ExtractorError, InvalidInput
 from ..memory import families
 from ..memory.events import log_event
 from ..memory.storage.base import write_scope
-from . import directives, directives_r13, directives_r14, directives_r15, instruction_model, prefilter
+from . import directives, directives_r13, directives_r14, directives_r15, directives_r16, instruction_model, prefilter
 from .labels import SECRET_LABEL
 from .protected import KINDS, ProtectedChannel, ProtectedRecord
 
@@ -370,8 +370,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
     def extract(self, text: str, *, now: float | None = None, clock: "Clock | None" = None) -> Extraction:
         # a sentence longer than MAX_RECORD_CHARS is no standing instruction (a run-on paste that
         # starts like a rule): it is not read, so no record of that size is ever proposed
-        sents = [s for s in directives_r15.merge_r15(text, directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))))
-                 if len(s) <= MAX_RECORD_CHARS]
+        sents = [s for s in directives_r16.merge_r16(text, directives_r15.merge_r15(
+            text, directives_r14.merge_tails_r14(text, _merge_r5(text, sentences(text))))) if len(s) <= MAX_RECORD_CHARS]
         proposals: list[ConstraintProposal] = []
         withdrawals: list[Withdrawal] = []
         about = any(directives.withdraws_about(s) or directives_r13.withdraws_about_r13(s) for s in sents)
@@ -382,6 +382,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
             return self._with_model(text, sents, Extraction([ConstraintProposal(listed[0], text.strip(), listed[1])], []),
                                     now, clock) if self.model else Extraction(
                 [ConstraintProposal(listed[0], text.strip(), listed[1])], [])
+        if not about and (st := _structured_r16(text)) is not None:  # round 16: a table or a YAML block
+            return self._with_model(text, sents, st, now, clock) if self.model and st.proposals else st
+        if directives_r16.code_question_r16(text):  # round 16: "```...``` is this valid YAML?"
+            return Extraction([], [])
         if not about and len(sents) == 1 and (rep := directives.replacement(sents[0])) is not None:
             form, old, _new = rep
             if form == "plan":
@@ -421,6 +425,11 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 # again, no need to stick to nonstop": both halves name what is withdrawn)
                 what = r5[0] if what is None else f"{what} {r5[0]}"
                 explicit_r5 = r5[1]
+            r16w = _withdrawn_r16(probe) if what is not None else None
+            if r16w is not None:
+                # round 16: a form an earlier clause pattern reads only in part ("Lieferando you may
+                # again use, the problem with them is solved"): its words named too
+                what, explicit_r5 = f"{what} {r16w[0]}", True
             if (r8 := directives.withdrawn_r8(probe)) is not None:
                 # a round-8 form ("I've changed my mind about Ryanair", "That $500 expense cap no
                 # longer applies"): it names what it ends
@@ -462,7 +471,12 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal(r15[1], sent, content_terms(r15[0]), min_overlap=1))
                 i += 1
                 continue
-            if what is not None and (label := directives.topic_label_r9(probe)):
+            if what is None and (r16 := _withdrawn_r16(probe)) is not None:
+                # a round-16 form ("As GM I'm lifting the phone ban", "The rule with the car park, this is not more valid")
+                withdrawals.append(Withdrawal(r16[1], sent, content_terms(r16[0]), min_overlap=1))
+                i += 1
+                continue
+            if what is not None and r16w is None and (label := directives.topic_label_r9(probe)):
                 what = label  # "PO boxes: we can deliver to them now, so that rule is cancelled"
             elif what is not None and (head := directives.withdrawn_in_tail_r9(probe)):
                 what = f"{what} {head}"  # "The price rise is public, so the ban on mentioning it is lifted"
@@ -478,6 +492,10 @@ class RuleConstraintExtractor(ConstraintExtractor):
                 withdrawals.append(Withdrawal("complete", sent, content_terms(sent), min_overlap=1))
             if what is None and directives.condition_met(sent):
                 # "Payment cleared overnight": a record waiting until that happens is released
+                withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
+            elif what is None and directives_r16.condition_met_r16(sent):
+                # round 16: "Last permission slip handed in today", "It's stopped raining" (one word of
+                # the condition besides the event's verb, read before round 10's two-word form)
                 withdrawals.append(Withdrawal("met", sent, content_terms(sent), min_overlap=1))
             elif what is None and directives.condition_met_r10(sent):
                 # "We exchanged contracts this afternoon": two words of the condition wanted
@@ -576,6 +594,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
 
     def _classify_sentence(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         """:meth:`_classify` itself, every rule read."""
+        if (answered := self._answer_r16(sent, now, clock)) is not None:  # round 16: "You asked if ... — no, never ..."
+            return answered
         if directives.not_a_directive(sent):  # "My kids are not allowed sweets before dinner"
             return None
         if directives_r13.reported_r13(sent):  # round 13: "The parking app said payment was due by 6pm"
@@ -583,7 +603,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
         if (quoted := directives_r15.adopted_quote_r15(sent)) is not None:  # round 15: "...: 'X must ...' Follow that."
             found = self._classify(quoted, now, clock)
             return ConstraintProposal("constraint", sent, "adopted_quote") if found is None else replace(found, text=sent)
-        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent):  # "From the API docs: '...'"
+        if directives_r14.reported_r14(sent) or directives_r15.reported_aside_r15(sent) \
+                or directives_r16.reported_r16(sent):  # "From the API docs: '...'", "My colleague has a rule: ..."
             return None
         norm = directives.normalise(sent)
         found = self._classify_read(norm, now, clock)
@@ -622,6 +643,8 @@ class RuleConstraintExtractor(ConstraintExtractor):
             found = self._classify_r14(sent, norm, now, clock)
         if found is None:
             found = self._classify_r15(sent, norm, now, clock)
+        if found is None:
+            found = self._classify_r16(sent, norm, now, clock)
         if found is not None and found.kind == "approval" and families.on(directives.F_KINDS_R10) \
                 and _WAIT_FOR.search(sent):
             # "Before booking the holiday, wait for my leave to be approved.": a record that waits
@@ -675,17 +698,46 @@ class RuleConstraintExtractor(ConstraintExtractor):
         """Round 15 (:mod:`.directives_r15`, from ``fresh11``): the sentence's own classes, then its
         readings (without a label or a register's lead, a request as its imperative, a buried
         clause), each read by every earlier round's rules; the record keeps ``sent``."""
+        return self._classify_later(sent, norm, now, clock, directives_r15.rewrites_r15, directives_r15.classify_r15,
+                                    (self._classify_r13, self._classify_r14))
+
+    def _classify_later(self, sent: str, norm: str, now: float | None, clock: "Clock | None", rewrites: Any,
+                        classify: Any, earlier: tuple[Any, ...]) -> ConstraintProposal | None:
+        """A later round's reading of a sentence: its own classes (``classify``) on the sentence and
+        on each of its readings (``rewrites``), each reading read also by the base rules and the
+        ``earlier`` rounds' classifiers; the record keeps ``sent``."""
         fixed = directives_r13.fix_typos(norm)
-        for rest in (fixed, *directives_r15.rewrites_r15(fixed)):
-            if (r15 := directives_r15.classify_r15(rest)) is not None:
-                return ConstraintProposal(r15[0], sent, r15[1])
+        for rest in (fixed, *rewrites(fixed)):
+            if (own := classify(rest)) is not None:
+                return ConstraintProposal(own[0], sent, own[1])
             if rest is fixed or directives.not_a_directive(rest):
                 continue
-            found = self._classify_read(rest, now, clock) or self._classify_r13(rest, rest, now, clock) \
-                or self._classify_r14(rest, rest, now, clock)
+            found = self._classify_read(rest, now, clock)
+            for reader in earlier:
+                if found is not None:
+                    break
+                found = reader(rest, rest, now, clock)
             if found is not None:
                 return replace(found, text=sent)
         return None
+
+    def _answer_r16(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """An answer to the assistant's question read as the answer (family ``answer_lead_r16``),
+        before the question's "You asked ..." reads as a report; the record keeps ``sent``."""
+        if (own := directives_r16.answer_class_r16(sent)) is not None:
+            return ConstraintProposal(own[0], sent, own[1])
+        for rest in directives_r16.answer_r16(sent):
+            if (found := self._classify(rest, now, clock)) is not None:
+                return replace(found, text=sent)
+        return None
+
+    def _classify_r16(self, sent: str, norm: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
+        """Round 16 (:mod:`.directives_r16`, from ``fresh12``): the sentence's own classes, then its
+        readings (a dialect's words plain, a clause without its number, a rule under a lead of
+        authority as its imperative, an answer without its lead), each read by every earlier
+        round's rules; the record keeps ``sent``."""
+        return self._classify_later(sent, norm, now, clock, directives_r16.rewrites_r16, directives_r16.classify_r16,
+                                    (self._classify_r13, self._classify_r14, self._classify_r15))
 
     def _classify_read(self, sent: str, now: float | None, clock: "Clock | None") -> ConstraintProposal | None:
         if directives.advice(sent):  # "Make sure you watch ... first so you get a handle on it!"
@@ -722,6 +774,32 @@ class RuleConstraintExtractor(ConstraintExtractor):
         return None
 
 
+def _withdrawn_r16(probe: str) -> tuple[str, str] | None:
+    """``(what, action)`` of a round-16 withdrawal (:func:`.directives_r16.withdrawn_r16`), or of an
+    earlier round's form read in a round-16 reading (an answer without its lead, a dialect's words)."""
+    if (r16 := directives_r16.withdrawn_r16(probe)) is not None:
+        return r16
+    for rest in directives_r16.readings_r16(probe):
+        for form in (directives_r15.withdrawn_r15, directives_r14.withdrawn_r14, directives_r13.withdrawn_r13,
+                     directives.withdrawn_r10):
+            if (got := form(rest)) is not None:
+                return got
+    return None
+
+
+def _structured_r16(text: str) -> Extraction | None:
+    """A table or a YAML-like block as one record, a withdrawal or a reset
+    (:func:`.directives_r16.structured_r16`), or None."""
+    st = directives_r16.structured_r16(text)
+    if st is None:
+        return None
+    if st[0] == "reset":
+        return Extraction([ConstraintProposal("policy_state", text.strip(), "structured_reset", replaces_previous=True)], [])
+    if st[0] == "withdraw":
+        return Extraction([], [Withdrawal(st[1], text.strip(), content_terms(st[2]), min_overlap=1)])
+    return Extraction([ConstraintProposal(st[1], text.strip(), st[2])], [])
+
+
 def _is_override(text: str) -> bool:
     """``text`` throws away the plan in force: a decision override ("scratch that, let's instead
     ...", "go with option B") or a reset of the plan, not small talk ("Scratch that, I'm rambling")."""
@@ -731,8 +809,10 @@ def _is_override(text: str) -> bool:
                  or directives.reset_r5(text) or (reset8 := directives.reset_r8(text))
                  or (reset8 := directives.reset_r9(text)) or (reset8 := directives.reset_r10(text))
                  or (reset8 := directives_r13.reset_r13(text)) or (reset8 := directives_r14.reset_r14(text))
-                 or (reset8 := directives_r15.reset_r15(text)))
+                 or (reset8 := directives_r15.reset_r15(text)) )
                 and not directives.reset_is_small_talk(text, override or reset8)) or (
+        # round 16: "Chef's binned the whole wedding menu. It's now ...": read to its end already
+        directives_r16.reset_r16(text) is not None and not directives_r16.reset_small_talk_r16(text)) or (
         # round 13: a misspelled reset ("scratch evrything we said about the rota")
         (fixed := directives_r13.fix_typos(text)) != text and _is_override(fixed))
 
