@@ -24,6 +24,7 @@ from .memory.errors import (
     ClockError,
     ConsolidationError,
     ConversationNotFound,
+    DuplicateKey,
     EmbeddingError,
     ErasureIncomplete,
     ExtractorError,
@@ -45,6 +46,7 @@ from .memory.errors import (
     SummarizerError,
     SummarizerInputTooLarge,
     TurnNotFound,
+    WriteLockBusy,
 )
 from .memory.embeddings import (
     Embedder,
@@ -1064,6 +1066,7 @@ __all__ = [
     "Conversation",
     "ConversationNotFound",
     "ConversationRef",
+    "DuplicateKey",
     "Embedder",
     "EmbeddingError",
     "EmbeddingIndex",
@@ -1137,6 +1140,7 @@ __all__ = [
     "Withdrawal",
     "WordCounter",
     "WriteAction",
+    "WriteLockBusy",
     "WriteOutcome",
     "make_constraint_extractor",
     "make_embedder",

@@ -7,6 +7,7 @@
      │    ├── ClockError                  a naive datetime, a clock moving backwards, a clock-kind mismatch
      │    ├── CapacityExceeded            a store cannot fit a write: every other record is pinned
      │    ├── IllegalFold                 a fold, strategy or receipt call the host refuses (issue 14)
+     │    ├── DuplicateKey                a key given twice in one JSON object (a JSONL line, an HTTP body)
      │    └── SettingError                an environment switch (MEMFOLD_*) has a value memfold does not know
      ├── NotFound (KeyError)              an id that does not exist
      │    ├── RecordNotFound
@@ -19,6 +20,7 @@
      ├── StorageError                     the database cannot be opened, migrated or written
      │    ├── SchemaTooNew                the file was written by a newer memfold
      │    ├── ErasureIncomplete           erased bytes may remain: another connection holds the WAL open
+     │    ├── WriteLockBusy               a write a reader can go without met another program's write lock
      │    └── StorageConflict             a write broke a uniqueness rule (e.g. an episode consumed twice)
      │         └── CatalogChanged         a fold lost its race: the catalog changed under the splice
      ├── SummarizerError                  a summarizer failed, timed out or returned unusable text
@@ -111,6 +113,16 @@ class StorageError(MemfoldError):
 OPENED_READ_ONLY = ("the memory was opened read-only (MemFold(..., read_only=True), as `memfold view` opens it): "
                     "nothing was written; to write, open it without read_only (MemFold(path), or a memfold "
                     "command other than view)")
+
+
+class DuplicateKey(InvalidInput):
+    """A key given twice in one JSON object (a JSONL line, an HTTP body: ``loads_unique`` in
+    :mod:`memfold.window.transcripts`); its name is :attr:`key`."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"the key {key!r} is given twice in one object: "
+                         "JSON readers disagree on which one counts, so give it once")
 
 
 class WriteLockBusy(StorageError):

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
-from ..memory.errors import InvalidInput
+from ..memory.errors import DuplicateKey, InvalidInput
 from ..memory.validation import check_labels
 from .archive import Turn, normalize_turn
 
@@ -34,15 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
 CONVERSATION_LABELS = "conversation_labels"
 CLOCK = "clock"
 CLOCK_KINDS = ("logical", "system")
-
-
-class DuplicateKey(InvalidInput):
-    """A key given twice in one JSON object (:func:`loads_unique`; its name is :attr:`key`)."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        super().__init__(f"the key {key!r} is given twice in one object: "
-                         "JSON readers disagree on which one counts, so give it once")
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
