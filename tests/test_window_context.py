@@ -9,7 +9,7 @@ import pytest
 import memfold
 from memfold import BudgetError, WindowSettings
 from memfold.window.catalog import is_contiguous_cover
-from memfold.window.constraints import ConstraintExtractor, Extraction
+from memfold.window.constraints import ConstraintExtractor, Extraction, RuleConstraintExtractor
 
 
 @pytest.fixture
@@ -242,7 +242,13 @@ def test_rollups_keep_active_cards_logarithmic(db_path):
 
 
 def test_watermarks_and_report_usage(db_path):
-    mf = tiny_mf(db_path, budget_tokens=100, hot_turns=2, compact_on_append=False)
+    # the rules alone: since round 16 the instruction model reads one of these word salads ("the
+    # /etc/app642.conf ships will decided 149 ok St") as a decision, and its record would take the
+    # channel's tokens; this test is about the watermarks (the model's salad figures: bench/instruction_model_eval.py)
+    mf = memfold.MemFold(db_path, clock=memfold.LogicalClock(), token_counter="words",
+                         constraint_extractor=RuleConstraintExtractor(model=False),
+                         window=WindowSettings(budget_tokens=100, output_reserve_tokens=0, hot_turns=2, rollup_fanin=3,
+                                               leaf_chunk_tokens=20, card_target_tokens=8, compact_on_append=False))
     conv = mf.conversation("w")
     rnd = random.Random(4)
     for n in range(9):
